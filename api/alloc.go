@@ -1,0 +1,111 @@
+package api
+
+import "time"
+
+// Allocation desired statuses (set by the server).
+const (
+	DesiredRun  = "run"
+	DesiredStop = "stop"
+)
+
+// Allocation client statuses (reported by the agent, except lost).
+const (
+	AllocPending  = "pending"
+	AllocRunning  = "running"
+	AllocComplete = "complete"
+	AllocFailed   = "failed"
+	AllocLost     = "lost" // set by the server when the node went down
+)
+
+// Task states reported by the agent.
+const (
+	TaskPending = "pending"
+	TaskRunning = "running"
+	TaskDead    = "dead"
+)
+
+// Allocation is one instance of a task group placed on one node.
+type Allocation struct {
+	ID       string `json:"id"`
+	Workload string `json:"workload"`
+	Group    string `json:"group"`
+	Index    int    `json:"index"` // replica index within the group, 0..replicas-1
+	NodeID   string `json:"nodeId"`
+	NodeName string `json:"nodeName,omitempty"`
+
+	WorkloadVersion uint64     `json:"workloadVersion"`
+	Priority        int        `json:"priority"`
+	TaskGroup       *TaskGroup `json:"taskGroup"` // the group spec this allocation runs
+	Resources       Resources  `json:"resources"` // sum over the group's tasks
+	Assignment      Assignment `json:"assignment"`
+
+	DesiredStatus string `json:"desiredStatus"`
+	DesiredReason string `json:"desiredReason,omitempty"`
+	ClientStatus  string `json:"clientStatus"`
+	ClientReason  string `json:"clientReason,omitempty"`
+
+	TaskStates map[string]*TaskState `json:"taskStates,omitempty"`
+
+	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
+	CreateTime    time.Time `json:"createTime"`
+	CreateIndex   uint64    `json:"createIndex"`
+	ModifyIndex   uint64    `json:"modifyIndex"`
+}
+
+// Assignment is the concrete hardware an allocation was given.
+type Assignment struct {
+	CPUs     []int    `json:"cpus,omitempty"`     // exclusive cores, when asked for
+	NUMANode int      `json:"numaNode"`           // -1 when not pinned
+	GPUs     []string `json:"gpus,omitempty"`     // GPU ids on the node
+	GPUMilli int64    `json:"gpuMilli,omitempty"` // share of GPUs[0] for a fractional request
+}
+
+// TaskState is the agent's view of one task.
+type TaskState struct {
+	State      string    `json:"state"` // pending, running, dead
+	PID        int       `json:"pid,omitempty"`
+	ExitCode   int       `json:"exitCode"`
+	Signal     int       `json:"signal,omitempty"`
+	OOMKilled  bool      `json:"oomKilled,omitempty"`
+	Failed     bool      `json:"failed,omitempty"`
+	Restarts   int       `json:"restarts"`
+	Message    string    `json:"message,omitempty"`
+	StartedAt  time.Time `json:"startedAt,omitempty"`
+	FinishedAt time.Time `json:"finishedAt,omitempty"`
+}
+
+// Terminal reports whether the allocation no longer holds node resources.
+func (a *Allocation) Terminal() bool {
+	switch a.ClientStatus {
+	case AllocComplete, AllocFailed, AllocLost:
+		return true
+	}
+	return a.DesiredStatus == DesiredStop && a.ClientStatus == AllocPending
+}
+
+// Copy returns a copy of a that may be modified without touching a. The
+// TaskGroup spec is shared: it is immutable once stored.
+func (a *Allocation) Copy() *Allocation {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Assignment.CPUs = append([]int(nil), a.Assignment.CPUs...)
+	c.Assignment.GPUs = append([]string(nil), a.Assignment.GPUs...)
+	if a.TaskStates != nil {
+		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
+		for k, v := range a.TaskStates {
+			ts := *v
+			c.TaskStates[k] = &ts
+		}
+	}
+	return &c
+}
+
+// AllocUpdate is what an agent reports about one allocation.
+type AllocUpdate struct {
+	ID           string                `json:"id"`
+	ClientStatus string                `json:"clientStatus"`
+	ClientReason string                `json:"clientReason,omitempty"`
+	TaskStates   map[string]*TaskState `json:"taskStates,omitempty"`
+}

@@ -1,0 +1,90 @@
+package api
+
+import "time"
+
+// Evaluation statuses.
+const (
+	EvalPending  = "pending"
+	EvalComplete = "complete"
+	EvalBlocked  = "blocked" // some placements did not fit; retried when capacity changes
+	EvalFailed   = "failed"
+)
+
+// Evaluation triggers.
+const (
+	TriggerWorkloadRegister = "workload-register"
+	TriggerWorkloadStop     = "workload-stop"
+	TriggerNodeUpdate       = "node-update"
+	TriggerNodeDown         = "node-down"
+	TriggerAllocFailed      = "alloc-failed"
+	TriggerCapacityChange   = "capacity-change"
+)
+
+// Evaluation is a request to reconcile one workload with the cell.
+type Evaluation struct {
+	ID          string `json:"id"`
+	Workload    string `json:"workload"`
+	Priority    int    `json:"priority"`
+	TriggeredBy string `json:"triggeredBy"`
+	NodeID      string `json:"nodeId,omitempty"`
+
+	Status            string `json:"status"`
+	StatusDescription string `json:"statusDescription,omitempty"`
+	// Failures explains, per group, what could not be placed.
+	Failures []GroupFailure `json:"failures,omitempty"`
+
+	CreateTime  time.Time `json:"createTime"`
+	CreateIndex uint64    `json:"createIndex"`
+	ModifyIndex uint64    `json:"modifyIndex"`
+}
+
+// GroupFailure says why some instances of a group could not be placed.
+type GroupFailure struct {
+	Group   string `json:"group"`
+	Missing int    `json:"missing"` // instances not placed
+	// NodesEvaluated is how many nodes were considered.
+	NodesEvaluated int `json:"nodesEvaluated"`
+	// Reasons counts nodes by the first filter that rejected them, e.g.
+	// {"insufficient memory": 7, "rack != r3": 2}.
+	Reasons map[string]int `json:"reasons"`
+	// Summary is Reasons in words: "7 nodes: insufficient memory; 2 nodes: rack != r3".
+	Summary string `json:"summary"`
+}
+
+// Plan is what a scheduler worker proposes for one evaluation. Only the plan
+// applier turns a plan into committed state.
+type Plan struct {
+	EvalID   string `json:"evalId"`
+	Workload string `json:"workload"`
+	Priority int    `json:"priority"`
+	// SnapshotIndex is the state index the plan was computed on.
+	SnapshotIndex uint64 `json:"snapshotIndex"`
+
+	// Place holds new allocations, keyed by node id.
+	Place map[string][]*Allocation `json:"place,omitempty"`
+	// Stop holds allocations to stop, keyed by node id.
+	Stop map[string][]StopRequest `json:"stop,omitempty"`
+
+	Failures []GroupFailure `json:"failures,omitempty"`
+}
+
+// StopRequest asks for one allocation to stop.
+type StopRequest struct {
+	AllocID string `json:"allocId"`
+	Reason  string `json:"reason"`
+	// Lost marks the allocation's client status lost (its node is down).
+	Lost bool `json:"lost,omitempty"`
+}
+
+// IsNoOp reports whether the plan changes nothing.
+func (p *Plan) IsNoOp() bool { return len(p.Place) == 0 && len(p.Stop) == 0 }
+
+// PlanResult is what the plan applier committed of a plan.
+type PlanResult struct {
+	// Committed and Rejected node ids. A rejected node's part of the plan
+	// no longer fits the newest state; the worker retries on a fresher snapshot.
+	Committed     []string `json:"committed,omitempty"`
+	Rejected      []string `json:"rejected,omitempty"`
+	RejectReasons []string `json:"rejectReasons,omitempty"`
+	Index         uint64   `json:"index"`
+}

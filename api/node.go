@@ -1,0 +1,87 @@
+package api
+
+import "time"
+
+// Node statuses.
+const (
+	NodeReady    = "ready"
+	NodeDown     = "down"
+	NodeDraining = "draining"
+)
+
+// Well-known topology label keys, from the widest failure domain to the
+// narrowest. Any other label is a free-form attribute.
+const (
+	LabelRegion     = "region"
+	LabelZone       = "zone"
+	LabelDatacenter = "datacenter"
+	LabelRow        = "row"
+	LabelRack       = "rack"
+	LabelNode       = "node"
+	LabelPowerZone  = "powerZone"
+	LabelSwitch     = "switch"
+	LabelSpine      = "spine"
+)
+
+// Node is one machine of the cell as its agent fingerprinted it.
+type Node struct {
+	ID       string            `json:"id"`
+	Name     string            `json:"name"`
+	HTTPAddr string            `json:"httpAddr,omitempty"` // the agent's own API (logs), e.g. http://127.0.0.1:4690
+	Labels   map[string]string `json:"labels,omitempty"`
+
+	// Capacity is what the node offers to tasks.
+	Capacity Resources `json:"capacity"`
+	// Allocated is the sum of the resources of the node's non-terminal
+	// allocations. The state store maintains it incrementally; agents never
+	// set it.
+	Allocated Resources `json:"allocated"`
+
+	NUMA []NUMANode `json:"numa,omitempty"`
+	GPUs []GPU      `json:"gpus,omitempty"`
+
+	Status        string    `json:"status"`
+	StatusReason  string    `json:"statusReason,omitempty"`
+	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
+
+	CreateIndex uint64 `json:"createIndex"`
+	ModifyIndex uint64 `json:"modifyIndex"`
+}
+
+// NUMANode is one NUMA node: its CPU ids and local memory.
+type NUMANode struct {
+	ID          int   `json:"id"`
+	CPUs        []int `json:"cpus"`
+	MemoryBytes int64 `json:"memoryBytes"`
+}
+
+// GPU is one physical accelerator.
+type GPU struct {
+	ID          string `json:"id"` // stable id on the node, e.g. "0" or a UUID
+	Model       string `json:"model"`
+	MemoryBytes int64  `json:"memoryBytes,omitempty"`
+	NUMA        int    `json:"numa"` // NUMA node the GPU is attached to, -1 if unknown
+}
+
+// Ready reports whether the node accepts new placements.
+func (n *Node) Ready() bool { return n.Status == NodeReady }
+
+// Copy returns a deep copy of n.
+func (n *Node) Copy() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Labels != nil {
+		c.Labels = make(map[string]string, len(n.Labels))
+		for k, v := range n.Labels {
+			c.Labels[k] = v
+		}
+	}
+	c.NUMA = append([]NUMANode(nil), n.NUMA...)
+	for i := range c.NUMA {
+		c.NUMA[i].CPUs = append([]int(nil), n.NUMA[i].CPUs...)
+	}
+	c.GPUs = append([]GPU(nil), n.GPUs...)
+	return &c
+}
