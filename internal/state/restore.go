@@ -1,0 +1,73 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// Dump is the whole store as plain data, for FSM snapshots.
+type Dump struct {
+	Index     uint64            `json:"index"`
+	Workloads []*api.Workload   `json:"workloads"`
+	Nodes     []*api.Node       `json:"nodes"`
+	Allocs    []*api.Allocation `json:"allocs"`
+	Evals     []*api.Evaluation `json:"evals"`
+	Indexes   map[string]uint64 `json:"indexes"`
+}
+
+// Dump returns the snapshot's contents.
+func (s *Snapshot) Dump() *Dump {
+	d := &Dump{
+		Index:     s.Index(),
+		Workloads: s.Workloads(nil),
+		Nodes:     s.Nodes(),
+		Allocs:    s.Allocs(nil),
+		Evals:     s.Evals(nil),
+		Indexes:   map[string]uint64{},
+	}
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals} {
+		d.Indexes[t] = s.TableIndex(nil, t)
+	}
+	return d
+}
+
+// Restore builds a store from a dump, keeping every index as it was.
+func Restore(d *Dump) (*Store, error) {
+	s := New()
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	insert := func(table string, obj interface{}) error {
+		if err := txn.Insert(table, obj); err != nil {
+			return fmt.Errorf("restore %s: %w", table, err)
+		}
+		return nil
+	}
+	for _, w := range d.Workloads {
+		if err := insert(tableWorkloads, w); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range d.Nodes {
+		if err := insert(tableNodes, n); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range d.Allocs {
+		if err := insert(tableAllocs, a); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range d.Evals {
+		if err := insert(tableEvals, e); err != nil {
+			return nil, err
+		}
+	}
+	for t, v := range d.Indexes {
+		if err := setIndex(txn, t, v); err != nil {
+			return nil, err
+		}
+	}
+	txn.Commit()
+	return s, nil
+}

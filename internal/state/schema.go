@@ -1,0 +1,41 @@
+package state
+
+import "github.com/hashicorp/go-memdb"
+
+// Table names.
+const (
+	tableWorkloads = "workloads"
+	tableNodes     = "nodes"
+	tableAllocs    = "allocs"
+	tableEvals     = "evals"
+	tableIndex     = "index"
+)
+
+// indexEntry records the raft index that last modified a table.
+type indexEntry struct {
+	Table string
+	Value uint64
+}
+
+func schema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		tableWorkloads: {Name: tableWorkloads, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+		}},
+		tableNodes: {Name: tableNodes, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		}},
+		tableAllocs: {Name: tableAllocs, Indexes: map[string]*memdb.IndexSchema{
+			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"node":     {Name: "node", Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
+			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+		}},
+		tableEvals: {Name: tableEvals, Indexes: map[string]*memdb.IndexSchema{
+			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+		}},
+		tableIndex: {Name: tableIndex, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
+		}},
+	}}
+}

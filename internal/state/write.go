@@ -1,0 +1,187 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// ErrNotFound is returned by a write that names an object the store lacks.
+var ErrNotFound = errors.New("not found")
+
+// WriteTxn is one atomic write at one raft index. Either every change of a
+// command is committed or none is (invariant 6: nothing partial is written).
+type WriteTxn struct {
+	txn     *memdb.Txn
+	index   uint64
+	touched map[string]bool
+}
+
+// Write runs fn in a write transaction stamped with the raft index and
+// commits it if fn returns nil.
+func (s *Store) Write(index uint64, fn func(w *WriteTxn) error) error {
+	w := &WriteTxn{txn: s.db.Txn(true), index: index, touched: map[string]bool{}}
+	defer w.txn.Abort()
+	if err := fn(w); err != nil {
+		return err
+	}
+	for table := range w.touched {
+		if err := setIndex(w.txn, table, index); err != nil {
+			return fmt.Errorf("set index of %s: %w", table, err)
+		}
+	}
+	w.txn.Commit()
+	return nil
+}
+
+// Snapshot returns a read view of the transaction's uncommitted state.
+func (w *WriteTxn) Snapshot() *Snapshot { return &Snapshot{txn: w.txn} }
+
+func (w *WriteTxn) insert(table string, obj interface{}) error {
+	w.touched[table] = true
+	if err := w.txn.Insert(table, obj); err != nil {
+		return fmt.Errorf("insert into %s: %w", table, err)
+	}
+	return nil
+}
+
+// UpsertWorkload stores w (a fresh object owned by the store from now on).
+func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
+	if old := w.Snapshot().Workload(wl.Name); old != nil {
+		wl.CreateIndex = old.CreateIndex
+	} else {
+		wl.CreateIndex = w.index
+	}
+	wl.ModifyIndex = w.index
+	return w.insert(tableWorkloads, wl)
+}
+
+// DeleteWorkload removes the workload (purge). Its allocations and
+// evaluations stay until collected; the scheduler stops what still runs.
+func (w *WriteTxn) DeleteWorkload(name string) error {
+	old := w.Snapshot().Workload(name)
+	if old == nil {
+		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+	}
+	w.touched[tableWorkloads] = true
+	return w.txn.Delete(tableWorkloads, old)
+}
+
+// UpsertEval stores an evaluation.
+func (w *WriteTxn) UpsertEval(e *api.Evaluation) error {
+	if old := w.Snapshot().Eval(e.ID); old != nil {
+		e.CreateIndex = old.CreateIndex
+	} else {
+		e.CreateIndex = w.index
+	}
+	e.ModifyIndex = w.index
+	return w.insert(tableEvals, e)
+}
+
+// UpsertNode stores a node as its agent registered it, keeping the
+// server-owned fields (Allocated, CreateIndex) of an existing record.
+func (w *WriteTxn) UpsertNode(n *api.Node) error {
+	if old := w.Snapshot().Node(n.ID); old != nil {
+		n.Allocated = old.Allocated
+		n.CreateIndex = old.CreateIndex
+	} else {
+		n.Allocated = api.Resources{}
+		n.CreateIndex = w.index
+	}
+	n.ModifyIndex = w.index
+	return w.insert(tableNodes, n)
+}
+
+// UpdateNodeStatus changes a node's status.
+func (w *WriteTxn) UpdateNodeStatus(id, status, reason string) error {
+	old := w.Snapshot().Node(id)
+	if old == nil {
+		return fmt.Errorf("node %q: %w", id, ErrNotFound)
+	}
+	n := old.Copy()
+	n.Status, n.StatusReason, n.ModifyIndex = status, reason, w.index
+	return w.insert(tableNodes, n)
+}
+
+// UpsertAlloc stores an allocation and moves its resources between the old
+// and new record's node accounting.
+func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
+	old := w.Snapshot().Alloc(a.ID)
+	if old != nil {
+		a.CreateIndex = old.CreateIndex
+	} else {
+		a.CreateIndex = w.index
+	}
+	a.ModifyIndex = w.index
+	if err := w.account(old, a); err != nil {
+		return err
+	}
+	return w.insert(tableAllocs, a)
+}
+
+// account keeps Node.Allocated equal to the sum of the node's non-terminal
+// allocations, by applying the difference one allocation write makes.
+func (w *WriteTxn) account(old, updated *api.Allocation) error {
+	holds := func(a *api.Allocation) bool { return a != nil && !a.Terminal() }
+	if holds(old) == holds(updated) && (old == nil || old.NodeID == updated.NodeID) {
+		return nil
+	}
+	if holds(old) {
+		if err := w.addToNode(old.NodeID, api.Resources{}.Sub(old.Resources)); err != nil {
+			return err
+		}
+	}
+	if holds(updated) {
+		if err := w.addToNode(updated.NodeID, updated.Resources); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *WriteTxn) addToNode(nodeID string, delta api.Resources) error {
+	old := w.Snapshot().Node(nodeID)
+	if old == nil {
+		return nil // the node was never registered or is gone; nothing to account
+	}
+	n := old.Copy()
+	n.Allocated = n.Allocated.Add(delta)
+	n.ModifyIndex = w.index
+	return w.insert(tableNodes, n)
+}
+
+// StopAlloc sets an allocation's desired status to stop; lost also marks its
+// client status lost (its node is gone, nobody will report for it).
+func (w *WriteTxn) StopAlloc(id, reason string, lost bool) error {
+	old := w.Snapshot().Alloc(id)
+	if old == nil {
+		return fmt.Errorf("allocation %q: %w", id, ErrNotFound)
+	}
+	a := old.Copy()
+	a.DesiredStatus, a.DesiredReason = api.DesiredStop, reason
+	if lost && !old.Terminal() {
+		a.ClientStatus, a.ClientReason = api.AllocLost, reason
+	}
+	return w.UpsertAlloc(a)
+}
+
+// UpdateAllocFromClient applies an agent's report. A report for an unknown
+// allocation is ignored (it may have been collected).
+func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
+	old := w.Snapshot().Alloc(u.ID)
+	if old == nil {
+		return nil
+	}
+	if old.ClientStatus == api.AllocLost {
+		return nil // the server already gave up on it and replaced it
+	}
+	a := old.Copy()
+	a.ClientStatus, a.ClientReason = u.ClientStatus, u.ClientReason
+	if u.TaskStates != nil {
+		a.TaskStates = u.TaskStates
+	}
+	return w.UpsertAlloc(a)
+}
