@@ -1,0 +1,25 @@
+// Command strata is the one binary of a Strata cell: server, node agent,
+// CLI and simulator. The commands live in internal/cli; this file only
+// dispatches.
+package main
+
+import (
+	"os"
+
+	"github.com/strata-dev/strata/internal/agent"
+	"github.com/strata-dev/strata/internal/cli"
+)
+
+func main() {
+	// The task shim and exec stages re-run this binary; they must not go
+	// through cobra (their argv is the task's, not a command line).
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "__shim":
+			os.Exit(agent.ShimMain(os.Args[2:]))
+		case "__exec":
+			os.Exit(agent.ExecMain(os.Args[2:]))
+		}
+	}
+	os.Exit(cli.Main(os.Args[1:]))
+}

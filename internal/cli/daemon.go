@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent"
+	"github.com/strata-dev/strata/internal/resources"
+	"github.com/strata-dev/strata/internal/server"
+)
+
+type serverFlags struct {
+	dataDir      string
+	httpAddr     string
+	raftAddr     string
+	peers        []string
+	heartbeatTTL time.Duration
+	workers      int
+	logLevel     string
+}
+
+func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for the raft log, snapshots and server identity")
+	cmd.Flags().StringVar(&f.httpAddr, "http-addr", "127.0.0.1:4680", "address of the HTTP API")
+	cmd.Flags().StringVar(&f.raftAddr, "raft-addr", "", "TCP address for raft between servers (empty: a single server over an in-memory transport)")
+	cmd.Flags().StringSliceVar(&f.peers, "peer", nil, "another server as id=host:port, for the first bootstrap of a multi-server cell (repeatable)")
+	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
+	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+func (f *serverFlags) config(logger *slog.Logger) server.Config {
+	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, Peers: f.peers,
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger}
+}
+
+type agentFlags struct {
+	servers     []string
+	dataDir     string
+	name        string
+	httpAddr    string
+	labels      []string
+	config      string
+	cpuTotal    string
+	memoryTotal string
+	diskTotal   string
+	bandwidth   string
+}
+
+func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
+	if withServers {
+		cmd.Flags().StringSliceVar(&f.servers, "servers", []string{api.DefaultAddr}, "server HTTP addresses")
+	}
+	cmd.Flags().StringVar(&f.dataDir, "agent-data-dir", "", "agent state directory (default <data-dir>/agent)")
+	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
+	cmd.Flags().StringVar(&f.httpAddr, "agent-http-addr", "127.0.0.1:0", "address of the agent's own API (task logs)")
+	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "topology label key=value, e.g. rack=r1 (repeatable)")
+	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal)")
+	cmd.Flags().StringVar(&f.cpuTotal, "cpu-total", "", "advertised CPU in millicores or cores, e.g. 4000 or 4 (default: fingerprinted)")
+	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
+	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
+	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+}
+
+// agentFile is the agent's config file; flags override it.
+type agentFile struct {
+	Name           string            `json:"name"`
+	Labels         map[string]string `json:"labels"`
+	CPUTotal       string            `json:"cpuTotal"`
+	MemoryTotal    string            `json:"memoryTotal"`
+	DiskTotal      string            `json:"diskTotal"`
+	BandwidthTotal string            `json:"bandwidthTotal"`
+}
+
+func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
+	var file agentFile
+	if f.config != "" {
+		b, err := os.ReadFile(f.config)
+		if err != nil {
+			return agent.Config{}, failf("--config: %v", err)
+		}
+		if err := yaml.UnmarshalStrict(b, &file); err != nil {
+			return agent.Config{}, failf("--config %s: %v", f.config, err)
+		}
+	}
+	pick := func(flag, fromFile string) string {
+		if flag != "" {
+			return flag
+		}
+		return fromFile
+	}
+	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
+		Labels: map[string]string{}}
+	for k, v := range file.Labels {
+		cfg.Labels[k] = v
+	}
+	for _, l := range f.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return cfg, failf("--label %q: want key=value", l)
+		}
+		cfg.Labels[k] = v
+	}
+	var err error
+	if s := pick(f.cpuTotal, file.CPUTotal); s != "" {
+		if cfg.CPUTotal, err = parseCPUTotal(s); err != nil {
+			return cfg, failf("--cpu-total: %v", err)
+		}
+	}
+	if s := pick(f.memoryTotal, file.MemoryTotal); s != "" {
+		if cfg.MemoryTotal, err = resources.ParseBytes(s); err != nil {
+			return cfg, failf("--memory-total: %v", err)
+		}
+	}
+	if s := pick(f.diskTotal, file.DiskTotal); s != "" {
+		if cfg.DiskTotal, err = resources.ParseBytes(s); err != nil {
+			return cfg, failf("--disk-total: %v", err)
+		}
+	}
+	if s := pick(f.bandwidth, file.BandwidthTotal); s != "" {
+		if cfg.NetMbps, err = resources.ParseBandwidth(s); err != nil {
+			return cfg, failf("--bandwidth-total: %v", err)
+		}
+	}
+	if len(servers) == 0 {
+		return cfg, failf("--servers: at least one server address is required")
+	}
+	cfg.API = api.NewClient(servers[0])
+	return cfg, nil
+}
+
+// parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
+// millicores (4000), anything else is cores (4, 0.5, 500m).
+func parseCPUTotal(s string) (int64, error) {
+	var n int64
+	if _, err := fmt.Sscanf(s, "%d", &n); err == nil && fmt.Sprint(n) == s && n >= 100 {
+		return n, nil
+	}
+	return resources.ParseCPU(s)
+}
+
+func newLogger(level string, stderr *os.File) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, failf("--log-level: %v", err)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func newServerCmd(g *globals) *cobra.Command {
+	var sf serverFlags
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a control-plane server",
+		Long: `Run a control-plane server: raft log in --data-dir, HTTP API on --http-addr.
+
+A server restarted on the same data dir has lost nothing: workloads, nodes,
+allocations and evaluations are replayed from its raft log and snapshots.`,
+		Example: "  strata server --data-dir /var/lib/strata/server --http-addr 127.0.0.1:4680",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(sf.logLevel, os.Stderr)
+			if err != nil {
+				return err
+			}
+			srv, err := server.New(sf.config(logger))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "strata server listening on %s (data dir %s)\n", srv.Addr(), sf.dataDir)
+			<-cmd.Context().Done()
+			return srv.Close()
+		},
+	}
+	sf.register(cmd, "strata-data/server")
+	return cmd
+}
+
+func newAgentCmd(g *globals) *cobra.Command {
+	var af agentFlags
+	var dataDir, logLevel string
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a node agent that registers with the servers and runs their allocations",
+		Long: `Run a node agent. It fingerprints the machine (CPUs, NUMA, memory, disk, GPUs),
+registers it with the servers under the given labels and capacity, and runs the
+allocations placed on it, each task in its own cgroup.
+
+Several agents may run on one machine, each with its own --data-dir, labels and
+advertised capacity, to make a small multi-node cell for tests and demos.
+Stopping or restarting an agent leaves its tasks running; it re-attaches.`,
+		Example: `  strata agent --servers http://127.0.0.1:4680 --data-dir /tmp/a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(logLevel, os.Stderr)
+			if err != nil {
+				return err
+			}
+			dir := af.dataDir
+			if dir == "" {
+				dir = dataDir
+			}
+			cfg, err := af.agentConfig(dir, af.servers, logger)
+			if err != nil {
+				return err
+			}
+			return runAgent(cmd.Context(), g, cfg)
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data-dir", "strata-data/agent", "agent state directory")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	af.register(cmd, "", true)
+	cmd.Flags().MarkHidden("agent-data-dir")
+	cmd.Flags().Lookup("agent-http-addr").Usage = "address of the agent's own API (task logs)"
+	return cmd
+}
+
+func runAgent(ctx context.Context, g *globals, cfg agent.Config) error {
+	a, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "strata agent %s running (data dir %s)\n", a.NodeID(), cfg.DataDir)
+	return a.Run(ctx)
+}
+
+func newDevCmd(g *globals) *cobra.Command {
+	var sf serverFlags
+	var af agentFlags
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local one-node cell: a server and an agent in one process",
+		Long: `Run a local one-node cell with no setup: a server and an agent in one process,
+state under --data-dir (server/ and agent/ inside it), API on --http-addr.
+
+Then, in another terminal:
+
+  strata run -f examples/hello.yaml --wait
+  strata status hello
+  strata logs <alloc-id> -f`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(sf.logLevel, os.Stderr)
+			if err != nil {
+				return err
+			}
+			root := sf.dataDir
+			sc := sf.config(logger)
+			sc.DataDir = filepath.Join(root, "server")
+			srv, err := server.New(sc)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			agentDir := af.dataDir
+			if agentDir == "" {
+				agentDir = filepath.Join(root, "agent")
+			}
+			cfg, err := af.agentConfig(agentDir, []string{srv.Addr()}, logger)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
+			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")
+			return runAgent(cmd.Context(), g, cfg)
+		},
+	}
+	sf.register(cmd, "strata-data")
+	af.register(cmd, "", false)
+	return cmd
+}

@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/api"
+)
+
+func newStatusCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show workloads, or one workload with per-group counts and the reasons for what is pending",
+		Example: `  strata status
+  strata status hello -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			c := g.client()
+			if len(args) == 0 {
+				list, _, err := c.Workloads(cmd.Context(), nil)
+				if err != nil {
+					return failf("%v", err)
+				}
+				if g.json() {
+					return printJSON(g.stdout, list)
+				}
+				t := newTable(g.stdout, "NAME", "STATUS", "PRIORITY", "VERSION", "DESIRED", "RUNNING", "PENDING", "FAILED")
+				for _, w := range list {
+					t.row(w.Name, w.Status, fmt.Sprintf("%s/%d", w.PriorityClass, w.Priority), strconv.FormatUint(w.Version, 10),
+						strconv.Itoa(w.Desired), strconv.Itoa(w.Running), strconv.Itoa(w.Pending), strconv.Itoa(w.Failed))
+				}
+				return t.flush()
+			}
+			st, _, err := c.WorkloadStatus(cmd.Context(), args[0], nil)
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, st)
+			}
+			return printWorkloadStatus(g.stdout, st)
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
+	wl := st.Workload
+	fmt.Fprintf(w, "Name:      %s\nStatus:    %s\nVersion:   %d\nPriority:  %s (%d)\nPolicy:    %s\n",
+		wl.Name, st.Status, wl.Version, wl.PriorityClass, wl.Priority, wl.SchedulingPolicy.Type)
+	fmt.Fprintln(w)
+	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "COMPLETE", "FAILED", "LOST")
+	for _, g := range st.Groups {
+		t.row(g.Name, strconv.Itoa(g.Desired), strconv.Itoa(g.Pending), strconv.Itoa(g.Running),
+			strconv.Itoa(g.Complete), strconv.Itoa(g.Failed), strconv.Itoa(g.Lost))
+	}
+	t.flush()
+	for _, g := range st.Groups {
+		if f := g.Failure; f != nil {
+			fmt.Fprintf(w, "\nGroup %q: %d not placed (%d nodes evaluated): %s\n", g.Name, f.Missing, f.NodesEvaluated, f.Summary)
+		}
+	}
+	if e := st.LatestEval; e != nil {
+		fmt.Fprintf(w, "\nLatest evaluation: %s %s (%s)", shortID(e.ID), e.Status, e.TriggeredBy)
+		if e.StatusDescription != "" {
+			fmt.Fprintf(w, ": %s", e.StatusDescription)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(st.Unenforced) > 0 {
+		fmt.Fprintln(w, "\nAccepted, not yet enforced:")
+		for _, n := range st.Unenforced {
+			fmt.Fprintf(w, "  %s = %q: %s\n", n.Field, n.Value, n.Message)
+		}
+	}
+	return nil
+}
+
+func newAllocsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "allocs [WORKLOAD]",
+		Short: "List allocations: node, desired and actual state, and each task's pid, exit code and restarts",
+		Example: `  strata allocs
+  strata allocs hello -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			allocs, _, err := g.client().Allocations(cmd.Context(), name, nil)
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, allocs)
+			}
+			t := newTable(g.stdout, "ID", "WORKLOAD", "GROUP", "NODE", "DESIRED", "STATUS", "TASKS", "REASON")
+			for _, a := range allocs {
+				reason := a.ClientReason
+				if reason == "" {
+					reason = a.DesiredReason
+				}
+				if reason == "" {
+					reason = "-"
+				}
+				t.row(shortID(a.ID), a.Workload, fmt.Sprintf("%s[%d]", a.Group, a.Index), a.NodeName, a.DesiredStatus, a.ClientStatus, taskSummary(a), reason)
+			}
+			return t.flush()
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+// taskSummary renders each task as name:state(pid=…,exit=…,restarts=…).
+func taskSummary(a *api.Allocation) string {
+	if len(a.TaskStates) == 0 {
+		return "-"
+	}
+	names := make([]string, 0, len(a.TaskStates))
+	for n := range a.TaskStates {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		ts := a.TaskStates[n]
+		var attrs []string
+		if ts.PID > 0 && ts.State == api.TaskRunning {
+			attrs = append(attrs, "pid="+strconv.Itoa(ts.PID))
+		}
+		if ts.State == api.TaskDead {
+			attrs = append(attrs, "exit="+strconv.Itoa(ts.ExitCode))
+		}
+		if ts.OOMKilled {
+			attrs = append(attrs, "oom")
+		}
+		attrs = append(attrs, "restarts="+strconv.Itoa(ts.Restarts))
+		parts = append(parts, fmt.Sprintf("%s:%s(%s)", n, ts.State, strings.Join(attrs, ",")))
+	}
+	return strings.Join(parts, " ")
+}
+
+func newLogsCmd(g *globals) *cobra.Command {
+	var follow, stderr bool
+	cmd := &cobra.Command{
+		Use:   "logs ALLOC [TASK]",
+		Short: "Print a task's stdout (or --stderr); -f follows",
+		Long: `Print a task's log. ALLOC is an allocation id or a unique prefix of one (as
+strata allocs shows it); TASK defaults to the group's first task.`,
+		Example: `  strata logs 3f2a9c1e
+  strata logs 3f2a9c1e server -f --stderr`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := api.LogOptions{Stderr: stderr, Follow: follow}
+			if len(args) == 2 {
+				opts.Task = args[1]
+			}
+			rc, err := g.client().Logs(cmd.Context(), args[0], opts)
+			if err != nil {
+				return failf("%v", err)
+			}
+			defer rc.Close()
+			if _, err := io.Copy(g.stdout, rc); err != nil && cmd.Context().Err() == nil {
+				return failf("reading logs: %v", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output")
+	cmd.Flags().BoolVar(&stderr, "stderr", false, "print stderr instead of stdout")
+	return cmd
+}
+
+func newStopCmd(g *globals) *cobra.Command {
+	var purge bool
+	cmd := &cobra.Command{
+		Use:     "stop NAME",
+		Short:   "Stop a workload's allocations (SIGTERM, then SIGKILL after the task's killTimeout); --purge also removes it",
+		Example: "  strata stop hello\n  strata stop hello --purge",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			resp, err := g.client().StopWorkload(cmd.Context(), args[0], purge)
+			if err != nil {
+				return failf("%v", err)
+			}
+			verb := "stopped"
+			if purge {
+				verb = "stopped and purged"
+			}
+			fmt.Fprintf(g.stdout, "workload %q %s (evaluation %s)\n", args[0], verb, shortID(resp.EvalID))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&purge, "purge", false, "also remove the workload from the cell")
+	return cmd
+}
+
+func newNodesCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "nodes",
+		Short:   "List nodes: status, capacity, allocated, NUMA layout and labels",
+		Example: "  strata nodes\n  strata nodes -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			nodes, _, err := g.client().Nodes(cmd.Context(), nil)
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, nodes)
+			}
+			t := newTable(g.stdout, "ID", "NAME", "STATUS", "CPU", "MEMORY", "GPUS", "NUMA", "LABELS")
+			for _, n := range nodes {
+				t.row(shortID(n.ID), n.Name, n.Status,
+					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
+					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
+					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs),
+					numaSummary(n), formatLabels(n.Labels))
+			}
+			return t.flush()
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func numaSummary(n *api.Node) string {
+	if len(n.NUMA) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(n.NUMA))
+	for i, z := range n.NUMA {
+		parts[i] = fmt.Sprintf("%d:%dcpu", z.ID, len(z.CPUs))
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// exitError carries an exit code through cobra without printing usage.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// failf returns an error that makes strata exit with code 1, printed as is.
+func failf(format string, args ...any) error {
+	return &exitError{code: 1, err: fmt.Errorf(format, args...)}
+}
+
+// globals are the flags every client command shares.
+type globals struct {
+	addr   string
+	output string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func (g *globals) client() *api.Client { return api.NewClient(g.addr) }
+
+func (g *globals) json() bool { return g.output == "json" }
+
+// Main runs the CLI and returns the process exit code.
+func Main(args []string) int {
+	return run(args, os.Stdout, os.Stderr)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintln(stderr, "Error:", ee.err)
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "Error:", err)
+	return 1
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strata",
+		Short: "Strata runs a cluster: control plane, node agents, scheduler and simulator in one binary",
+		Long: `Strata is a cluster operating system in the line of Borg and Omega.
+
+Start a local one-node cell, then submit work to it:
+
+  strata dev                          # server + agent, data in ./strata-data, API on 127.0.0.1:4680
+  strata run -f examples/hello.yaml --wait
+  strata status hello
+  strata allocs hello
+  strata logs <alloc-id>
+
+Client commands talk to $STRATA_ADDR (default ` + api.DefaultAddr + `), or --addr.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address (default $STRATA_ADDR or "+api.DefaultAddr+")")
+	root.AddCommand(
+		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
+		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g),
+	)
+	return root
+}
+
+// addOutputFlag adds -o/--output to a listing command.
+func addOutputFlag(cmd *cobra.Command, g *globals) {
+	cmd.Flags().StringVarP(&g.output, "output", "o", "table", "output format: table or json")
+}
+
+func checkOutput(g *globals) error {
+	if g.output != "table" && g.output != "json" && g.output != "" {
+		return failf("--output: unknown format %q (want table or json)", g.output)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// commandType tags a raft log entry. Values are persisted: never renumber.
+type commandType uint8
+
+const (
+	cmdUpsertWorkload commandType = iota + 1
+	cmdStopWorkload
+	cmdUpsertNode
+	cmdNodeStatus
+	cmdUpsertEvals
+	cmdApplyPlan
+	cmdAllocClientUpdate
+)
+
+func (c commandType) String() string {
+	switch c {
+	case cmdUpsertWorkload:
+		return "upsert-workload"
+	case cmdStopWorkload:
+		return "stop-workload"
+	case cmdUpsertNode:
+		return "upsert-node"
+	case cmdNodeStatus:
+		return "node-status"
+	case cmdUpsertEvals:
+		return "upsert-evals"
+	case cmdApplyPlan:
+		return "apply-plan"
+	case cmdAllocClientUpdate:
+		return "alloc-client-update"
+	}
+	return fmt.Sprintf("command(%d)", uint8(c))
+}
+
+// upsertWorkloadCmd registers or updates a workload and its evaluation.
+type upsertWorkloadCmd struct {
+	Workload *api.Workload   `json:"workload"`
+	Eval     *api.Evaluation `json:"eval"`
+}
+
+// stopWorkloadCmd marks a workload stopped, or purges it.
+type stopWorkloadCmd struct {
+	Name  string          `json:"name"`
+	Purge bool            `json:"purge"`
+	Eval  *api.Evaluation `json:"eval"`
+}
+
+// upsertNodeCmd registers a node (and re-evaluates blocked work).
+type upsertNodeCmd struct {
+	Node  *api.Node         `json:"node"`
+	Evals []*api.Evaluation `json:"evals,omitempty"`
+}
+
+// nodeStatusCmd changes a node's status, with the evaluations that follow.
+type nodeStatusCmd struct {
+	NodeID string            `json:"nodeId"`
+	Status string            `json:"status"`
+	Reason string            `json:"reason"`
+	Evals  []*api.Evaluation `json:"evals,omitempty"`
+}
+
+// upsertEvalsCmd stores evaluations (new ones, or status updates).
+type upsertEvalsCmd struct {
+	Evals []*api.Evaluation `json:"evals"`
+}
+
+// applyPlanCmd is what the plan applier commits of one plan.
+type applyPlanCmd struct {
+	Place []*api.Allocation `json:"place,omitempty"`
+	Stop  []api.StopRequest `json:"stop,omitempty"`
+	// Eval, when set, is the plan's evaluation with its final status.
+	Eval *api.Evaluation `json:"eval,omitempty"`
+}
+
+// allocClientUpdateCmd carries agents' reports and the evaluations they cause.
+type allocClientUpdateCmd struct {
+	Updates []*api.AllocUpdate `json:"updates"`
+	Evals   []*api.Evaluation  `json:"evals,omitempty"`
+}
+
+// encodeCommand frames a command as one type byte followed by JSON.
+func encodeCommand(t commandType, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", t, err)
+	}
+	return append([]byte{byte(t)}, b...), nil
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
+	workload := r.URL.Query().Get("workload")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		var out []*api.Allocation
+		if workload != "" {
+			out = snap.AllocsByWorkloadWatch(ws, workload)
+		} else {
+			out = snap.Allocs(ws)
+		}
+		if out == nil {
+			out = []*api.Allocation{}
+		}
+		return out, snap.TableIndex(ws, state.TableAllocs), nil
+	})
+}
+
+// findAlloc resolves an allocation id or a unique prefix of one.
+func findAlloc(snap *state.Snapshot, id string) (*api.Allocation, error) {
+	if a := snap.Alloc(id); a != nil {
+		return a, nil
+	}
+	if id == "" {
+		return nil, notFound("allocation id is empty")
+	}
+	matches := snap.AllocsByIDPrefix(id)
+	switch len(matches) {
+	case 0:
+		return nil, notFound("allocation %q not found", id)
+	case 1:
+		return matches[0], nil
+	}
+	return nil, badRequest("allocation prefix %q is ambiguous: %d allocations match", id, len(matches))
+}
+
+func (s *Server) handleGetAlloc(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		a, err := findAlloc(snap, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		return a, snap.TableIndex(ws, state.TableAllocs), nil
+	})
+}
+
+// handleAllocLogs streams a task's log from the agent that runs it.
+func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
+	snap := s.State().Snapshot()
+	a, err := findAlloc(snap, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	task := q.Get("task")
+	if task == "" && a.TaskGroup != nil && len(a.TaskGroup.Tasks) > 0 {
+		task = a.TaskGroup.Tasks[0].Name
+	}
+	known := false
+	var names []string
+	if a.TaskGroup != nil {
+		for _, t := range a.TaskGroup.Tasks {
+			names = append(names, t.Name)
+			known = known || t.Name == task
+		}
+	}
+	if !known {
+		sort.Strings(names)
+		s.fail(w, notFound("task %q not in allocation %s (tasks: %v)", task, a.ID, names))
+		return
+	}
+	n := snap.Node(a.NodeID)
+	if n == nil || n.HTTPAddr == "" {
+		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("node %s of allocation %s has no agent address", a.NodeID, a.ID)})
+		return
+	}
+	fwd := url.Values{"task": {task}}
+	for _, k := range []string{"stream", "follow", "offset"} {
+		if v := q.Get(k); v != "" {
+			fwd.Set(k, v)
+		}
+	}
+	target := n.HTTPAddr + "/v1/agent/allocations/" + url.PathEscape(a.ID) + "/logs?" + fwd.Encode()
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("agent of node %s: %v", n.Name, err)})
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		nr, rerr := resp.Body.Read(buf)
+		if nr > 0 {
+			if _, werr := w.Write(buf[:nr]); werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF || rerr != nil {
+			return
+		}
+	}
+}
+
+func (s *Server) handleListEvals(w http.ResponseWriter, r *http.Request) {
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := snap.Evals(ws)
+		if out == nil {
+			out = []*api.Evaluation{}
+		}
+		return out, snap.TableIndex(ws, state.TableEvals), nil
+	})
+}
+
+func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		if e := snap.Eval(id); e != nil {
+			return e, snap.TableIndex(ws, state.TableEvals), nil
+		}
+		if m := snap.EvalsByIDPrefix(id); len(m) == 1 {
+			return m[0], snap.TableIndex(ws, state.TableEvals), nil
+		}
+		return nil, 0, notFound("evaluation %q not found", id)
+	})
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := snap.NodesWatch(ws)
+		if out == nil {
+			out = []*api.Node{}
+		}
+		return out, snap.TableIndex(ws, state.TableNodes), nil
+	})
+}
+
+func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		if n := snap.Node(id); n != nil {
+			return n, snap.TableIndex(ws, state.TableNodes), nil
+		}
+		for _, n := range snap.NodesWatch(ws) { // by name too
+			if n.Name == id {
+				return n, snap.TableIndex(ws, state.TableNodes), nil
+			}
+		}
+		return nil, 0, notFound("node %q not found", id)
+	})
+}
+
+// handleRegisterNode upserts a node as its agent fingerprinted it. A node
+// that registers is alive: it gets a fresh heartbeat deadline.
+func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
+	var n api.Node
+	if err := decodeJSON(w, r, &n); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := validateNode(&n); err != nil {
+		s.fail(w, err)
+		return
+	}
+	n.Status, n.StatusReason = api.NodeReady, ""
+	n.LastHeartbeat = s.cfg.Now()
+	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.beats.Reset(n.ID, s.cfg.Now())
+	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
+	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+}
+
+func validateNode(n *api.Node) error {
+	var fields []api.FieldError
+	if strings.TrimSpace(n.ID) == "" {
+		fields = append(fields, api.FieldError{Path: "id", Message: "required"})
+	}
+	if strings.TrimSpace(n.Name) == "" {
+		fields = append(fields, api.FieldError{Path: "name", Message: "required"})
+	}
+	c := n.Capacity
+	for _, d := range []struct {
+		name string
+		v    int64
+	}{{"capacity.cpuMilli", c.CPUMilli}, {"capacity.memoryBytes", c.MemoryBytes}, {"capacity.diskBytes", c.DiskBytes}, {"capacity.gpus", c.GPUs}, {"capacity.netMbps", c.NetMbps}} {
+		if d.v < 0 {
+			fields = append(fields, api.FieldError{Path: d.name, Message: "must not be negative"})
+		}
+	}
+	if c.CPUMilli == 0 {
+		fields = append(fields, api.FieldError{Path: "capacity.cpuMilli", Message: "must be positive"})
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	msg := make([]string, len(fields))
+	for i, f := range fields {
+		msg[i] = f.Path + ": " + f.Message
+	}
+	return &httpError{status: http.StatusBadRequest, code: "invalid-node", msg: strings.Join(msg, "; "), fields: fields}
+}
+
+// handleHeartbeat extends a node's deadline; a node that was down comes
+// back ready. An unknown node is told so, and re-registers.
+func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	n := s.State().Snapshot().Node(id)
+	if n == nil {
+		writeError(w, http.StatusNotFound, "node-unknown", "node "+id+" is not registered")
+		return
+	}
+	if !s.IsLeader() {
+		s.fail(w, ErrNotLeader)
+		return
+	}
+	s.beats.Reset(id, s.cfg.Now())
+	if n.Status == api.NodeDown {
+		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed"}); err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.logger.Info("node back", "node", id, "name", n.Name)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+}
+
+// handleNodeAllocs is the agent's watch: the node's allocations that still
+// need the agent (everything except finished ones that are also stopped).
+func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := []*api.Allocation{}
+		for _, a := range snap.AllocsByNodeWatch(ws, id) {
+			done := a.ClientStatus == api.AllocComplete || a.ClientStatus == api.AllocFailed
+			if done && a.DesiredStatus == api.DesiredStop {
+				continue
+			}
+			out = append(out, a)
+		}
+		return out, snap.TableIndex(ws, state.TableAllocs), nil
+	})
+}
+
+type allocUpdatesRequest struct {
+	Updates []*api.AllocUpdate `json:"updates"`
+}
+
+// handleAllocUpdates applies agents' reports. An allocation that newly
+// failed gets its workload re-evaluated so a replacement is placed.
+func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
+	var req allocUpdatesRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	snap := s.State().Snapshot()
+	cmd := &allocClientUpdateCmd{}
+	failed := map[string]bool{}
+	for i, u := range req.Updates {
+		if u == nil || u.ID == "" {
+			s.fail(w, &httpError{status: http.StatusBadRequest, code: "bad-request", msg: "updates: id is required",
+				fields: []api.FieldError{{Path: "updates[" + itoa(i) + "].id", Message: "required"}}})
+			return
+		}
+		switch u.ClientStatus {
+		case api.AllocPending, api.AllocRunning, api.AllocComplete, api.AllocFailed:
+		default:
+			s.fail(w, &httpError{status: http.StatusBadRequest, code: "bad-request", msg: "updates: unknown clientStatus " + u.ClientStatus,
+				fields: []api.FieldError{{Path: "updates[" + itoa(i) + "].clientStatus", Message: "unknown status " + u.ClientStatus}}})
+			return
+		}
+		old := snap.Alloc(u.ID)
+		if old == nil {
+			continue
+		}
+		cmd.Updates = append(cmd.Updates, u)
+		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[old.Workload] {
+			failed[old.Workload] = true
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		}
+	}
+	if len(cmd.Updates) == 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"index": snap.Index()})
+		return
+	}
+	idx, err := s.propose(cmdAllocClientUpdate, cmd)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"index": idx})
+}

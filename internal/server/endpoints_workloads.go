@@ -1,0 +1,118 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// handleRegisterWorkload accepts a Workload document (YAML or JSON), parses
+// and validates it with the same code as `strata validate`, and registers it
+// with an evaluation in one raft entry. Bad input writes nothing.
+func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	wl, err := spec.Parse(body)
+	if err != nil {
+		s.fail(w, specError(err))
+		return
+	}
+	prev := s.State().Snapshot().Workload(wl.Name)
+	wl.Version = 1
+	if prev != nil {
+		wl.Version = prev.Version + 1
+	}
+	wl.SubmitTime = s.cfg.Now()
+	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
+	idx, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
+}
+
+// specError turns spec validation errors into a 400 naming every field.
+func specError(err error) error {
+	var se *spec.Errors
+	if errors.As(err, &se) {
+		he := &httpError{status: http.StatusBadRequest, code: "invalid-workload", msg: err.Error()}
+		for _, fe := range se.List() {
+			he.fields = append(he.fields, api.FieldError{Path: fe.Path, Message: fe.Message})
+		}
+		return he
+	}
+	return &httpError{status: http.StatusBadRequest, code: "invalid-workload", msg: err.Error()}
+}
+
+func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := []api.WorkloadSummary{}
+		for _, wl := range snap.Workloads(ws) {
+			out = append(out, summarize(workloadStatus(wl, snap.AllocsByWorkload(wl.Name), snap.EvalsByWorkload(nil, wl.Name))))
+		}
+		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
+		return out, idx, nil
+	})
+}
+
+func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		wl := snap.Workload(name)
+		if wl == nil {
+			return nil, 0, notFound("workload %q not found", name)
+		}
+		st := workloadStatus(wl, snap.AllocsByWorkloadWatch(ws, name), snap.EvalsByWorkload(ws, name))
+		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
+		return st, idx, nil
+	})
+}
+
+func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	wl := s.State().Snapshot().Workload(name)
+	if wl == nil {
+		s.fail(w, notFound("workload %q not found", name))
+		return
+	}
+	purge := r.URL.Query().Get("purge") == "true"
+	eval := s.newEval(name, wl.Priority, api.TriggerWorkloadStop, "")
+	idx, err := s.propose(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, &api.StopResponse{EvalID: eval.ID, Index: idx})
+}
+
+func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		if snap.Workload(name) == nil && len(snap.AllocsByWorkload(name)) == 0 {
+			return nil, 0, notFound("workload %q not found", name)
+		}
+		out := snap.AllocsByWorkloadWatch(ws, name)
+		if out == nil {
+			out = []*api.Allocation{}
+		}
+		return out, snap.TableIndex(ws, state.TableAllocs), nil
+	})
+}
+
+func (s *Server) handleWorkloadEvals(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := snap.EvalsByWorkload(ws, name)
+		if out == nil {
+			out = []*api.Evaluation{}
+		}
+		return out, snap.TableIndex(ws, state.TableEvals), nil
+	})
+}

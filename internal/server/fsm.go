@@ -1,0 +1,190 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// fsm applies committed raft entries to the state store. Apply must be
+// deterministic: it reads only the entry and the current state.
+type fsm struct {
+	mu     sync.RWMutex
+	store  *state.Store
+	logger *slog.Logger
+	// onApply, when set, is told about every applied command (the leader's
+	// loops use it to enqueue evaluations). It must not block.
+	onApply func(t commandType, body any, index uint64)
+}
+
+var _ raft.FSM = (*fsm)(nil)
+
+func newFSM(logger *slog.Logger) *fsm {
+	return &fsm{store: state.New(), logger: logger}
+}
+
+// State returns the current store. A snapshot restore replaces the store,
+// so callers should not cache it across long periods.
+func (f *fsm) State() *state.Store {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.store
+}
+
+// Apply applies one committed log entry and returns nil or an error.
+func (f *fsm) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand || len(l.Data) == 0 {
+		return nil
+	}
+	t := commandType(l.Data[0])
+	body, err := decodeBody(t, l.Data[1:])
+	if err != nil {
+		f.logger.Error("undecodable raft entry", "index", l.Index, "type", t.String(), "err", err)
+		return err
+	}
+	store := f.State()
+	err = store.Write(l.Index, func(w *state.WriteTxn) error { return applyCommand(w, body) })
+	if err != nil {
+		return err
+	}
+	if f.onApply != nil {
+		f.onApply(t, body, l.Index)
+	}
+	return nil
+}
+
+func decodeBody(t commandType, data []byte) (any, error) {
+	var body any
+	switch t {
+	case cmdUpsertWorkload:
+		body = &upsertWorkloadCmd{}
+	case cmdStopWorkload:
+		body = &stopWorkloadCmd{}
+	case cmdUpsertNode:
+		body = &upsertNodeCmd{}
+	case cmdNodeStatus:
+		body = &nodeStatusCmd{}
+	case cmdUpsertEvals:
+		body = &upsertEvalsCmd{}
+	case cmdApplyPlan:
+		body = &applyPlanCmd{}
+	case cmdAllocClientUpdate:
+		body = &allocClientUpdateCmd{}
+	default:
+		return nil, fmt.Errorf("unknown command type %d", uint8(t))
+	}
+	if err := json.Unmarshal(data, body); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", t, err)
+	}
+	return body, nil
+}
+
+// applyCommand is the FSM's one switch; each case is a few store calls.
+func applyCommand(w *state.WriteTxn, body any) error {
+	switch c := body.(type) {
+	case *upsertWorkloadCmd:
+		if err := w.UpsertWorkload(c.Workload); err != nil {
+			return err
+		}
+		return w.UpsertEval(c.Eval)
+	case *stopWorkloadCmd:
+		if c.Purge {
+			if err := w.DeleteWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+				return err
+			}
+		} else if old := w.Snapshot().Workload(c.Name); old != nil {
+			wl := *old
+			wl.Stopped = true
+			if err := w.UpsertWorkload(&wl); err != nil {
+				return err
+			}
+		}
+		return w.UpsertEval(c.Eval)
+	case *upsertNodeCmd:
+		if err := w.UpsertNode(c.Node); err != nil {
+			return err
+		}
+		return upsertEvals(w, c.Evals)
+	case *nodeStatusCmd:
+		if err := w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason); err != nil {
+			return err
+		}
+		return upsertEvals(w, c.Evals)
+	case *upsertEvalsCmd:
+		return upsertEvals(w, c.Evals)
+	case *applyPlanCmd:
+		for _, s := range c.Stop {
+			if err := w.StopAlloc(s.AllocID, s.Reason, s.Lost); err != nil && !errors.Is(err, state.ErrNotFound) {
+				return err
+			}
+		}
+		for _, a := range c.Place {
+			if err := w.UpsertAlloc(a); err != nil {
+				return err
+			}
+		}
+		if c.Eval != nil {
+			return w.UpsertEval(c.Eval)
+		}
+		return nil
+	case *allocClientUpdateCmd:
+		for _, u := range c.Updates {
+			if err := w.UpdateAllocFromClient(u); err != nil {
+				return err
+			}
+		}
+		return upsertEvals(w, c.Evals)
+	}
+	return fmt.Errorf("fsm: unhandled command %T", body)
+}
+
+func upsertEvals(w *state.WriteTxn, evals []*api.Evaluation) error {
+	for _, e := range evals {
+		if err := w.UpsertEval(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Snapshot captures the store for raft's snapshotting.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	return &fsmSnapshot{dump: f.State().Snapshot().Dump()}, nil
+}
+
+// Restore replaces the store with a snapshot's contents.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var d state.Dump
+	if err := json.NewDecoder(rc).Decode(&d); err != nil {
+		return fmt.Errorf("decode snapshot: %w", err)
+	}
+	s, err := state.Restore(&d)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.store = s
+	f.mu.Unlock()
+	return nil
+}
+
+type fsmSnapshot struct{ dump *state.Dump }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := json.NewEncoder(sink).Encode(s.dump); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}

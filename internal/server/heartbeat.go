@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// heartbeats tracks node liveness on the leader. Heartbeats are not written
+// to raft — only the transitions they cause (down, ready) are — so a cell of
+// 100k nodes does not turn its raft log into a heartbeat log. The tracker is
+// pure bookkeeping over an injected time; the leader loop drives it.
+type heartbeats struct {
+	mu        sync.Mutex
+	ttl       time.Duration
+	deadlines map[string]time.Time
+}
+
+func newHeartbeats(ttl time.Duration) *heartbeats {
+	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}}
+}
+
+// Reset records a heartbeat from node at now.
+func (h *heartbeats) Reset(node string, now time.Time) {
+	h.mu.Lock()
+	h.deadlines[node] = now.Add(h.ttl)
+	h.mu.Unlock()
+}
+
+// Forget stops tracking a node (it is down).
+func (h *heartbeats) Forget(node string) {
+	h.mu.Lock()
+	delete(h.deadlines, node)
+	h.mu.Unlock()
+}
+
+// Clear forgets every node (leadership lost).
+func (h *heartbeats) Clear() {
+	h.mu.Lock()
+	h.deadlines = map[string]time.Time{}
+	h.mu.Unlock()
+}
+
+// Expired returns the nodes whose deadline passed, sorted, and forgets them.
+func (h *heartbeats) Expired(now time.Time) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id, d := range h.deadlines {
+		if now.After(d) {
+			out = append(out, id)
+			delete(h.deadlines, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// watchHeartbeats marks nodes down when their TTL expires and asks for their
+// workloads to be re-evaluated, so lost allocations get replacements.
+func (s *Server) watchHeartbeats(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.HeartbeatTTL / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, id := range s.beats.Expired(s.cfg.Now()) {
+			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
+				s.logger.Error("mark node down", "node", id, "err", err)
+			}
+		}
+	}
+}
+
+func (s *Server) markNodeDown(id, reason string) error {
+	snap := s.State().Snapshot()
+	n := snap.Node(id)
+	if n == nil || n.Status == api.NodeDown {
+		return nil
+	}
+	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason,
+		Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeDown, id)}
+	if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
+		return err
+	}
+	s.logger.Warn("node down", "node", id, "name", n.Name, "reason", reason, "evals", len(cmd.Evals))
+	return nil
+}
+
+// evalsForNode makes one pending evaluation per workload with a
+// non-terminal allocation among allocs.
+func (s *Server) evalsForNode(allocs []*api.Allocation, trigger, nodeID string) []*api.Evaluation {
+	seen := map[string]bool{}
+	var evals []*api.Evaluation
+	for _, a := range allocs {
+		if a.Terminal() || seen[a.Workload] {
+			continue
+		}
+		seen[a.Workload] = true
+		evals = append(evals, s.newEval(a.Workload, a.Priority, trigger, nodeID))
+	}
+	return evals
+}
+
+func (s *Server) newEval(workload string, priority int, trigger, nodeID string) *api.Evaluation {
+	return &api.Evaluation{ID: newID(), Workload: workload, Priority: priority, TriggeredBy: trigger,
+		NodeID: nodeID, Status: api.EvalPending, CreateTime: s.cfg.Now()}
+}

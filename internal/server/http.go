@@ -1,0 +1,179 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// maxBodyBytes bounds every request body; larger bodies get 413.
+const maxBodyBytes = 4 << 20
+
+// maxWait caps a blocking query's wait.
+const maxWait = 5 * time.Minute
+
+// indexHeader carries the state index of a response, for blocking queries.
+const indexHeader = "X-Strata-Index"
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/workloads", s.handleRegisterWorkload)
+	mux.HandleFunc("PUT /v1/workloads", s.handleRegisterWorkload)
+	mux.HandleFunc("GET /v1/workloads", s.handleListWorkloads)
+	mux.HandleFunc("GET /v1/workloads/{name}", s.handleWorkloadStatus)
+	mux.HandleFunc("DELETE /v1/workloads/{name}", s.handleStopWorkload)
+	mux.HandleFunc("GET /v1/workloads/{name}/allocations", s.handleWorkloadAllocs)
+	mux.HandleFunc("GET /v1/workloads/{name}/evaluations", s.handleWorkloadEvals)
+
+	mux.HandleFunc("GET /v1/nodes", s.handleListNodes)
+	mux.HandleFunc("GET /v1/nodes/{id}", s.handleGetNode)
+	mux.HandleFunc("GET /v1/allocations", s.handleListAllocs)
+	mux.HandleFunc("GET /v1/allocations/{id}", s.handleGetAlloc)
+	mux.HandleFunc("GET /v1/allocations/{id}/logs", s.handleAllocLogs)
+	mux.HandleFunc("GET /v1/evaluations", s.handleListEvals)
+	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
+	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
+
+	// The agents' own endpoints.
+	mux.HandleFunc("POST /v1/agent/nodes", s.handleRegisterNode)
+	mux.HandleFunc("PUT /v1/agent/nodes/{id}/heartbeat", s.handleHeartbeat)
+	mux.HandleFunc("GET /v1/agent/nodes/{id}/allocations", s.handleNodeAllocs)
+	mux.HandleFunc("POST /v1/agent/allocations", s.handleAllocUpdates)
+
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// httpError is an error with an HTTP status and a stable code.
+type httpError struct {
+	status int
+	code   string
+	msg    string
+	fields []api.FieldError
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func notFound(format string, args ...any) error {
+	return &httpError{status: http.StatusNotFound, code: "not-found", msg: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, code: "bad-request", msg: fmt.Sprintf(format, args...)}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, &api.ErrorResponse{Error: msg, Code: code})
+}
+
+// fail writes err as a JSON error, choosing the status from its type.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
+	case errors.Is(err, ErrNotLeader):
+		writeError(w, http.StatusServiceUnavailable, "not-leader", "this server is not the leader; retry")
+	default:
+		s.logger.Error("request failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+	}
+}
+
+// readBody reads a size-limited request body; too large gives 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &httpError{status: http.StatusRequestEntityTooLarge, code: "too-large",
+				msg: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes)}
+		}
+		return nil, badRequest("read body: %v", err)
+	}
+	return body, nil
+}
+
+// decodeJSON reads a size-limited JSON body into v, rejecting unknown fields.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytesReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid JSON body: %v", err)
+	}
+	return nil
+}
+
+// blockingParams reads ?index=N&wait=D.
+func blockingParams(r *http.Request) (uint64, time.Duration, error) {
+	var index uint64
+	var wait time.Duration
+	if v := r.URL.Query().Get("index"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, badRequest("index: not an unsigned integer: %q", v)
+		}
+		index = n
+	}
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, 0, badRequest("wait: not a duration: %q", v)
+		}
+		wait = min(d, maxWait)
+	} else if index > 0 {
+		wait = 30 * time.Second
+	}
+	return index, wait, nil
+}
+
+// serveBlocking answers a read, blocking per ?index&wait. read returns the
+// value and the index of the data it read, adding watches to ws.
+func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func(snap *state.Snapshot, ws watchSet) (any, uint64, error)) {
+	index, wait, err := blockingParams(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	var out any
+	idx, err := s.State().Query(r.Context(), index, wait, func(snap *state.Snapshot, ws watchSet) (uint64, error) {
+		v, i, err := read(snap, ws)
+		out = v
+		return i, err
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		s.fail(w, err)
+		return
+	}
+	w.Header().Set(indexHeader, strconv.FormatUint(max(idx, 1), 10))
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleLeader(w http.ResponseWriter, r *http.Request) {
+	addr, id := s.raft.raft.LeaderWithID()
+	writeJSON(w, http.StatusOK, map[string]any{"leader": string(addr), "leaderId": string(id), "self": s.id, "isLeader": s.IsLeader()})
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/scheduler"
+)
+
+// planApplier is the single writer of placements (invariant 2). It takes
+// plans one at a time, re-checks each node's part against the newest state
+// (Omega-style optimistic concurrency), and commits the nodes that still fit
+// in one raft entry. Nodes that no longer fit are rejected; the worker
+// retries them on a fresher snapshot.
+type planApplier struct {
+	srv   *Server
+	queue chan *pendingPlan
+}
+
+type pendingPlan struct {
+	plan   *api.Plan
+	eval   *api.Evaluation // the evaluation's outcome, committed with a full plan
+	result chan planOutcome
+}
+
+type planOutcome struct {
+	res *api.PlanResult
+	err error
+}
+
+func newPlanApplier(s *Server) *planApplier {
+	return &planApplier{srv: s, queue: make(chan *pendingPlan, 64)}
+}
+
+// Submit queues a plan and waits for its result.
+func (p *planApplier) Submit(ctx context.Context, plan *api.Plan, eval *api.Evaluation) (*api.PlanResult, error) {
+	pp := &pendingPlan{plan: plan, eval: eval, result: make(chan planOutcome, 1)}
+	select {
+	case p.queue <- pp:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case out := <-pp.result:
+		return out.res, out.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *planApplier) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case pp := <-p.queue:
+			res, err := p.apply(pp)
+			pp.result <- planOutcome{res: res, err: err}
+		}
+	}
+}
+
+func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
+	snap := p.srv.State().Snapshot()
+	plan := pp.plan
+	res := &api.PlanResult{}
+	cmd := &applyPlanCmd{}
+
+	nodes := make([]string, 0, len(plan.Place))
+	for id := range plan.Place {
+		nodes = append(nodes, id)
+	}
+	sort.Strings(nodes)
+	for _, id := range nodes {
+		stopping := map[string]bool{}
+		for _, s := range plan.Stop[id] {
+			stopping[s.AllocID] = true
+		}
+		ok, reason := scheduler.CheckNode(snap.Node(id), snap.AllocsByNode(id), stopping, plan.Place[id])
+		if !ok {
+			res.Rejected = append(res.Rejected, id)
+			res.RejectReasons = append(res.RejectReasons, fmt.Sprintf("%s: %s", id, reason))
+			continue
+		}
+		res.Committed = append(res.Committed, id)
+		cmd.Place = append(cmd.Place, plan.Place[id]...)
+	}
+	// Stops never overcommit anything; commit them all, in a stable order.
+	stopNodes := make([]string, 0, len(plan.Stop))
+	for id := range plan.Stop {
+		stopNodes = append(stopNodes, id)
+	}
+	sort.Strings(stopNodes)
+	for _, id := range stopNodes {
+		cmd.Stop = append(cmd.Stop, plan.Stop[id]...)
+	}
+	if len(res.Rejected) == 0 {
+		cmd.Eval = pp.eval
+	}
+	if len(cmd.Place) == 0 && len(cmd.Stop) == 0 && cmd.Eval == nil {
+		res.Index = snap.Index()
+		return res, nil
+	}
+	idx, err := p.srv.propose(cmdApplyPlan, cmd)
+	if err != nil {
+		return nil, err
+	}
+	res.Index = idx
+	return res, nil
+}

@@ -1,0 +1,317 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// Config configures a server.
+type Config struct {
+	DataDir  string
+	HTTPAddr string // e.g. 127.0.0.1:4680; ":0" picks a free port
+	// RaftAddr is the TCP address raft binds for a multi-server cell. Empty
+	// runs a single voter over an in-memory transport.
+	RaftAddr string
+	// Peers lists the other servers as id=host:port for the first bootstrap.
+	Peers []string
+	// HeartbeatTTL is how long a node may stay silent before it is marked
+	// down and its allocations replaced. Default 10s.
+	HeartbeatTTL time.Duration
+	// Workers is the number of parallel scheduler workers. Default GOMAXPROCS.
+	Workers int
+	Logger  *slog.Logger
+	// Now is the clock; default time.Now. Only the leader's proposal path
+	// reads it, never the FSM.
+	Now func() time.Time
+}
+
+// Server is one control-plane server.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	id     string
+
+	fsm    *fsm
+	raft   *raftNode
+	broker *evalBroker
+	plans  *planApplier
+	beats  *heartbeats
+
+	httpSrv  *http.Server
+	listener net.Listener
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	leaderMu     sync.Mutex
+	leaderCancel context.CancelFunc
+}
+
+// New opens the server's data dir and raft log and starts serving HTTP.
+// State already on disk is replayed before New returns.
+func New(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("server: data dir is required")
+	}
+	if cfg.HeartbeatTTL <= 0 {
+		cfg.HeartbeatTTL = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	id, err := loadOrCreateID(filepath.Join(cfg.DataDir, "server-id"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.fsm = newFSM(s.logger)
+	s.fsm.onApply = s.afterApply
+	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.plans = newPlanApplier(s)
+
+	s.raft, err = openRaft(cfg.DataDir, id, cfg.RaftAddr, cfg.Peers, s.fsm, s.logger)
+	if err != nil {
+		return nil, err
+	}
+	// Wait for the log to be replayed so the first reads see restored state.
+	if err := s.raft.raft.Barrier(30 * time.Second).Error(); err != nil && !errors.Is(err, raft.ErrNotLeader) {
+		s.logger.Warn("barrier after start", "err", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		s.raft.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	s.listener = ln
+	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("http server", "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.monitorLeadership()
+	}()
+	s.logger.Info("server started", "id", id, "http", s.Addr(), "data_dir", cfg.DataDir)
+	return s, nil
+}
+
+// Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
+func (s *Server) Addr() string { return "http://" + s.listener.Addr().String() }
+
+// State returns the current state store.
+func (s *Server) State() *state.Store { return s.fsm.State() }
+
+// IsLeader reports whether this server leads the cell.
+func (s *Server) IsLeader() bool { return s.raft.raft.State() == raft.Leader }
+
+// Close stops serving and shuts raft down. Nothing is lost: state is in the
+// raft log on disk.
+func (s *Server) Close() error {
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.httpSrv.Shutdown(shutdownCtx)
+	s.cancel()
+	s.revokeLeadership()
+	err := s.raft.Close()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) monitorLeadership() {
+	ch := s.raft.raft.LeaderCh()
+	if s.IsLeader() {
+		s.establishLeadership()
+	}
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case leader := <-ch:
+			if leader {
+				s.establishLeadership()
+			} else {
+				s.revokeLeadership()
+			}
+		}
+	}
+}
+
+// establishLeadership starts the leader-only loops and restores the broker
+// from state, so no pending or blocked evaluation is forgotten.
+func (s *Server) establishLeadership() {
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderCancel != nil {
+		return
+	}
+	if err := s.raft.raft.Barrier(30 * time.Second).Error(); err != nil {
+		s.logger.Error("barrier on leadership", "err", err)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.leaderCancel = cancel
+	s.broker.SetEnabled(true)
+	snap := s.State().Snapshot()
+	for _, e := range snap.Evals(nil) {
+		switch e.Status {
+		case api.EvalPending:
+			s.broker.Enqueue(e)
+		case api.EvalBlocked:
+			s.broker.Enqueue(e) // capacity may have changed while no leader watched
+		}
+	}
+	now := s.cfg.Now()
+	for _, n := range snap.Nodes() {
+		if n.Status != api.NodeDown {
+			s.beats.Reset(n.ID, now) // a fresh grace period after a failover or restart
+		}
+	}
+	for i := 0; i < s.cfg.Workers; i++ {
+		w := &worker{srv: s, id: i}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); w.run(ctx) }()
+	}
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
+	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	s.logger.Info("leadership established", "workers", s.cfg.Workers)
+}
+
+func (s *Server) revokeLeadership() {
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderCancel == nil {
+		return
+	}
+	s.leaderCancel()
+	s.leaderCancel = nil
+	s.broker.SetEnabled(false)
+	s.beats.Clear()
+}
+
+// ErrNotLeader is returned by writes on a server that does not lead.
+var ErrNotLeader = errors.New("not the leader")
+
+// propose commits one command through raft and returns its index.
+func (s *Server) propose(t commandType, body any) (uint64, error) {
+	buf, err := encodeCommand(t, body)
+	if err != nil {
+		return 0, err
+	}
+	f := s.raft.raft.Apply(buf, 30*time.Second)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			return 0, ErrNotLeader
+		}
+		return 0, fmt.Errorf("raft apply %s: %w", t, err)
+	}
+	if resp, ok := f.Response().(error); ok && resp != nil {
+		return 0, fmt.Errorf("apply %s: %w", t, resp)
+	}
+	return f.Index(), nil
+}
+
+// afterApply runs on every server after the FSM applied a command; on the
+// leader it feeds the broker. It must not block.
+func (s *Server) afterApply(t commandType, body any, index uint64) {
+	enqueue := func(evals []*api.Evaluation) {
+		for _, e := range evals {
+			if e != nil && e.Status == api.EvalPending {
+				s.broker.Enqueue(e)
+			}
+		}
+	}
+	switch c := body.(type) {
+	case *upsertWorkloadCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+	case *stopWorkloadCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+	case *upsertNodeCmd:
+		enqueue(c.Evals)
+		s.broker.Unblock()
+	case *nodeStatusCmd:
+		enqueue(c.Evals)
+		if c.Status == api.NodeReady {
+			s.broker.Unblock()
+		}
+	case *upsertEvalsCmd:
+		enqueue(c.Evals)
+	case *applyPlanCmd:
+		if len(c.Stop) > 0 {
+			s.broker.Unblock()
+		}
+	case *allocClientUpdateCmd:
+		enqueue(c.Evals)
+		for _, u := range c.Updates {
+			switch u.ClientStatus {
+			case api.AllocComplete, api.AllocFailed, api.AllocLost:
+				s.broker.Unblock()
+				return
+			}
+		}
+	}
+}
+
+// newID returns a random UUID-formatted id. Only the proposal path calls it.
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func loadOrCreateID(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			return id, nil
+		}
+	} else if !os.IsNotExist(err) {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	id := newID()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return id, nil
+}

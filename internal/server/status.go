@@ -1,0 +1,103 @@
+package server
+
+import (
+	"github.com/strata-dev/strata/api"
+)
+
+// workloadStatus summarizes a workload from its allocations and its newest
+// evaluation. It is a pure function of its inputs.
+func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Evaluation) *api.WorkloadStatus {
+	st := &api.WorkloadStatus{Workload: w, Unenforced: w.Unenforced}
+	for _, e := range evals {
+		if st.LatestEval == nil || e.CreateIndex > st.LatestEval.CreateIndex {
+			st.LatestEval = e
+		}
+	}
+	byGroup := map[string]*api.GroupStatus{}
+	for _, g := range w.Groups {
+		gs := api.GroupStatus{Name: g.Name, Desired: g.Replicas}
+		if w.Stopped {
+			gs.Desired = 0
+		}
+		st.Groups = append(st.Groups, gs)
+	}
+	for i := range st.Groups {
+		byGroup[st.Groups[i].Name] = &st.Groups[i]
+	}
+	for _, a := range allocs {
+		gs := byGroup[a.Group]
+		if gs == nil {
+			continue // a group removed by an update
+		}
+		switch a.ClientStatus {
+		case api.AllocLost:
+			gs.Lost++
+			continue
+		}
+		if a.DesiredStatus != api.DesiredRun {
+			continue
+		}
+		switch a.ClientStatus {
+		case api.AllocPending:
+			gs.Pending++
+		case api.AllocRunning:
+			gs.Running++
+		case api.AllocComplete:
+			gs.Complete++
+		case api.AllocFailed:
+			gs.Failed++
+		}
+	}
+	if e := st.LatestEval; e != nil && e.Status == api.EvalBlocked {
+		for i := range e.Failures {
+			if gs := byGroup[e.Failures[i].Group]; gs != nil {
+				gs.Failure = &e.Failures[i]
+			}
+		}
+	}
+	st.Status = overallStatus(w, st.Groups)
+	return st
+}
+
+func overallStatus(w *api.Workload, groups []api.GroupStatus) string {
+	if w.Stopped {
+		return api.WorkloadStopped
+	}
+	var desired, running, pending, finished int
+	for _, g := range groups {
+		desired += g.Desired
+		running += g.Running
+		pending += g.Pending + unplaced(g)
+		finished += g.Complete + g.Failed
+	}
+	switch {
+	case desired == 0:
+		return api.WorkloadDead
+	case running >= desired:
+		return api.WorkloadRunning
+	case running == 0 && pending == 0 && finished > 0:
+		return api.WorkloadDead
+	case running == 0:
+		return api.WorkloadPending
+	}
+	return api.WorkloadPartial
+}
+
+func unplaced(g api.GroupStatus) int {
+	if g.Failure != nil {
+		return g.Failure.Missing
+	}
+	return 0
+}
+
+func summarize(st *api.WorkloadStatus) api.WorkloadSummary {
+	s := api.WorkloadSummary{Name: st.Workload.Name, Status: st.Status, PriorityClass: st.Workload.PriorityClass,
+		Priority: st.Workload.Priority, Version: st.Workload.Version}
+	for _, g := range st.Groups {
+		s.Desired += g.Desired
+		s.Running += g.Running
+		s.Pending += g.Pending + unplaced(g)
+		s.Failed += g.Failed
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/scheduler"
+)
+
+// maxPlanAttempts bounds how often a worker recomputes a plan whose nodes the
+// plan applier rejected (another worker's plan got there first).
+const maxPlanAttempts = 5
+
+// worker runs the pure scheduler for evaluations from the broker and hands
+// plans to the plan applier. Several run in parallel, optimistically: they
+// never write state themselves.
+type worker struct {
+	srv *Server
+	id  int
+}
+
+func (w *worker) run(ctx context.Context) {
+	for {
+		e, err := w.srv.broker.Dequeue(ctx)
+		if err != nil {
+			return
+		}
+		blocked, err := w.process(ctx, e)
+		if err != nil && ctx.Err() == nil {
+			w.srv.logger.Error("evaluation failed", "eval", e.ID, "workload", e.Workload, "err", err)
+		}
+		superseded := w.srv.broker.Ack(e, blocked)
+		if len(superseded) > 0 && ctx.Err() == nil {
+			w.completeSuperseded(superseded, e.ID)
+		}
+	}
+}
+
+// process schedules one evaluation until its plan is fully committed (or the
+// attempts run out) and records the evaluation's outcome with the plan.
+func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, err error) {
+	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
+		snap := w.srv.State().Snapshot()
+		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now()})
+		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
+
+		final := *e
+		final.Failures = plan.Failures
+		final.Status, final.StatusDescription = api.EvalComplete, ""
+		if len(plan.Failures) > 0 {
+			final.Status = api.EvalBlocked
+			final.StatusDescription = "some placements did not fit; retried when capacity changes"
+		}
+
+		res, err := w.srv.plans.Submit(ctx, plan, &final)
+		if err != nil {
+			return false, err
+		}
+		if len(res.Rejected) == 0 {
+			return final.Status == api.EvalBlocked, nil
+		}
+		w.srv.logger.Debug("plan partly rejected; retrying on a fresher snapshot",
+			"eval", e.ID, "attempt", attempt, "rejected", len(res.Rejected), "reasons", res.RejectReasons)
+		// Wait until the state includes what was committed, then recompute.
+		if err := w.waitForIndex(ctx, res.Index); err != nil {
+			return false, err
+		}
+	}
+	// Give up for now; the evaluation stays blocked and is retried on the
+	// next capacity change.
+	final := *e
+	final.Status = api.EvalBlocked
+	final.StatusDescription = "plan rejected repeatedly by the plan applier"
+	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: []*api.Evaluation{&final}}); err != nil {
+		return true, err
+	}
+	return true, errors.New(final.StatusDescription)
+}
+
+func (w *worker) waitForIndex(ctx context.Context, index uint64) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for w.srv.State().Index() < index {
+		if time.Now().After(deadline) {
+			return errors.New("timed out waiting for state to reach the plan's index")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func (w *worker) completeSuperseded(evals []*api.Evaluation, by string) {
+	var updates []*api.Evaluation
+	for _, e := range evals {
+		c := *e
+		c.Status, c.StatusDescription, c.Failures = api.EvalComplete, "superseded by "+by, nil
+		updates = append(updates, &c)
+	}
+	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: updates}); err != nil {
+		w.srv.logger.Error("complete superseded evaluations", "err", err)
+	}
+}
+
+// evalSeed derives the scheduler's seed from the evaluation, so that a
+// placement can be replayed from the evaluation id alone.
+func evalSeed(id string, attempt int) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return int64(h.Sum64()>>1) + int64(attempt)
+}
