@@ -186,3 +186,14 @@ func (s *Snapshot) evals(ws memdb.WatchSet, index string, args ...interface{}) [
 	}
 	return out
 }
+
+// AllocsByIDPrefix returns the allocations whose id starts with prefix, so
+// users can name an allocation by its first characters.
+func (s *Snapshot) AllocsByIDPrefix(prefix string) []*api.Allocation {
+	return s.allocs(nil, "id_prefix", prefix)
+}
+
+// EvalsByIDPrefix returns the evaluations whose id starts with prefix.
+func (s *Snapshot) EvalsByIDPrefix(prefix string) []*api.Evaluation {
+	return s.evals(nil, "id_prefix", prefix)
+}
