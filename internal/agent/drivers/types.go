@@ -1,0 +1,92 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// ErrTaskNotFound is returned by a driver for a task id it does not know, or
+// whose process could not be found again on RecoverTask.
+var ErrTaskNotFound = errors.New("task not found")
+
+// TaskConfig is everything a driver needs to start one task of an allocation.
+type TaskConfig struct {
+	ID      string // unique on the node: "<allocID>/<task>"
+	AllocID string
+	Name    string
+	Task    *api.Task
+	// Env is the task's environment: Task.Env plus the STRATA_* variables.
+	Env     map[string]string
+	TaskDir string // exists; logs and driver files live here
+
+	Resources api.Resources
+	CPUs      []int    // exclusive cores; empty when not pinned
+	NUMANode  int      // -1 when not pinned
+	GPUs      []string // GPU ids assigned to the allocation
+
+	LogMaxBytes int64 // size of one log file before it rotates
+	LogMaxFiles int   // files kept per stream, the live one included
+}
+
+// TaskHandle is what the agent persists about a started task so that a new
+// agent process can re-attach to it. Drivers fill it; the agent never
+// interprets the driver-specific fields.
+type TaskHandle struct {
+	ID        string    `json:"id"`
+	Driver    string    `json:"driver"`
+	TaskDir   string    `json:"taskDir"`
+	ShimPID   int       `json:"shimPid,omitempty"`
+	ShimStart uint64    `json:"shimStart,omitempty"` // /proc/<pid>/stat starttime, guards against pid reuse
+	PID       int       `json:"pid,omitempty"`       // the task's own process
+	Cgroup    string    `json:"cgroup,omitempty"`    // cgroup path relative to the cgroup root
+	Cgroups   []string  `json:"cgroups,omitempty"`   // absolute cgroup directories
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode   int       `json:"exitCode"`
+	Signal     int       `json:"signal,omitempty"`
+	OOMKilled  bool      `json:"oomKilled,omitempty"`
+	MemoryMax  int64     `json:"memoryMax,omitempty"` // the limit in force, for messages
+	Err        string    `json:"err,omitempty"`       // the task could not be run or watched
+	FinishedAt time.Time `json:"finishedAt"`
+}
+
+// Successful reports whether the task ended on its own with exit code 0.
+func (r *ExitResult) Successful() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && !r.OOMKilled && r.Err == ""
+}
+
+// Describe says in words how the task ended: "exit code 1",
+// "OOM killed (memory limit 64MiB)", "killed by signal 9".
+func (r *ExitResult) Describe() string {
+	switch {
+	case r.OOMKilled && r.MemoryMax > 0:
+		return fmt.Sprintf("OOM killed (memory limit %s)", FormatBytes(r.MemoryMax))
+	case r.OOMKilled:
+		return "OOM killed"
+	case r.Err != "":
+		return r.Err
+	case r.Signal != 0:
+		return fmt.Sprintf("killed by signal %d", r.Signal)
+	}
+	return fmt.Sprintf("exit code %d", r.ExitCode)
+}
+
+// FormatBytes renders n in the largest binary unit that divides it, e.g.
+// 64MiB, 1536KiB, 100B.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}
