@@ -1,0 +1,14 @@
+// Package exec is the agent's process driver. Each task runs under a
+// detached shim (`strata __shim <taskdir>`, its own session, so it outlives
+// the agent) that starts `strata __exec <spec>`; exec writes its own pid into
+// the task's cgroup and then execve's the task command, so the task runs
+// inside its limits from its first instruction while the shim stays outside
+// them. The shim copies the task's stdout and stderr into rotating log files,
+// reaps it and writes exit.json atomically; the driver only watches files and
+// /proc, so the agent is never the task's parent.
+//
+// The driver owns the task's cgroup (create before start, kill and remove on
+// destroy). It must never kill a process that is not in the task's process
+// group or cgroup, and never restart a task: restarts are the task runner's
+// decision.
+package exec

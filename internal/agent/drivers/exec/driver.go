@@ -1,0 +1,389 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+)
+
+// Name is the driver's name in Task.Driver.
+const Name = "exec"
+
+// basePath is the PATH a task gets when its environment sets none.
+const basePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Config configures the exec driver.
+type Config struct {
+	// ShimCommand is the argv prefix that runs the shim; the task dir is
+	// appended. Its first element with "__exec" runs exec.
+	ShimCommand []string
+	CgroupRoot  string // default /sys/fs/cgroup
+	Logger      *slog.Logger
+	// Poll is how often a task's files are checked for its exit (default 50ms).
+	Poll time.Duration
+	// StartTimeout bounds how long the shim may take to report the task's pid.
+	StartTimeout time.Duration
+}
+
+// Driver runs tasks as processes confined by cgroups, each under a shim.
+type Driver struct {
+	cfg     Config
+	version cgroup.Version
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	tasks  map[string]*task
+	closed chan struct{}
+	once   sync.Once
+}
+
+type task struct {
+	handle drivers.TaskHandle
+	group  cgroup.Group
+	done   chan struct{} // closed once result is set
+	result *drivers.ExitResult
+}
+
+// New returns a driver for the cgroup hierarchy found under cfg.CgroupRoot.
+func New(cfg Config) (*Driver, error) {
+	if len(cfg.ShimCommand) == 0 {
+		return nil, errors.New("exec driver: empty shim command")
+	}
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = cgroup.DefaultRoot
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	v, err := cgroup.Detect(cfg.CgroupRoot)
+	if err != nil {
+		return nil, fmt.Errorf("exec driver: %w", err)
+	}
+	return &Driver{cfg: cfg, version: v, log: cfg.Logger.With("driver", Name), tasks: map[string]*task{}, closed: make(chan struct{})}, nil
+}
+
+// CgroupVersion reports the hierarchy the driver uses.
+func (d *Driver) CgroupVersion() cgroup.Version { return d.version }
+
+// StartTask creates the task's cgroup, launches its shim and returns once
+// the task process exists (or already ended).
+func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if len(cfg.Task.Command) == 0 {
+		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
+	}
+	rel := cgroup.TaskPath(cfg.AllocID, cfg.Name)
+	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	// A previous attempt may have left processes or the directory behind.
+	if err := group.Kill(5 * time.Second); err != nil {
+		return nil, fmt.Errorf("start %s: clear old cgroup: %w", cfg.ID, err)
+	}
+	if err := group.Remove(); err != nil {
+		return nil, fmt.Errorf("start %s: clear old cgroup: %w", cfg.ID, err)
+	}
+	lim := cgroup.Limits{
+		CPUMilli:    cfg.Resources.CPUMilli,
+		MemoryBytes: cfg.Resources.MemoryBytes,
+		PidsLimit:   cfg.Task.PidsLimit,
+		CPUs:        cfg.CPUs,
+		NUMANode:    cfg.NUMANode,
+	}
+	if err := group.Create(lim); err != nil {
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	for _, f := range []string{runFile, exitFile} {
+		if err := os.Remove(filepath.Join(cfg.TaskDir, f)); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		}
+	}
+	s := spec{
+		Command:       cfg.Task.Command,
+		Env:           envList(cfg.Env),
+		WorkDir:       cfg.Task.WorkDir,
+		ExecCommand:   []string{d.cfg.ShimCommand[0], "__exec"},
+		ProcsFiles:    group.ProcsFiles(),
+		CgroupVersion: int(d.version),
+		CgroupRoot:    d.cfg.CgroupRoot,
+		CgroupRel:     rel,
+		LogMaxBytes:   cfg.LogMaxBytes,
+		LogMaxFiles:   cfg.LogMaxFiles,
+	}
+	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	shimPID, err := d.launchShim(cfg.TaskDir)
+	if err != nil {
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	start, _ := procStart(shimPID)
+	h := drivers.TaskHandle{
+		ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir,
+		ShimPID: shimPID, ShimStart: start,
+		Cgroup: rel, Cgroups: group.Dirs(),
+	}
+	info, err := d.awaitStart(ctx, cfg.TaskDir, shimPID, start)
+	if err != nil {
+		// Do not leave a half-started task: the shim may still run it.
+		syscall.Kill(shimPID, syscall.SIGKILL)
+		group.Kill(5 * time.Second)
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	h.PID, h.StartedAt = info.PID, info.StartedAt
+	if h.StartedAt.IsZero() {
+		h.StartedAt = time.Now()
+	}
+	d.track(h, group)
+	d.log.Info("task started", "task", cfg.ID, "pid", h.PID, "shim_pid", shimPID, "cgroup", rel)
+	return &h, nil
+}
+
+func (d *Driver) launchShim(taskDir string) (int, error) {
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
+	}
+	defer devNull.Close()
+	logFile, err := os.OpenFile(filepath.Join(taskDir, shimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open shim log: %w", err)
+	}
+	defer logFile.Close()
+	argv := append(append([]string(nil), d.cfg.ShimCommand...), taskDir)
+	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
+		Dir:   taskDir,
+		Env:   os.Environ(),
+		Files: []*os.File{devNull, logFile, logFile},
+		// A session of its own: the shim survives the agent, its signals
+		// and its terminal.
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("launch shim: %w", err)
+	}
+	pid := proc.Pid
+	// Reap the shim if it exits while this agent lives; after an agent
+	// restart it is init's (or the subreaper's) to reap.
+	go proc.Wait()
+	return pid, nil
+}
+
+// awaitStart waits for the shim's run.json (or, for a task that could not
+// start or ended at once, its exit.json).
+func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, start uint64) (runInfo, error) {
+	deadline := time.Now().Add(d.cfg.StartTimeout)
+	for {
+		var info runInfo
+		ok, err := readJSON(filepath.Join(taskDir, runFile), &info)
+		if err != nil {
+			return info, err
+		}
+		if ok {
+			return info, nil
+		}
+		if exists(filepath.Join(taskDir, exitFile)) {
+			return info, nil // the monitor reports how it ended
+		}
+		if !sameProcess(shimPID, start) && !exists(filepath.Join(taskDir, exitFile)) {
+			return info, fmt.Errorf("shim exited before starting the task (see %s)", filepath.Join(taskDir, shimLog))
+		}
+		if time.Now().After(deadline) {
+			return info, fmt.Errorf("shim did not start the task within %s", d.cfg.StartTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return info, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (d *Driver) track(h drivers.TaskHandle, group cgroup.Group) *task {
+	t := &task{handle: h, group: group, done: make(chan struct{})}
+	d.mu.Lock()
+	d.tasks[h.ID] = t
+	d.mu.Unlock()
+	go d.monitor(t)
+	return t
+}
+
+// monitor waits for the shim's exit.json, or for the shim to vanish without
+// one, and publishes the result.
+func (d *Driver) monitor(t *task) {
+	exitPath := filepath.Join(t.handle.TaskDir, exitFile)
+	ticker := time.NewTicker(d.cfg.Poll)
+	defer ticker.Stop()
+	for {
+		var res drivers.ExitResult
+		ok, err := readJSON(exitPath, &res)
+		if err == nil && ok {
+			t.result = &res
+			close(t.done)
+			return
+		}
+		if !sameProcess(t.handle.ShimPID, t.handle.ShimStart) {
+			// The shim may have written exit.json just before exiting.
+			if ok, err := readJSON(exitPath, &res); err == nil && ok {
+				t.result = &res
+			} else {
+				t.result = &drivers.ExitResult{ExitCode: -1, Err: "task shim exited without a result", FinishedAt: time.Now()}
+			}
+			close(t.done)
+			return
+		}
+		select {
+		case <-ticker.C:
+		case <-d.closed:
+			return
+		}
+	}
+}
+
+// Close stops watching tasks; the tasks themselves keep running.
+func (d *Driver) Close() error {
+	d.once.Do(func() { close(d.closed) })
+	return nil
+}
+
+// RecoverTask re-attaches to a task started by an earlier agent process. A
+// task whose shim has died since is recovered too: WaitTask then returns its
+// exit.json, or a lost-shim result.
+func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
+	d.mu.Lock()
+	_, known := d.tasks[h.ID]
+	d.mu.Unlock()
+	if known {
+		return nil
+	}
+	if _, err := os.Stat(h.TaskDir); err != nil {
+		return fmt.Errorf("recover %s: %w", h.ID, drivers.ErrTaskNotFound)
+	}
+	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, h.Cgroup)
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", h.ID, err)
+	}
+	d.track(*h, group)
+	d.log.Info("task recovered", "task", h.ID, "pid", h.PID, "shim_pid", h.ShimPID,
+		"shim_alive", sameProcess(h.ShimPID, h.ShimStart))
+	return nil
+}
+
+func (d *Driver) lookup(id string) (*task, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.tasks[id]
+	if !ok {
+		return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
+	}
+	return t, nil
+}
+
+// WaitTask blocks until the task ends or ctx is done.
+func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error) {
+	t, err := d.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-t.done:
+		r := *t.result
+		return &r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// StopTask sends SIGTERM to the task's process group, waits up to timeout
+// for it to exit, then SIGKILLs everything in its cgroup. It returns once
+// the shim has reported the exit.
+func (d *Driver) StopTask(id string, timeout time.Duration) error {
+	t, err := d.lookup(id)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-t.done:
+		return nil
+	default:
+	}
+	if t.handle.PID > 0 {
+		if err := syscall.Kill(-t.handle.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("stop %s: %w", id, err)
+		}
+	}
+	select {
+	case <-t.done:
+		return nil
+	case <-time.After(timeout):
+	}
+	d.log.Info("task ignored SIGTERM, killing", "task", id, "grace", timeout)
+	if t.handle.PID > 0 {
+		syscall.Kill(-t.handle.PID, syscall.SIGKILL)
+	}
+	if err := t.group.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	select {
+	case <-t.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("stop %s: shim did not report the exit", id)
+	}
+}
+
+// DestroyTask kills whatever is left in the task's cgroup, removes the
+// cgroup and forgets the task. The task directory (logs) is kept.
+func (d *Driver) DestroyTask(id string) error {
+	t, err := d.lookup(id)
+	if err != nil {
+		return err
+	}
+	if err := t.group.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("destroy %s: %w", id, err)
+	}
+	if err := t.group.Remove(); err != nil {
+		return fmt.Errorf("destroy %s: %w", id, err)
+	}
+	d.mu.Lock()
+	delete(d.tasks, id)
+	d.mu.Unlock()
+	return nil
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env)+1)
+	if _, ok := env["PATH"]; !ok {
+		out = append(out, "PATH="+basePath)
+	}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

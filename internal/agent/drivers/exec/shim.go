@@ -1,0 +1,171 @@
+package exec
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/logs"
+)
+
+// prSetChildSubreaper makes orphaned descendants of the task re-parent to
+// the shim, which reaps them, instead of to init.
+const prSetChildSubreaper = 36
+
+// copyGrace bounds how long the shim drains the task's pipes after the task
+// exited: a descendant may keep them open forever.
+const copyGrace = 2 * time.Second
+
+// ShimMain is `strata __shim <taskdir>`. It runs the task described by
+// <taskdir>/spec.json through `strata __exec`, copies its output into
+// rotating logs, waits for it and writes <taskdir>/exit.json. It returns the
+// shim's own exit status.
+func ShimMain(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: strata __shim <taskdir>")
+		return 2
+	}
+	taskDir := args[0]
+	res := runShim(taskDir)
+	res.FinishedAt = time.Now()
+	if err := writeJSONAtomic(filepath.Join(taskDir, exitFile), res); err != nil {
+		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runShim(taskDir string) *drivers.ExitResult {
+	// The shim outlives the agent and its terminal; only SIGKILL stops it.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		fmt.Fprintf(os.Stderr, "strata shim: set child subreaper: %v\n", errno)
+	}
+	var s spec
+	if ok, err := readJSON(filepath.Join(taskDir, specFile), &s); !ok || err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("read task spec: %v", err)}
+	}
+	group, err := cgroup.Open(cgroup.Version(s.CgroupVersion), s.CgroupRoot, s.CgroupRel)
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	oomBefore, _ := group.OOMKills()
+
+	var copiers sync.WaitGroup
+	outW, err := startCopy(&copiers, taskDir, "stdout", s)
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	errW, err := startCopy(&copiers, taskDir, "stderr", s)
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	argv := append(append([]string(nil), s.ExecCommand...), filepath.Join(taskDir, specFile))
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Dir:   taskDir,
+		Env:   s.Env,
+		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd()},
+		// Its own process group, so a stop signals the task and its
+		// children but never the shim.
+		Sys: &syscall.SysProcAttr{Setpgid: true},
+	})
+	// Only the task may hold the write ends: EOF must follow its exit.
+	outW.Close()
+	errW.Close()
+	devNull.Close()
+	if err != nil {
+		copiers.Wait()
+		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start task: %v", err)}
+	}
+	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), runInfo{PID: pid, StartedAt: time.Now()}); err != nil {
+		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
+	}
+
+	status := reapUntil(pid)
+	res := &drivers.ExitResult{}
+	switch {
+	case status.Signaled():
+		res.Signal = int(status.Signal())
+		res.ExitCode = 128 + res.Signal
+	default:
+		res.ExitCode = status.ExitStatus()
+	}
+	// The OOM killer SIGKILLs the largest process of the group: the task
+	// itself, or a child whose death makes the task exit non-zero.
+	if oomAfter, err := group.OOMKills(); err == nil && oomAfter > oomBefore && res.ExitCode != 0 {
+		res.OOMKilled = true
+		res.MemoryMax, _ = group.MemoryLimit()
+	}
+	go reapOrphans()
+	drained := make(chan struct{})
+	go func() { copiers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(copyGrace):
+	}
+	return res
+}
+
+// startCopy opens the rotating log of stream and starts copying a new pipe
+// into it; it returns the pipe's write end for the task.
+func startCopy(wg *sync.WaitGroup, taskDir, stream string, s spec) (*os.File, error) {
+	w, err := logs.NewWriter(taskDir, stream, s.LogMaxBytes, s.LogMaxFiles)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", stream, err)
+	}
+	r, pw, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("pipe: %w", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer w.Close()
+		defer r.Close()
+		if _, err := io.Copy(w, r); err != nil {
+			fmt.Fprintf(os.Stderr, "strata shim: copy %s: %v\n", stream, err)
+		}
+	}()
+	return pw, nil
+}
+
+// reapUntil reaps children (the task and orphans re-parented to the shim)
+// until the task itself exits, and returns its status.
+func reapUntil(pid int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return ws // ECHILD: nothing left to wait for
+		}
+		if got == pid {
+			return ws
+		}
+	}
+}
+
+// reapOrphans reaps descendants that outlive the task until the agent kills
+// the task's cgroup or the shim exits.
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(-1, &ws, 0, nil); err != nil && err != syscall.EINTR {
+			return
+		}
+	}
+}
