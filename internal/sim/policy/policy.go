@@ -33,7 +33,10 @@ type Preparer interface {
 // feasible node.
 type Selector struct {
 	Scorer Scorer
-	rng    *rand.Rand
+	// FirstOnTie makes exact ties go to the lowest-indexed node instead of
+	// a uniformly random one.
+	FirstOnTie bool
+	rng        *rand.Rand
 }
 
 var _ cluster.Placer = (*Selector)(nil)
@@ -61,7 +64,7 @@ func (sel *Selector) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement,
 		case s == bestScore:
 			// Reservoir sampling keeps each tied node with equal probability.
 			ties++
-			if sel.rng.IntN(ties) == 0 {
+			if !sel.FirstOnTie && sel.rng.IntN(ties) == 0 {
 				best = i
 			}
 		}
@@ -82,7 +85,17 @@ type Options struct {
 	// Coverage is the popularity coverage of FGD's target workload
 	// (frag.DefaultCoverage when 0).
 	Coverage float64
+	// TieBreak is how exact ties between nodes are broken: TieRandom (the
+	// default, as the Kubernetes framework does) or TieFirst (lowest node
+	// index, a first-fit that consolidates). Random itself always draws.
+	TieBreak string
 }
+
+// Tie-breaking rules for Options.TieBreak.
+const (
+	TieRandom = "random"
+	TieFirst  = "first"
+)
 
 var registry = map[string]func(Options) Scorer{
 	"Random":        func(o Options) Scorer { return NewRandom(o.Seed) },
@@ -110,7 +123,15 @@ func New(name string, o Options) (*Selector, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (have %v)", name, Names())
 	}
-	return NewSelector(mk(o), o.Seed), nil
+	sel := NewSelector(mk(o), o.Seed)
+	switch o.TieBreak {
+	case "", TieRandom:
+	case TieFirst:
+		sel.FirstOnTie = name != "Random"
+	default:
+		return nil, fmt.Errorf("unknown tie-break %q (want %q or %q)", o.TieBreak, TieRandom, TieFirst)
+	}
+	return sel, nil
 }
 
 // Known reports whether name is a policy.

@@ -1,0 +1,22 @@
+// Package sim is Strata's discrete-event cluster simulator, the engine
+// behind `strata sim`. It replays a trace (package trace) against a model of
+// the cell (package cluster) with a placement policy behind the
+// cluster.Placer seam (package policy holds the paper's baselines and FGD),
+// and reports allocation, pending-time and fragmentation metrics.
+//
+// Two modes:
+//
+//   - replay honours the trace's creation and deletion times and machine
+//     events on a virtual clock; pods that do not fit wait in a FIFO queue
+//     that is retried whenever capacity frees, and their pending time is
+//     recorded;
+//   - inflation is the FGD paper's experiment: the trace inflated to 1.3 ×
+//     the GPU capacity (package workload), submitted one by one in a seeded
+//     random order and never deleted; after each pod the allocated share of
+//     GPU, CPU and memory is recorded against the arrived GPU workload.
+//
+// The engine is deterministic: virtual time only (it never reads the wall
+// clock), every random choice from a seeded source, so the same Config gives
+// the same Result. Run is single-threaded; RunInflationSeeds runs seeds in
+// parallel, each on its own cluster and policy.
+package sim
