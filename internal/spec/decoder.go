@@ -1,0 +1,324 @@
+package spec
+
+import (
+	"regexp"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// maxNodes bounds how many YAML nodes one Parse visits. Aliases let a small
+// document expand exponentially ("billion laughs"); the budget turns that
+// into one error instead of a hung API server. Real workloads use a few
+// hundred nodes.
+const maxNodes = 100_000
+
+// decoder walks a YAML node tree, collecting every problem and every
+// accepted-but-unenforced field instead of stopping at the first.
+type decoder struct {
+	errs      Errors
+	notices   []notice
+	visited   int
+	exhausted bool
+}
+
+// notice is an api.Notice with the line it came from, so notices can be
+// listed in document order whatever order the checks ran in.
+type notice struct {
+	api.Notice
+	line int
+}
+
+func (d *decoder) fail(path string, n *yaml.Node, format string, args ...any) {
+	d.errs.add(path, line(n), format, args...)
+}
+
+func (d *decoder) notice(path string, n *yaml.Node, value, message string) {
+	d.notices = append(d.notices, notice{api.Notice{Field: path, Value: value, Message: message}, line(n)})
+}
+
+func line(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+// resolve follows aliases and charges the node budget. It returns nil once
+// the budget is spent; callers then stop walking.
+func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
+	if d.exhausted {
+		return nil
+	}
+	for hops := 0; n != nil && n.Kind == yaml.AliasNode; hops++ {
+		if hops > 100 {
+			n = nil
+			break
+		}
+		n = n.Alias
+	}
+	d.visited++
+	if d.visited > maxNodes {
+		d.exhausted = true
+		d.errs.add("", line(n), "document too large: more than %d YAML nodes once aliases are expanded", maxNodes)
+		return nil
+	}
+	return n
+}
+
+// present reports whether a field was given a value: absent fields and
+// explicit nulls ("replicas:" with nothing after it) both mean "unset", so
+// that defaults apply and a required field reports "required" once.
+func present(n *yaml.Node) bool {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n != nil && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+// describe names the YAML type of n for "expected X, got Y" messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return "a string"
+		case "!!int":
+			return "an integer"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		case "!!null":
+			return "null"
+		}
+		return n.ShortTag()
+	}
+	return "an unknown YAML node"
+}
+
+func (d *decoder) typeErr(path string, n *yaml.Node, want string) {
+	d.fail(path, n, "expected %s, got %s", want, describe(n))
+}
+
+var identKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// join extends a field path. Keys that are not plain identifiers (label keys
+// such as strata.dev/team) are bracketed so the path stays unambiguous.
+func join(path, key string) string {
+	if !identKey.MatchString(key) {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// fields walks the mapping n at path, calling field with each key, the
+// key's path and its value. field reports whether it knows the key; unknown
+// keys are errors. An unset n is an empty mapping. It reports whether n was
+// a mapping.
+func (d *decoder) fields(path string, n *yaml.Node, field func(key, path string, v *yaml.Node) bool) bool {
+	if !present(n) {
+		return true
+	}
+	if n = d.resolve(n); n == nil {
+		return false
+	}
+	if n.Kind != yaml.MappingNode {
+		d.typeErr(path, n, "a mapping")
+		return false
+	}
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.resolve(n.Content[i]), n.Content[i+1]
+		if k == nil {
+			return false
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.fail(path, k, "keys must be strings, got %s", describe(k))
+			continue
+		}
+		if k.ShortTag() == "!!merge" {
+			d.fail(join(path, k.Value), k, "merge keys (<<) are not supported; repeat the fields")
+			continue
+		}
+		p := join(path, k.Value)
+		if seen[k.Value] {
+			d.fail(p, k, "duplicate field")
+			continue
+		}
+		seen[k.Value] = true
+		if !field(k.Value, p, v) {
+			d.fail(p, k, "unknown field")
+		}
+	}
+	return true
+}
+
+// items walks the list n at path. An unset n is an empty list.
+func (d *decoder) items(path string, n *yaml.Node, item func(i int, path string, v *yaml.Node)) bool {
+	if !present(n) {
+		return true
+	}
+	if n = d.resolve(n); n == nil {
+		return false
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.typeErr(path, n, "a list")
+		return false
+	}
+	for i, v := range n.Content {
+		if d.exhausted {
+			return false
+		}
+		item(i, index(path, i), v)
+	}
+	return true
+}
+
+// scalar resolves n and checks that it is a scalar with one of the given
+// tags. It reports false, without an error, when n is unset.
+func (d *decoder) scalar(path string, n *yaml.Node, want string, tags ...string) (*yaml.Node, bool) {
+	if !present(n) {
+		return nil, false
+	}
+	if n = d.resolve(n); n == nil {
+		return nil, false
+	}
+	if n.Kind == yaml.ScalarNode {
+		for _, t := range tags {
+			if n.ShortTag() == t {
+				return n, true
+			}
+		}
+	}
+	d.typeErr(path, n, want)
+	return nil, false
+}
+
+func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
+	n, ok := d.scalar(path, n, "a string", "!!str")
+	if !ok {
+		return "", false
+	}
+	return n.Value, true
+}
+
+// text accepts any scalar as its literal text: label values, environment
+// values and rule values are strings, but "row: 3" and "DEBUG: true" are too
+// natural to reject.
+func (d *decoder) text(path string, n *yaml.Node) (string, bool) {
+	n, ok := d.scalar(path, n, "a single value", "!!str", "!!int", "!!float", "!!bool")
+	if !ok {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) integer(path string, n *yaml.Node) (int64, bool) {
+	n, ok := d.scalar(path, n, "an integer", "!!int")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 0, 64)
+	if err != nil {
+		d.fail(path, n, "integer %q out of range", n.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+func (d *decoder) boolean(path string, n *yaml.Node) (bool, bool) {
+	n, ok := d.scalar(path, n, "true or false", "!!bool")
+	if !ok {
+		return false, false
+	}
+	v, err := strconv.ParseBool(n.Value)
+	if err != nil {
+		d.fail(path, n, "expected true or false, got %q", n.Value)
+		return false, false
+	}
+	return v, true
+}
+
+// quantity returns the text of a resource quantity, which YAML may have
+// typed as an integer (cpu: 8), a number (gpu: 0.5) or a string (64Mi).
+func (d *decoder) quantity(path string, n *yaml.Node, example string) (*yaml.Node, bool) {
+	return d.scalar(path, n, "a quantity such as "+example, "!!str", "!!int", "!!float")
+}
+
+// duration parses Go duration syntax ("500ms", "5s", "1m30s"); negative
+// durations are errors.
+func (d *decoder) duration(path string, n *yaml.Node) (time.Duration, bool) {
+	n, ok := d.scalar(path, n, `a duration such as "5s"`, "!!str")
+	if !ok {
+		return 0, false
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		d.fail(path, n, "invalid duration %q (want Go syntax such as 500ms, 5s, 1m30s)", n.Value)
+		return 0, false
+	}
+	if v < 0 {
+		d.fail(path, n, "negative duration %q", n.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// strings decodes a list of strings; text decides whether any scalar is
+// accepted as text or only strings are.
+func (d *decoder) strings(path string, n *yaml.Node, anyScalar bool) ([]string, bool) {
+	var out []string
+	ok := d.items(path, n, func(_ int, p string, v *yaml.Node) {
+		var s string
+		var good bool
+		if anyScalar {
+			s, good = d.text(p, v)
+		} else {
+			s, good = d.str(p, v)
+		}
+		if !good && !present(v) {
+			d.fail(p, v, "expected a string, got null")
+		}
+		if good {
+			out = append(out, s)
+		}
+	})
+	return out, ok
+}
+
+// textMap decodes a mapping of string keys to scalar values, checking every
+// key with validKey (which returns a problem or "").
+func (d *decoder) textMap(path string, n *yaml.Node, validKey func(string) string) map[string]string {
+	var out map[string]string
+	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		if problem := validKey(key); problem != "" {
+			d.fail(p, v, "%s", problem)
+			return true
+		}
+		s, ok := d.text(p, v)
+		if !ok && !present(v) {
+			ok = true // "KEY:" with nothing after it is an empty value
+		}
+		if ok {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[key] = s
+		}
+		return true
+	})
+	return out
+}

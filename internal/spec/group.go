@@ -1,0 +1,361 @@
+package spec
+
+import (
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/resources"
+)
+
+// Defaults, documented in docs/workload-spec.md.
+const (
+	DefaultReplicas     = 1
+	DefaultDriver       = DriverExec
+	DefaultKillTimeout  = 5 * time.Second
+	DefaultPidsLimit    = 1024
+	DefaultCPUMilli     = 100
+	DefaultMemoryBytes  = 64 << 20
+	DefaultRestartDelay = time.Second
+	DefaultMaxDelay     = 30 * time.Second
+	DefaultAttempts     = 3 // for on-failure; always defaults to 0, unlimited
+
+	// MaxReplicas bounds one group. It is far above any real group and
+	// exists so that a typo cannot ask the scheduler for 10^18 placements.
+	MaxReplicas = 1_000_000
+)
+
+// Task drivers.
+const (
+	DriverExec = "exec"
+	DriverMock = "mock"
+	// DriverContainerd runs an OCI image. It is accepted so that image-only
+	// containers are stored rather than dropped, but no agent offers it
+	// yet; such tasks carry an Unenforced notice.
+	DriverContainerd = "containerd"
+)
+
+// ImageOnlyNotice is the notice attached to a task that needs the
+// containerd driver.
+const ImageOnlyNotice = "image-only containers need the containerd driver; not yet enforced"
+
+func defaultRestartPolicy() api.RestartPolicy {
+	return api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: DefaultAttempts, Delay: DefaultRestartDelay, MaxDelay: DefaultMaxDelay}
+}
+
+func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
+	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
+	var name, tasks *yaml.Node
+	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		switch key {
+		case "name":
+			name = v
+			g.Name = d.name(p, v)
+		case "replicas":
+			if r, ok := d.integer(p, v); ok {
+				switch {
+				case r < 0:
+					d.fail(p, v, "must be 0 or more, got %d", r)
+				case r > MaxReplicas:
+					d.fail(p, v, "must be at most %d, got %d", MaxReplicas, r)
+				default:
+					g.Replicas = int(r)
+				}
+			}
+		case "restartPolicy":
+			g.RestartPolicy = d.restartPolicy(p, v)
+		case "placement":
+			g.Placement = d.placement(p, v)
+		case "tasks":
+			tasks = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return nil
+	}
+	if !present(name) {
+		d.fail(join(path, "name"), n, "required")
+	}
+	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
+	return g
+}
+
+// name decodes and checks a workload, group or task name.
+func (d *decoder) name(path string, n *yaml.Node) string {
+	s, ok := d.str(path, n)
+	if !ok {
+		return ""
+	}
+	if problem := checkName(s); problem != "" {
+		d.fail(path, n, "%s", problem)
+	}
+	return s
+}
+
+// tasks decodes a group's task list (or the containers shorthand); parent
+// is the node a "required" error points at when the list is missing.
+func (d *decoder) tasks(path string, n, parent *yaml.Node) []*api.Task {
+	var tasks []*api.Task
+	names := map[string]bool{}
+	d.items(path, n, func(i int, p string, v *yaml.Node) {
+		t := d.task(p, v)
+		if t == nil {
+			return
+		}
+		if t.Name != "" && names[t.Name] {
+			d.fail(join(p, "name"), v, "duplicate task name %q", t.Name)
+		}
+		names[t.Name] = true
+		tasks = append(tasks, t)
+	})
+	if len(tasks) == 0 && !d.exhausted {
+		if present(n) {
+			parent = n
+		}
+		d.fail(path, parent, "at least one task is required")
+	}
+	return tasks
+}
+
+func (d *decoder) task(path string, n *yaml.Node) *api.Task {
+	t := &api.Task{
+		Resources:   api.Resources{CPUMilli: DefaultCPUMilli, MemoryBytes: DefaultMemoryBytes},
+		KillTimeout: DefaultKillTimeout,
+		PidsLimit:   DefaultPidsLimit,
+	}
+	var name, driver, command, image, res *yaml.Node
+	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		switch key {
+		case "name":
+			name = v
+			t.Name = d.name(p, v)
+		case "driver":
+			driver = v
+			if s, ok := d.str(p, v); ok {
+				switch s {
+				case DriverExec, DriverMock, DriverContainerd:
+					t.Driver = s
+				default:
+					d.fail(p, v, "unknown driver %q (want %s, %s or %s)", s, DriverExec, DriverMock, DriverContainerd)
+				}
+			}
+		case "command":
+			command = v
+			t.Command, _ = d.strings(p, v, false)
+		case "env":
+			t.Env = d.textMap(p, v, checkEnvName)
+		case "workDir":
+			t.WorkDir, _ = d.str(p, v)
+		case "image":
+			image = v
+			t.Image, _ = d.str(p, v)
+		case "resources":
+			res = v
+			d.resources(p, v, t)
+		case "killTimeout":
+			if v, ok := d.duration(p, v); ok {
+				t.KillTimeout = v
+			}
+		case "pidsLimit":
+			if l, ok := d.integer(p, v); ok {
+				if l < 1 {
+					d.fail(p, v, "must be at least 1, got %d", l)
+				} else {
+					t.PidsLimit = l
+				}
+			}
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return nil
+	}
+	if !present(name) {
+		d.fail(join(path, "name"), n, "required")
+	}
+	d.checkDriver(path, n, t, driver, command, image)
+	d.checkResources(join(path, "resources"), res, n, t)
+	return t
+}
+
+// checkDriver picks the default driver and checks what each driver needs.
+// An image without a command means a container: it is kept, on the
+// containerd driver, with a notice instead of being refused or run as
+// something it is not.
+func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, command, image *yaml.Node) {
+	if !present(driver) {
+		t.Driver = DefaultDriver
+		if t.Image != "" && len(t.Command) == 0 {
+			t.Driver = DriverContainerd
+		}
+	}
+	switch t.Driver {
+	case DriverExec:
+		switch {
+		case !present(command):
+			d.fail(join(path, "command"), n, `required for driver exec: the program and its arguments, e.g. ["/bin/sh", "-c", "echo hi"]`)
+		case len(t.Command) == 0:
+			// A wrong type was already reported; only an empty list is new.
+			if c := d.resolve(command); c != nil && c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
+				d.fail(join(path, "command"), command, "must not be empty for driver exec")
+			}
+		case t.Command[0] == "":
+			d.fail(index(join(path, "command"), 0), command, "the program must not be empty")
+		}
+		if t.Image != "" {
+			d.notice(join(path, "image"), image, t.Image, "image is ignored by the exec driver, which runs command on the host; not yet enforced")
+		}
+	case DriverContainerd:
+		if t.Image == "" {
+			d.fail(join(path, "image"), n, "required for driver containerd")
+		} else {
+			d.notice(join(path, "image"), image, t.Image, ImageOnlyNotice)
+		}
+	}
+}
+
+func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
+	r := &t.Resources
+	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		switch key {
+		case "cpu":
+			if q, ok := d.quantity(p, v, "500m or 2"); ok {
+				d.positive(p, q, resources.ParseCPU, &r.CPUMilli)
+			}
+		case "memory":
+			if q, ok := d.quantity(p, v, "64Mi"); ok {
+				d.positive(p, q, resources.ParseBytes, &r.MemoryBytes)
+			}
+		case "disk":
+			if q, ok := d.quantity(p, v, "100Mi"); ok {
+				d.parse(p, q, resources.ParseBytes, &r.DiskBytes)
+			}
+		case "bandwidth":
+			if q, ok := d.quantity(p, v, "100Mbps"); ok {
+				d.parse(p, q, resources.ParseBandwidth, &r.NetMbps)
+			}
+		case "gpu":
+			if q, ok := d.quantity(p, v, "1 or 0.5"); ok {
+				whole, milli, err := resources.ParseGPU(q.Value)
+				if err != nil {
+					d.fail(p, q, "%s", err)
+				}
+				r.GPUs, r.GPUMilli = whole, milli
+			}
+		case "gpuModels":
+			t.GPUModels, _ = d.strings(p, v, false)
+			for i, m := range t.GPUModels {
+				if m == "" {
+					d.fail(index(p, i), v, "must not be empty")
+				}
+			}
+		case "exclusiveCores":
+			t.ExclusiveCores, _ = d.boolean(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// parse stores the parsed quantity q in dst or reports why it cannot.
+func (d *decoder) parse(path string, q *yaml.Node, parse func(string) (int64, error), dst *int64) bool {
+	v, err := parse(q.Value)
+	if err != nil {
+		d.fail(path, q, "%s", err)
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// positive is parse for CPU and memory, where zero is refused: a zero
+// memory limit kills the task at once and zero CPU starves it.
+func (d *decoder) positive(path string, q *yaml.Node, parse func(string) (int64, error), dst *int64) {
+	var v int64
+	if !d.parse(path, q, parse, &v) {
+		return
+	}
+	if v == 0 {
+		d.fail(path, q, "must be greater than zero")
+		return
+	}
+	*dst = v
+}
+
+// checkResources checks rules that span several resource fields.
+func (d *decoder) checkResources(path string, res, task *yaml.Node, t *api.Task) {
+	at := res
+	if !present(at) {
+		at = task
+	}
+	if t.ExclusiveCores && t.Resources.CPUMilli%1000 != 0 {
+		d.fail(join(path, "cpu"), at, "exclusiveCores needs whole cores: cpu must be a multiple of 1000m, got %s",
+			resources.FormatCPU(t.Resources.CPUMilli))
+	}
+	if len(t.GPUModels) > 0 && t.Resources.GPUs == 0 && t.Resources.GPUMilli == 0 {
+		d.fail(join(path, "gpuModels"), at, "gpuModels needs a gpu request")
+	}
+}
+
+func (d *decoder) restartPolicy(path string, n *yaml.Node) api.RestartPolicy {
+	rp := defaultRestartPolicy()
+	var attempts, delay, maxDelay *yaml.Node
+	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		switch key {
+		case "mode":
+			if s, ok := d.str(p, v); ok {
+				switch s {
+				case api.RestartNever, api.RestartOnFailure, api.RestartAlways:
+					rp.Mode = s
+				default:
+					d.fail(p, v, "unknown restart mode %q (want %s, %s or %s)", s, api.RestartNever, api.RestartOnFailure, api.RestartAlways)
+				}
+			}
+		case "attempts":
+			attempts = v
+			if a, ok := d.integer(p, v); ok {
+				if a < 0 || a > 1_000_000 {
+					d.fail(p, v, "must be between 0 and 1000000, got %d", a)
+				} else {
+					rp.Attempts = int(a)
+				}
+			}
+		case "delay":
+			delay = v
+			rp.Delay, _ = d.duration(p, v)
+		case "maxDelay":
+			maxDelay = v
+			rp.MaxDelay, _ = d.duration(p, v)
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return rp
+	}
+	if !present(attempts) && rp.Mode != api.RestartOnFailure {
+		rp.Attempts = 0 // never restarts; always restarts without limit
+	}
+	if rp.Mode == api.RestartNever && rp.Attempts > 0 {
+		d.fail(join(path, "attempts"), attempts, "mode never does not restart: remove attempts or pick on-failure")
+	}
+	if rp.Mode != api.RestartNever && present(delay) && rp.Delay == 0 {
+		// The backoff doubles the delay; from zero it would stay zero and a
+		// crashing task would spin.
+		d.fail(join(path, "delay"), delay, "must be greater than zero")
+	}
+	if !present(maxDelay) {
+		rp.MaxDelay = max(rp.MaxDelay, rp.Delay)
+	} else if rp.MaxDelay < rp.Delay {
+		d.fail(join(path, "maxDelay"), maxDelay, "must not be shorter than delay (%s)", rp.Delay)
+	}
+	return rp
+}
