@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/sim/cluster"
-	"github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/policy"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
@@ -203,21 +202,5 @@ func TestNoFit(t *testing.T) {
 	}
 	if _, err := policy.New("Nope", policy.Options{}); err == nil {
 		t.Fatal("unknown policy accepted")
-	}
-}
-
-func TestFragMatchesDefinition(t *testing.T) {
-	d := frag.FromPods([]trace.Pod{pod("w", 1000, 1000), pod("s", 1000, 500), pod("c", 1000, 0), pod("w2", 1000, 1000)}, 1)
-	d.Bind([]string{"T4"})
-	// Node: 4 CPU free, GPUs with 1000, 700, 200 free (idle 1900).
-	// whole (p=.5): fits, fragment = 700+200 = 900; share 500 (p=.25): fragment = 200;
-	// cpu-only (p=.25): all 1900 idle is unusable.
-	want := 0.5*900 + 0.25*200 + 0.25*1900
-	if got := d.Frag(0, 4000, []int64{1000, 700, 200}); got != want {
-		t.Fatalf("Frag = %v, want %v", got, want)
-	}
-	// Too little CPU for any type: everything idle is fragment.
-	if got := d.Frag(0, 500, []int64{1000, 700, 200}); got != 1900 {
-		t.Fatalf("Frag(cpu-starved) = %v, want 1900", got)
 	}
 }
