@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"time"
@@ -15,6 +16,10 @@ import (
 // into one error instead of a hung API server. Real workloads use a few
 // hundred nodes.
 const maxNodes = 100_000
+
+// maxErrors bounds the problems reported for one document: past a hundred,
+// more lines help nobody and only grow a hostile request's response.
+const maxErrors = 100
 
 // decoder walks a YAML node tree, collecting every problem and every
 // accepted-but-unenforced field instead of stopping at the first.
@@ -33,7 +38,42 @@ type notice struct {
 }
 
 func (d *decoder) fail(path string, n *yaml.Node, format string, args ...any) {
-	d.errs.add(path, line(n), format, args...)
+	d.report(path, line(n), format, args...)
+}
+
+// report records a problem, and stops the walk once there are too many.
+func (d *decoder) report(path string, line int, format string, args ...any) {
+	if len(d.errs.List) >= maxErrors {
+		return
+	}
+	d.errs.add(path, line, format, args...)
+	if len(d.errs.List) == maxErrors {
+		d.exhausted = true
+		d.errs.add("", math.MaxInt, "too many problems; stopped after %d", maxErrors)
+	}
+}
+
+// missing reports a problem with a field that is absent from the mapping n,
+// such as a required field. It takes the last line of n, so that it sorts
+// after the problems found inside n: the user reads top to bottom, and
+// "command: required" belongs after "comand: unknown field".
+func (d *decoder) missing(path string, n *yaml.Node, format string, args ...any) {
+	d.report(path, endLine(n, 0), format, args...)
+}
+
+// endLine is the largest line in the subtree of n, not following aliases.
+func endLine(n *yaml.Node, depth int) int {
+	if n == nil {
+		return 0
+	}
+	last := n.Line
+	if depth > 100 {
+		return last
+	}
+	for _, c := range n.Content {
+		last = max(last, endLine(c, depth+1))
+	}
+	return last
 }
 
 func (d *decoder) notice(path string, n *yaml.Node, value, message string) {
@@ -63,7 +103,7 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	d.visited++
 	if d.visited > maxNodes {
 		d.exhausted = true
-		d.errs.add("", line(n), "document too large: more than %d YAML nodes once aliases are expanded", maxNodes)
+		d.report("", line(n), "document too large: more than %d YAML nodes once aliases are expanded", maxNodes)
 		return nil
 	}
 	return n

@@ -78,7 +78,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 		return nil
 	}
 	if !present(name) {
-		d.fail(join(path, "name"), n, "required")
+		d.missing(join(path, "name"), n, "required")
 	}
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
 	return g
@@ -116,7 +116,7 @@ func (d *decoder) tasks(path string, n, parent *yaml.Node) []*api.Task {
 		if present(n) {
 			parent = n
 		}
-		d.fail(path, parent, "at least one task is required")
+		d.missing(path, parent, "at least one task is required")
 	}
 	return tasks
 }
@@ -177,7 +177,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		return nil
 	}
 	if !present(name) {
-		d.fail(join(path, "name"), n, "required")
+		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
 	d.checkResources(join(path, "resources"), res, n, t)
@@ -199,7 +199,7 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 	case DriverExec:
 		switch {
 		case !present(command):
-			d.fail(join(path, "command"), n, `required for driver exec: the program and its arguments, e.g. ["/bin/sh", "-c", "echo hi"]`)
+			d.missing(join(path, "command"), n, `required for driver exec: the program and its arguments, e.g. ["/bin/sh", "-c", "echo hi"]`)
 		case len(t.Command) == 0:
 			// A wrong type was already reported; only an empty list is new.
 			if c := d.resolve(command); c != nil && c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
@@ -213,7 +213,7 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 		}
 	case DriverContainerd:
 		if t.Image == "" {
-			d.fail(join(path, "image"), n, "required for driver containerd")
+			d.missing(join(path, "image"), n, "required for driver containerd")
 		} else {
 			d.notice(join(path, "image"), image, t.Image, ImageOnlyNotice)
 		}
@@ -329,7 +329,10 @@ func (d *decoder) restartPolicy(path string, n *yaml.Node) api.RestartPolicy {
 			}
 		case "delay":
 			delay = v
-			rp.Delay, _ = d.duration(p, v)
+			var ok bool
+			if rp.Delay, ok = d.duration(p, v); !ok {
+				delay = nil // reported; do not also complain that it is zero
+			}
 		case "maxDelay":
 			maxDelay = v
 			rp.MaxDelay, _ = d.duration(p, v)

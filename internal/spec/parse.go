@@ -133,16 +133,16 @@ func (d *decoder) workload(root *yaml.Node) *api.Workload {
 	// A missing top-level field has no line of its own; line 1 keeps it at
 	// the top of the sorted list, where the user will look for it.
 	if !present(apiVersion) {
-		d.errs.add("apiVersion", 1, "required (want %s)", APIVersion)
+		d.report("apiVersion", 1, "required (want %s)", APIVersion)
 	}
 	if !present(kind) {
-		d.errs.add("kind", 1, "required (want %s)", Kind)
+		d.report("kind", 1, "required (want %s)", Kind)
 	}
 	if !present(metadata) {
-		d.errs.add("metadata.name", 1, "required")
+		d.report("metadata.name", 1, "required")
 	}
 	if !present(spec) {
-		d.errs.add("spec", 1, "required")
+		d.report("spec", 1, "required")
 	} else {
 		d.spec("spec", spec, w)
 	}
@@ -169,7 +169,7 @@ func (d *decoder) metadata(path string, n *yaml.Node, w *api.Workload) {
 		return true
 	})
 	if ok && !present(name) {
-		d.fail(join(path, "name"), n, "required")
+		d.missing(join(path, "name"), n, "required")
 	}
 }
 
@@ -219,7 +219,7 @@ func (d *decoder) spec(path string, n *yaml.Node, w *api.Workload) {
 	case present(groups):
 		w.Groups = d.groups(join(path, "groups"), groups)
 	default:
-		d.fail(join(path, "groups"), n, "required: at least one group (or the containers shorthand)")
+		d.missing(join(path, "groups"), n, "required: at least one group (or the containers shorthand)")
 	}
 	if present(constraints) {
 		d.placementConstraints(join(path, "placementConstraints"), constraints, w.Groups)
@@ -266,7 +266,7 @@ func (d *decoder) groups(path string, n *yaml.Node) []*api.TaskGroup {
 		groups = append(groups, g)
 	})
 	if len(groups) == 0 && present(n) && n.Kind == yaml.SequenceNode {
-		d.fail(path, n, "at least one group is required")
+		d.missing(path, n, "at least one group is required")
 	}
 	return groups
 }

@@ -133,7 +133,7 @@ func (d *decoder) rule(path string, n *yaml.Node, kind ruleKind) (api.LabelRule,
 		return true
 	})
 	if !present(key) {
-		d.fail(join(path, "key"), n, "required")
+		d.missing(join(path, "key"), n, "required")
 	}
 	if !kind.soft() && present(weight) {
 		d.fail(join(path, "weight"), weight, "only prefer and avoid rules have a weight")
