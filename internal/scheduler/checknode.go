@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// CheckNode re-validates one node's part of a plan against the newest state;
+// the single plan applier calls it before committing. existing is the
+// node's current allocations (any status), stopping the ids this plan
+// stops, place the plan's new allocations for the node. It returns false
+// with a reason when committing would overcommit an aggregate dimension,
+// double-assign an exclusive core or a whole GPU, push a GPU's shares over
+// 1000 milli, overcommit a NUMA node's memory, give an allocation an
+// assignment that does not match its request, or when the node is missing
+// or not ready. A part that only stops allocations always fits.
+func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]bool, place []*api.Allocation) (ok bool, reason string) {
+	if len(place) == 0 {
+		return true, ""
+	}
+	if node == nil {
+		return false, "node not found"
+	}
+	if !node.Ready() {
+		return false, reasonNotReady
+	}
+
+	var used api.Resources
+	d := newNodeDetail(node)
+	for _, a := range existing {
+		if a.Terminal() || stopping[a.ID] {
+			continue
+		}
+		used = used.Add(a.Resources)
+		d.apply(a) // conflicts already committed are not this plan's to judge
+	}
+	for _, a := range place {
+		if r := assignmentMismatch(a); r != "" {
+			return false, "alloc " + a.ID + ": " + r
+		}
+		used = used.Add(a.Resources)
+		if r := d.apply(a); r != "" {
+			return false, r
+		}
+	}
+	if dim := used.Exceeds(node.Capacity); dim != "" {
+		return false, "insufficient " + dim
+	}
+	return true, ""
+}
+
+// assignmentMismatch reports an assignment that does not deliver what the
+// allocation is charged for.
+func assignmentMismatch(a *api.Allocation) string {
+	asg, res := &a.Assignment, &a.Resources
+	switch {
+	case res.GPUMilli > 0 && (len(asg.GPUs) != 1 || asg.GPUMilli != res.GPUMilli):
+		return fmt.Sprintf("gpu share %d milli on %d gpus, want %d milli on 1", asg.GPUMilli, len(asg.GPUs), res.GPUMilli)
+	case res.GPUMilli == 0 && int64(len(asg.GPUs)) != res.GPUs:
+		return fmt.Sprintf("assigned %d gpus, want %d", len(asg.GPUs), res.GPUs)
+	case a.TaskGroup != nil && a.TaskGroup.ExclusiveCores() && int64(len(asg.CPUs))*1000 < res.CPUMilli:
+		return fmt.Sprintf("assigned %d cores for %d millicores", len(asg.CPUs), res.CPUMilli)
+	case len(asg.CPUs) > 0 && asg.NUMANode < 0:
+		return "pinned cores without a NUMA node"
+	}
+	return ""
+}

@@ -1,0 +1,169 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// maxCPUID bounds the cpu-id lookup table; ids above it are ignored.
+const maxCPUID = 1 << 16
+
+// unlimitedMem marks a NUMA node whose memory size is unknown.
+const unlimitedMem = math.MaxInt64
+
+// nodeDetail is the occupancy of a node's exclusive cores, NUMA-local memory
+// and GPUs, in flat slices indexed by position (no maps).
+type nodeDetail struct {
+	node      *api.Node
+	cpuPos    []int32 // cpu id → core position, -1 if absent
+	coreNUMA  []int32 // core position → NUMA index
+	coreCPU   []int   // core position → cpu id
+	coreTaken []bool
+	numaFree  []int   // free cores per NUMA index
+	numaMem   []int64 // memory left for pinned allocations per NUMA index
+	gpuWhole  []bool  // GPU index → held whole
+	gpuMilli  []int64 // GPU index → milli held by shares
+}
+
+func newNodeDetail(n *api.Node) *nodeDetail {
+	maxID := -1
+	for _, nn := range n.NUMA {
+		for _, cpu := range nn.CPUs {
+			if cpu <= maxCPUID {
+				maxID = max(maxID, cpu)
+			}
+		}
+	}
+	d := &nodeDetail{
+		node:     n,
+		cpuPos:   make([]int32, maxID+1),
+		numaFree: make([]int, len(n.NUMA)),
+		numaMem:  make([]int64, len(n.NUMA)),
+		gpuWhole: make([]bool, len(n.GPUs)),
+		gpuMilli: make([]int64, len(n.GPUs)),
+	}
+	for i := range d.cpuPos {
+		d.cpuPos[i] = -1
+	}
+	for ni, nn := range n.NUMA {
+		d.numaMem[ni] = nn.MemoryBytes
+		if nn.MemoryBytes <= 0 {
+			d.numaMem[ni] = unlimitedMem
+		}
+		for _, cpu := range nn.CPUs {
+			if cpu < 0 || cpu > maxCPUID || d.cpuPos[cpu] >= 0 {
+				continue // malformed or duplicate id: not schedulable
+			}
+			d.cpuPos[cpu] = int32(len(d.coreCPU))
+			d.coreNUMA = append(d.coreNUMA, int32(ni))
+			d.coreCPU = append(d.coreCPU, cpu)
+			d.numaFree[ni]++
+		}
+	}
+	d.coreTaken = make([]bool, len(d.coreCPU))
+	return d
+}
+
+func (d *nodeDetail) corePos(cpu int) int {
+	if cpu < 0 || cpu >= len(d.cpuPos) {
+		return -1
+	}
+	return int(d.cpuPos[cpu])
+}
+
+func (d *nodeDetail) numaIndex(id int) int {
+	for i := range d.node.NUMA {
+		if d.node.NUMA[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (d *nodeDetail) gpuIndex(id string) int {
+	for i := range d.node.GPUs {
+		if d.node.GPUs[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// gpuFree reports whether GPU i can be handed out whole.
+func (d *nodeDetail) gpuFree(i int) bool { return !d.gpuWhole[i] && d.gpuMilli[i] == 0 }
+
+// apply marks an allocation's assignment as taken. It returns "" or the
+// first conflict found (an unknown or doubly assigned core or GPU, a share
+// pushing a GPU past 1000 milli, NUMA memory overcommitted); the occupancy
+// is updated either way so that later conflicts are seen too.
+func (d *nodeDetail) apply(a *api.Allocation) string {
+	var conflict string
+	note := func(format string, args ...any) {
+		if conflict == "" {
+			conflict = fmt.Sprintf(format, args...)
+		}
+	}
+	asg := &a.Assignment
+	for _, cpu := range asg.CPUs {
+		switch p := d.corePos(cpu); {
+		case p < 0:
+			note("cpu %d not on node", cpu)
+		case d.coreTaken[p]:
+			note("cpu %d assigned twice", cpu)
+		default:
+			d.coreTaken[p] = true
+			d.numaFree[d.coreNUMA[p]]--
+		}
+	}
+	if asg.NUMANode >= 0 && len(asg.CPUs) > 0 {
+		switch nu := d.numaIndex(asg.NUMANode); {
+		case nu < 0:
+			note("numa node %d not on node", asg.NUMANode)
+		default:
+			for _, cpu := range asg.CPUs {
+				if p := d.corePos(cpu); p >= 0 && int(d.coreNUMA[p]) != nu {
+					note("cpu %d not on numa node %d", cpu, asg.NUMANode)
+				}
+			}
+			if d.numaMem[nu] == unlimitedMem {
+				break
+			}
+			d.numaMem[nu] -= a.Resources.MemoryBytes
+			if d.numaMem[nu] < 0 {
+				note("numa node %d memory overcommitted", asg.NUMANode)
+			}
+		}
+	}
+	if asg.GPUMilli > 0 {
+		if len(asg.GPUs) != 1 {
+			note("gpu share names %d gpus, want 1", len(asg.GPUs))
+		}
+		if len(asg.GPUs) > 0 {
+			switch g := d.gpuIndex(asg.GPUs[0]); {
+			case g < 0:
+				note("gpu %s not on node", asg.GPUs[0])
+			case d.gpuWhole[g]:
+				note("gpu %s assigned whole and shared", asg.GPUs[0])
+			default:
+				d.gpuMilli[g] += asg.GPUMilli
+				if d.gpuMilli[g] > 1000 {
+					note("gpu %s shared milli %d > 1000", asg.GPUs[0], d.gpuMilli[g])
+				}
+			}
+		}
+		return conflict
+	}
+	for _, id := range asg.GPUs {
+		switch g := d.gpuIndex(id); {
+		case g < 0:
+			note("gpu %s not on node", id)
+		case !d.gpuFree(g):
+			note("gpu %s assigned twice", id)
+		default:
+			d.gpuWhole[g] = true
+		}
+	}
+	return conflict
+}

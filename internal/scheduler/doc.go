@@ -1,0 +1,31 @@
+// Package scheduler is Strata's placement engine. Given a read-only snapshot
+// of the cell (State), one Evaluation and Options (a seed and the time),
+// Schedule computes the Plan that reconciles one workload: which allocations
+// to stop, which replicas to place, on which node, with which exclusive cores
+// and GPUs, and — for whatever did not fit — why, counted per node.
+//
+// It owns reconciliation (desired replicas against existing allocations),
+// the placement pipeline (seeded node order → feasibility filters → scoring
+// plugins → selection → hardware assignment) and CheckNode, the per-node
+// re-validation the plan applier runs before it commits a plan.
+//
+// It must never do I/O, read the clock, keep global state or use global
+// randomness (invariant 1): a plan is a pure function of the snapshot, the
+// evaluation and Options, so the server, the simulator and the benchmarks
+// replay the very same decisions. Time comes in as Options.Now and every
+// random choice is drawn from Options.Seed. It never commits anything
+// either: the plan applier is the single writer of placements.
+//
+// Rules a caller should know (README.md has the pipeline and the details):
+//   - A replica whose allocations keep failing is rescheduled at most
+//     MaxReschedules times along its PreviousAlloc chain; after that its index
+//     stays empty and the failed allocation remains as the record.
+//   - A group with exclusive cores is charged whole cores: its
+//     Allocation.Resources.CPUMilli is rounded up to a multiple of 1000, so the
+//     aggregate accounting sees the cores it really holds.
+//   - Allocations on draining nodes keep running; draining only refuses new
+//     placements. An index whose latest allocation completed while desired to
+//     run is finished and is not placed again.
+//   - Allocation ids are drawn from Options.Seed mixed with the evaluation id;
+//     callers must vary the seed between attempts to get fresh ids.
+package scheduler

@@ -1,0 +1,62 @@
+package scheduler
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// explain builds the failure of a group that has missing replicas left:
+// every node is run through the filter chain once more, against the cell as
+// this plan leaves it, and counted under its first rejection.
+func (c *cell) explain(g *group, missing int) api.GroupFailure {
+	reasons := make(map[string]int)
+	for i := range c.nodes {
+		if r := g.check(c, i); r != "" {
+			reasons[r]++
+		}
+	}
+	f := api.GroupFailure{
+		Group:          g.tg.Name,
+		Missing:        missing,
+		NodesEvaluated: len(c.nodes),
+		Reasons:        reasons,
+		Summary:        summarize(reasons),
+	}
+	if len(c.nodes) == 0 {
+		f.Summary = "no nodes in the cell"
+	}
+	return f
+}
+
+// summarize words reasons by count, largest first, then alphabetically:
+// "7 nodes: insufficient memory; 2 nodes: rack != r3".
+func summarize(reasons map[string]int) string {
+	texts := make([]string, 0, len(reasons))
+	for r := range reasons {
+		texts = append(texts, r)
+	}
+	slices.SortFunc(texts, func(a, b string) int {
+		if reasons[a] != reasons[b] {
+			return reasons[b] - reasons[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var sb strings.Builder
+	for i, r := range texts {
+		if i > 0 {
+			sb.WriteString("; ")
+		}
+		n := reasons[r]
+		sb.WriteString(strconv.Itoa(n))
+		if n == 1 {
+			sb.WriteString(" node: ")
+		} else {
+			sb.WriteString(" nodes: ")
+		}
+		sb.WriteString(r)
+	}
+	return sb.String()
+}

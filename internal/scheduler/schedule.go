@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// State is the read-only snapshot a scheduler reads. Implementations must be
+// safe for concurrent reads; Schedule never modifies what they return.
+type State interface {
+	Nodes() []*api.Node // every node, any status, sorted by ID
+	Node(id string) *api.Node
+	Workload(name string) *api.Workload // nil if purged
+	AllocsByWorkload(name string) []*api.Allocation
+	AllocsByNode(nodeID string) []*api.Allocation
+	Index() uint64
+}
+
+// Options are the inputs of Schedule besides the snapshot and the evaluation.
+// Everything that could make two runs differ comes in here.
+type Options struct {
+	// Seed drives the node visiting order and the allocation ids.
+	Seed int64
+	// Now stamps the new allocations' CreateTime.
+	Now time.Time
+	// FeasibleSample is how many feasible nodes the engine collects before it
+	// picks the best of them (Borg's relaxed randomization). 0 means
+	// DefaultSampleSize; a negative value scores every feasible node. A group
+	// is declared not to fit only after every node was examined.
+	FeasibleSample int
+	// Policies adds scoring policies by SchedulingPolicy.Type, ahead of the
+	// built-in binpack and spread.
+	Policies map[string]Policy
+}
+
+// DefaultSampleSize is the feasible-node sample for a cell of n nodes:
+// max(100, 5% of n).
+func DefaultSampleSize(n int) int { return max(100, n/20) }
+
+func (o Options) sampleSize(nodes int) int {
+	switch {
+	case o.FeasibleSample < 0:
+		return max(nodes, 1)
+	case o.FeasibleSample == 0:
+		return DefaultSampleSize(nodes)
+	}
+	return o.FeasibleSample
+}
+
+// Schedule reconciles eval.Workload with the snapshot st and returns the plan
+// that would do it. It never fails: what does not fit is reported per group
+// in Plan.Failures. Preemption is not done yet; its seam is placeGroup.
+func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
+	w := st.Workload(eval.Workload)
+	plan := &api.Plan{
+		EvalID:        eval.ID,
+		Workload:      eval.Workload,
+		Priority:      eval.Priority,
+		SnapshotIndex: st.Index(),
+	}
+	if w != nil {
+		plan.Priority = w.Priority
+	}
+
+	allocs := slices.Clone(st.AllocsByWorkload(eval.Workload))
+	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	rec := reconcile(w, allocs, nodeUp(st))
+
+	c := newCell(st, opts.Seed)
+	for _, s := range rec.stops {
+		c.stop(s)
+	}
+	p := &placer{
+		cell:   c,
+		w:      w,
+		ids:    newIDGen(opts.Seed, evalSalt(eval.ID)),
+		now:    opts.Now,
+		sample: opts.sampleSize(len(c.nodes)),
+	}
+	for _, gi := range rec.groups {
+		g := compileGroup(w, gi.group, opts.Policies)
+		if f, ok := p.placeGroup(g, gi.place); !ok {
+			plan.Failures = append(plan.Failures, f)
+		}
+	}
+	plan.Place = c.placements()
+	if len(c.stops) > 0 {
+		plan.Stop = c.stops
+	}
+	return plan
+}
+
+// nodeUp reports whether allocations on a node are still alive: the node
+// exists and is not down. Draining nodes keep their allocations.
+func nodeUp(st State) func(id string) bool {
+	return func(id string) bool {
+		n := st.Node(id)
+		return n != nil && n.Status != api.NodeDown
+	}
+}
+
+func evalSalt(evalID string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(evalID))
+	return h.Sum64()
+}
