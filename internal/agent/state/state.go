@@ -37,9 +37,6 @@ type AllocRecord struct {
 type TaskRecord struct {
 	State  api.TaskState       `json:"state"`
 	Handle *drivers.TaskHandle `json:"handle,omitempty"`
-	// Stopping records that a stop was requested, so that a restarted agent
-	// finishes it instead of restarting the task.
-	Stopping bool `json:"stopping,omitempty"`
 }
 
 // DB is the agent's state database. It is safe for concurrent use.

@@ -9,10 +9,15 @@ import (
 	"syscall"
 )
 
+// syncFD is the pipe the shim waits on: exec keeps it open until execve
+// closes it (close-on-exec), which tells the shim the task command runs.
+const syncFD = 3
+
 // ExecMain is `strata __exec <spec.json>`: it joins the task's cgroups and
 // then replaces itself with the task command. It returns only on failure,
 // with 126 (could not confine) or 127 (could not run).
 func ExecMain(args []string) int {
+	syscall.CloseOnExec(syncFD)
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: strata __exec <spec.json>")
 		return 127

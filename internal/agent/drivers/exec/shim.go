@@ -44,7 +44,14 @@ func ShimMain(args []string) int {
 
 func runShim(taskDir string) *drivers.ExitResult {
 	// The shim outlives the agent and its terminal; only SIGKILL stops it.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
+	// The signals are caught, not ignored: an ignored disposition would be
+	// inherited by the task across execve.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+		}
+	}()
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		fmt.Fprintf(os.Stderr, "strata shim: set child subreaper: %v\n", errno)
 	}
@@ -71,11 +78,18 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if err != nil {
 		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
 	}
+	// exec holds the write end of syncW as fd 3, close-on-exec: EOF on
+	// syncR means the task command replaced exec, inside its cgroups.
+	syncR, syncW, err := os.Pipe()
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	defer syncR.Close()
 	argv := append(append([]string(nil), s.ExecCommand...), filepath.Join(taskDir, specFile))
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Dir:   taskDir,
 		Env:   s.Env,
-		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd()},
+		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd()},
 		// Its own process group, so a stop signals the task and its
 		// children but never the shim.
 		Sys: &syscall.SysProcAttr{Setpgid: true},
@@ -84,10 +98,13 @@ func runShim(taskDir string) *drivers.ExitResult {
 	outW.Close()
 	errW.Close()
 	devNull.Close()
+	syncW.Close()
 	if err != nil {
 		copiers.Wait()
 		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start task: %v", err)}
 	}
+	// Whatever exec wrote before failing is also on its stderr (the log).
+	io.Copy(io.Discard, syncR)
 	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), runInfo{PID: pid, StartedAt: time.Now()}); err != nil {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}

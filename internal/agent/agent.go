@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
+	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+	"github.com/strata-dev/strata/internal/agent/fingerprint"
+	"github.com/strata-dev/strata/internal/agent/state"
+)
+
+// Agent is one node's agent. Create it with New and run it with Run.
+type Agent struct {
+	cfg    Config
+	log    *slog.Logger
+	nodeID string
+	node   *api.Node // fingerprinted; HTTPAddr is set by Run
+
+	drivers    map[string]Driver
+	driverErrs map[string]error // why a built-in driver is missing
+	closers    []interface{ Close() error }
+
+	// Set by Run.
+	ctx context.Context
+	db  *state.DB
+	wg  sync.WaitGroup
+
+	mu       sync.Mutex
+	allocs   map[string]*allocRunner
+	dirty    map[string]bool
+	lastSent map[string]string
+
+	dirtyCh    chan struct{}
+	registerCh chan struct{}
+}
+
+// New fingerprints the node, loads (or creates) its identity in DataDir and
+// prepares the drivers. It starts nothing.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "allocs"), 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	id, err := loadNodeID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg: cfg, nodeID: id,
+		log:        cfg.Logger.With("node_id", id),
+		drivers:    map[string]Driver{},
+		driverErrs: map[string]error{},
+		allocs:     map[string]*allocRunner{},
+		dirty:      map[string]bool{},
+		lastSent:   map[string]string{},
+		dirtyCh:    make(chan struct{}, 1),
+		registerCh: make(chan struct{}, 1),
+	}
+	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, Logger: a.log})
+	if err != nil {
+		a.log.Warn("exec driver unavailable", "err", err)
+		a.driverErrs["exec"] = err
+	} else {
+		a.drivers["exec"] = execDriver
+		a.closers = append(a.closers, execDriver)
+	}
+	a.drivers["mock"] = mock.New()
+	for name, d := range cfg.Drivers {
+		a.drivers[name] = d
+	}
+	if a.node, err = a.fingerprint(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// NodeID is the node's stable identity, kept in DataDir.
+func (a *Agent) NodeID() string { return a.nodeID }
+
+// Node returns a copy of the node as the agent registers it.
+func (a *Agent) Node() *api.Node {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.node.Copy()
+}
+
+func (a *Agent) fingerprint() (*api.Node, error) {
+	fp, err := fingerprint.Fingerprint(context.Background(), fingerprint.Options{
+		SysRoot: a.cfg.SysRoot, ProcRoot: a.cfg.ProcRoot, DataDir: a.cfg.DataDir, GPUCommand: a.cfg.GPUCommand,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fingerprint: %w", err)
+	}
+	n := &api.Node{
+		ID: a.nodeID, Name: a.cfg.Name, Status: api.NodeReady,
+		Labels: map[string]string{api.LabelNode: a.cfg.Name},
+		NUMA:   fp.NUMA, GPUs: fp.GPUs,
+		Capacity: api.Resources{
+			CPUMilli:    int64(fp.CPUs) * 1000,
+			MemoryBytes: fp.MemoryBytes,
+			DiskBytes:   fp.DiskBytes,
+			GPUs:        int64(len(fp.GPUs)),
+			NetMbps:     a.cfg.NetMbps,
+		},
+	}
+	for k, v := range a.cfg.Labels {
+		n.Labels[k] = v
+	}
+	for _, o := range []struct {
+		flag int64
+		dst  *int64
+	}{{a.cfg.CPUTotal, &n.Capacity.CPUMilli}, {a.cfg.MemoryTotal, &n.Capacity.MemoryBytes}, {a.cfg.DiskTotal, &n.Capacity.DiskBytes}} {
+		if o.flag > 0 {
+			*o.dst = o.flag
+		}
+	}
+	return n, nil
+}
+
+// loadNodeID reads DataDir/node-id, creating it with a new UUID once.
+func loadNodeID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "node-id")
+	data, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(data))) > 0 {
+		return strings.TrimSpace(string(data)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read node id: %w", err)
+	}
+	id := newUUID()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write node id: %w", err)
+	}
+	return id, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Run serves until ctx is done: it re-attaches to the tasks of a previous
+// run, registers the node, heartbeats, watches allocations and reports
+// their status. When it returns the tasks keep running.
+func (a *Agent) Run(ctx context.Context) error {
+	db, err := state.Open(filepath.Join(a.cfg.DataDir, "agent.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a.db, a.ctx = db, ctx
+
+	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("agent http listen %s: %w", a.cfg.HTTPAddr, err)
+	}
+	a.mu.Lock()
+	a.node.HTTPAddr = "http://" + ln.Addr().String()
+	a.mu.Unlock()
+	srv := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+
+	if err := a.restore(); err != nil {
+		srv.Close()
+		return err
+	}
+	a.log.Info("agent running", "http", a.node.HTTPAddr, "allocs", len(a.allocs))
+	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop} {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			loop(ctx)
+		}()
+	}
+	<-ctx.Done()
+	// Log followers see the task runners stop; in-flight streams end here.
+	srv.Close()
+	a.wg.Wait()
+	for _, c := range a.closers {
+		c.Close()
+	}
+	a.log.Info("agent stopped; tasks keep running")
+	return nil
+}
+
+// restore re-creates the runners of the allocations in the database. Live
+// tasks are re-attached by their task runners, not restarted.
+func (a *Agent) restore() error {
+	recs, err := a.db.Allocs()
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		ar, err := a.newAllocRunner(rec.Alloc, rec)
+		if err != nil {
+			a.log.Error("drop unrestorable alloc", "alloc", rec.Alloc.ID, "err", err)
+			a.db.DeleteAlloc(rec.Alloc.ID)
+			continue
+		}
+		a.mu.Lock()
+		a.allocs[ar.id()] = ar
+		a.dirty[ar.id()] = true
+		a.mu.Unlock()
+		ar.start()
+		if rec.Alloc.DesiredStatus == api.DesiredStop {
+			ar.stop()
+		}
+	}
+	a.kick(a.dirtyCh)
+	return nil
+}
+
+func (a *Agent) kick(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// markDirty schedules a status report for an allocation.
+func (a *Agent) markDirty(id string) {
+	a.mu.Lock()
+	a.dirty[id] = true
+	a.mu.Unlock()
+	a.kick(a.dirtyCh)
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// retryBackoff doubles d up to 5s.
+func retryBackoff(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 100 * time.Millisecond
+	}
+	return min(2*d, 5*time.Second)
+}

@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
+	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+)
+
+// ServerAPI is what the agent needs from the control plane. Implementations
+// must be safe for concurrent use; every method may block on the network
+// and must return when ctx is done.
+type ServerAPI interface {
+	// RegisterNode upserts the node; the server keeps Allocated.
+	RegisterNode(ctx context.Context, n *api.Node) error
+	// Heartbeat returns an error wrapping ErrNodeUnknown when the server
+	// forgot the node; the agent then registers again.
+	Heartbeat(ctx context.Context, nodeID string) error
+	// NodeAllocations is a blocking query: it returns the node's
+	// allocations once the index is above minIndex, or after wait.
+	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error)
+	// UpdateAllocations reports client status changes.
+	UpdateAllocations(ctx context.Context, updates []*api.AllocUpdate) error
+}
+
+// ErrNodeUnknown is wrapped by ServerAPI errors when the server has no
+// record of the node (e.g. it lost its state); the agent re-registers.
+var ErrNodeUnknown = errors.New("node unknown to server")
+
+// Driver runs tasks of one kind. It is defined here, where it is used;
+// implementations must be safe for concurrent use.
+type Driver interface {
+	// StartTask starts a task and returns once it runs (or already ended).
+	StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
+	// RecoverTask re-attaches to a task started by an earlier agent
+	// process; it wraps drivers.ErrTaskNotFound when that is impossible.
+	RecoverTask(h *drivers.TaskHandle) error
+	// WaitTask blocks until the task ends or ctx is done.
+	WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error)
+	// StopTask asks the task to stop, kills it after timeout, and returns
+	// once it has ended.
+	StopTask(id string, timeout time.Duration) error
+	// DestroyTask releases what the task held (cgroups); it must be called
+	// after the task ended.
+	DestroyTask(id string) error
+}
+
+var (
+	_ Driver = (*exec.Driver)(nil)
+	_ Driver = (*mock.Driver)(nil)
+)
+
+// Config configures an Agent. Zero values take the documented defaults.
+type Config struct {
+	DataDir string            // required: agent.db, node-id and allocs/ live here
+	Name    string            // default: the host name
+	Labels  map[string]string // topology labels; "node" defaults to Name
+
+	// Capacity overrides; 0 means the fingerprinted value (NetMbps: 10000).
+	CPUTotal, MemoryTotal, DiskTotal, NetMbps int64
+
+	// HTTPAddr is the listen address of the agent's own API (logs),
+	// default "127.0.0.1:0"; advertised as Node.HTTPAddr.
+	HTTPAddr string
+	API      ServerAPI // required
+
+	HeartbeatInterval time.Duration // default 1s
+	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.
+	WatchWait time.Duration
+	// UpdateBatch is how long status changes are collected before they are
+	// sent together, default 50ms.
+	UpdateBatch time.Duration
+
+	// ShimCommand is the argv prefix that runs the task shim, default
+	// [os.Executable(), "__shim"].
+	ShimCommand []string
+	CgroupRoot  string // default /sys/fs/cgroup
+	// GPUCommand overrides the nvidia-smi query (tests); nil is the default.
+	GPUCommand []string
+	// SysRoot and ProcRoot override /sys and /proc for fingerprinting.
+	SysRoot, ProcRoot string
+
+	// LogMaxBytes and LogMaxFiles bound each task stream's log files,
+	// default 10MiB × 3.
+	LogMaxBytes int64
+	LogMaxFiles int
+
+	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
+	// built in.
+	Drivers map[string]Driver
+
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() error {
+	if c.DataDir == "" {
+		return errors.New("agent config: DataDir is required")
+	}
+	if c.API == nil {
+		return errors.New("agent config: API is required")
+	}
+	if c.Name == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("agent config: hostname: %w", err)
+		}
+		c.Name = host
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:0"
+	}
+	if c.NetMbps == 0 {
+		c.NetMbps = 10000
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = time.Second
+	}
+	if c.WatchWait <= 0 {
+		c.WatchWait = 30 * time.Second
+	}
+	if c.UpdateBatch <= 0 {
+		c.UpdateBatch = 50 * time.Millisecond
+	}
+	if len(c.ShimCommand) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("agent config: find own executable for the shim: %w", err)
+		}
+		c.ShimCommand = []string{self, "__shim"}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}

@@ -1,0 +1,11 @@
+package agent
+
+import "github.com/strata-dev/strata/internal/agent/drivers/exec"
+
+// ShimMain is the body of `strata __shim <taskdir>`; args are the arguments
+// after "__shim". It returns the process exit status.
+func ShimMain(args []string) int { return exec.ShimMain(args) }
+
+// ExecMain is the body of `strata __exec <spec>`; args are the arguments
+// after "__exec". It returns only when the task command could not be run.
+func ExecMain(args []string) int { return exec.ExecMain(args) }

@@ -1,0 +1,202 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/cgroup"
+)
+
+func running(_ *api.AllocUpdate, ts *api.TaskState) bool {
+	return ts.State == api.TaskRunning && ts.PID > 0
+}
+
+func readTrim(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// TestExecTaskConfinedThenStoppedCleanly runs a real process, checks it
+// sits in its cgroups with the requested limits, stops it and checks that
+// neither the process nor a cgroup directory is left.
+func TestExecTaskConfinedThenStoppedCleanly(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).
+		task("web", api.Resources{CPUMilli: 500, MemoryBytes: 64 << 20}, "sleep", "300").
+		last(func(tk *api.Task) { tk.PidsLimit = 20 }).build()
+	alloc.Assignment = api.Assignment{CPUs: []int{0}, NUMANode: 0}
+	srv.put(alloc)
+
+	up := waitTask(t, srv, alloc.ID, "web", "task running", running)
+	if up.ClientStatus != api.AllocRunning {
+		t.Errorf("client status = %s, want running", up.ClientStatus)
+	}
+	pid := up.TaskStates["web"].PID
+	if !procAlive(pid) {
+		t.Fatalf("task pid %d not alive", pid)
+	}
+	rel := "/" + cgroup.TaskPath(alloc.ID, "web")
+	procCgroups := readTrim(t, fmt.Sprintf("/proc/%d/cgroup", pid))
+	v, _ := cgroup.Detect(cgroup.DefaultRoot)
+	var dirs []string
+	if v == cgroup.V1 {
+		for _, c := range []string{"cpu", "memory", "pids", "cpuset"} {
+			if !strings.Contains(procCgroups, ":"+c+":"+rel) && !strings.Contains(procCgroups, ","+c+":"+rel) && !strings.Contains(procCgroups, c+",") {
+				t.Errorf("pid %d not in %s cgroup %s:\n%s", pid, c, rel, procCgroups)
+			}
+			dirs = append(dirs, filepath.Join(cgroup.DefaultRoot, c, rel))
+		}
+		want := map[string]string{
+			"memory/memory.limit_in_bytes": "67108864",
+			"cpu/cpu.cfs_quota_us":         "50000",
+			"cpu/cpu.cfs_period_us":        "100000",
+			"pids/pids.max":                "20",
+			"cpuset/cpuset.cpus":           "0",
+			"cpuset/cpuset.mems":           "0",
+		}
+		for f, w := range want {
+			ctrl, file, _ := strings.Cut(f, "/")
+			if got := readTrim(t, filepath.Join(cgroup.DefaultRoot, ctrl, rel, file)); got != w {
+				t.Errorf("%s = %q, want %q", f, got, w)
+			}
+		}
+	} else {
+		if !strings.Contains(procCgroups, "0::"+rel) {
+			t.Errorf("pid %d not in %s:\n%s", pid, rel, procCgroups)
+		}
+		dir := filepath.Join(cgroup.DefaultRoot, rel)
+		dirs = []string{dir}
+		for f, w := range map[string]string{"memory.max": "67108864", "cpu.max": "50000 100000", "pids.max": "20"} {
+			if got := readTrim(t, filepath.Join(dir, f)); got != w {
+				t.Errorf("%s = %q, want %q", f, got, w)
+			}
+		}
+	}
+
+	srv.setDesired(alloc.ID, api.DesiredStop)
+	up = waitTask(t, srv, alloc.ID, "web", "task dead after stop", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.State == api.TaskDead
+	})
+	if up.ClientStatus != api.AllocComplete || up.TaskStates["web"].Signal != int(syscall.SIGTERM) {
+		t.Errorf("after stop: %s %+v, want complete, SIGTERM", up.ClientStatus, up.TaskStates["web"])
+	}
+	eventually(t, 5*time.Second, "task process gone", func() bool { return !procAlive(pid) })
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("cgroup %s left after stop", d)
+		}
+	}
+}
+
+func TestExecOOMReported(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).
+		task("hog", api.Resources{MemoryBytes: 32 << 20}, "sh", "-c", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived`).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "hog", "task dead", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.State == api.TaskDead
+	})
+	ts := up.TaskStates["hog"]
+	if !ts.OOMKilled || !ts.Failed || ts.Message != "OOM killed (memory limit 32MiB)" {
+		t.Errorf("task state = %+v, want OOM killed", ts)
+	}
+	if up.ClientStatus != api.AllocFailed || up.ClientReason != "task hog: OOM killed (memory limit 32MiB)" {
+		t.Errorf("alloc = %s %q", up.ClientStatus, up.ClientReason)
+	}
+}
+
+func TestExecCrashRestartedThenFailed(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).
+		task("server", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", "echo boom; exit 1").
+		restart(api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: 2, Delay: 20 * time.Millisecond, MaxDelay: 40 * time.Millisecond}).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "server", "task failed", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.State == api.TaskDead
+	})
+	ts := up.TaskStates["server"]
+	if ts.Restarts != 2 || ts.ExitCode != 1 || !ts.Failed {
+		t.Errorf("task state = %+v, want 2 restarts then failed with exit 1", ts)
+	}
+	if up.ClientStatus != api.AllocFailed || up.ClientReason != "task server: exit code 1 after 2 restarts" {
+		t.Errorf("alloc = %s %q", up.ClientStatus, up.ClientReason)
+	}
+	out := readTrim(t, filepath.Join(ag.cfg.DataDir, "allocs", alloc.ID, "server", "stdout.log"))
+	if out != "boom\nboom\nboom" {
+		t.Errorf("stdout over three runs = %q", out)
+	}
+}
+
+func TestExecAlwaysRestartsSuccessfulTask(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).task("tick", api.Resources{}, "true").
+		restart(api.RestartPolicy{Mode: api.RestartAlways, Delay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond}).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "tick", "3 restarts", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.Restarts >= 3
+	})
+	if up.ClientStatus != api.AllocRunning || up.TaskStates["tick"].Failed {
+		t.Errorf("alloc = %s %+v, want running and not failed", up.ClientStatus, up.TaskStates["tick"])
+	}
+}
+
+func TestExecStopEscalatesToSIGKILL(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	const grace = 500 * time.Millisecond
+	alloc := newAlloc(ag.NodeID()).
+		task("stubborn", api.Resources{}, "sh", "-c", `trap 'echo got TERM' TERM; echo ready; while true; do sleep 0.05; done`).
+		last(func(tk *api.Task) { tk.KillTimeout = grace }).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "stubborn", "task running", running)
+	pid := up.TaskStates["stubborn"].PID
+	stdout := filepath.Join(ag.cfg.DataDir, "allocs", alloc.ID, "stubborn", "stdout.log")
+	eventually(t, 10*time.Second, "trap installed", func() bool {
+		data, _ := os.ReadFile(stdout)
+		return strings.Contains(string(data), "ready")
+	})
+	start := time.Now()
+	srv.setDesired(alloc.ID, api.DesiredStop)
+	up = waitTask(t, srv, alloc.ID, "stubborn", "task dead", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.State == api.TaskDead
+	})
+	if took := time.Since(start); took < grace {
+		t.Errorf("killed after %s, before the %s grace", took, grace)
+	}
+	if ts := up.TaskStates["stubborn"]; ts.Signal != int(syscall.SIGKILL) || ts.Failed {
+		t.Errorf("task state = %+v, want SIGKILL and not failed", ts)
+	}
+	if data, _ := os.ReadFile(stdout); !strings.Contains(string(data), "got TERM") {
+		t.Errorf("task never saw SIGTERM; stdout %q", data)
+	}
+	if procAlive(pid) {
+		t.Errorf("pid %d alive after stop", pid)
+	}
+	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, "memory", cgroup.TaskPath(alloc.ID, "stubborn"))); !os.IsNotExist(err) {
+		t.Errorf("memory cgroup left after stop: %v", err)
+	}
+}

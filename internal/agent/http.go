@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/strata-dev/strata/internal/agent/logs"
+)
+
+// routes is the agent's own HTTP API.
+func (a *Agent) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agent/health", a.handleHealth)
+	mux.HandleFunc("GET /v1/agent/allocations/{id}/logs", a.handleLogs)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	a.mu.Lock()
+	n := len(a.allocs)
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "nodeId": a.nodeID, "allocations": n})
+}
+
+// handleLogs streams a task's stdout or stderr across its rotated files.
+// With follow=true it keeps streaming until the client goes away or the task
+// is dead and its log fully read.
+func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a.mu.Lock()
+	ar := a.allocs[id]
+	a.mu.Unlock()
+	if ar == nil {
+		writeError(w, http.StatusNotFound, "unknown allocation "+strconv.Quote(id))
+		return
+	}
+	q := r.URL.Query()
+	name := q.Get("task")
+	if name == "" && len(ar.tasks) == 1 {
+		name = ar.tasks[0].cfg.Name
+	}
+	tr := ar.task(name)
+	if tr == nil {
+		writeError(w, http.StatusNotFound, "allocation "+id+" has no task "+strconv.Quote(name))
+		return
+	}
+	stream := q.Get("stream")
+	if stream == "" {
+		stream = "stdout"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		writeError(w, http.StatusBadRequest, "stream must be stdout or stderr, got "+strconv.Quote(stream))
+		return
+	}
+	var offset int64
+	if s := q.Get("offset"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			writeError(w, http.StatusBadRequest, "offset must be a non-negative integer, got "+strconv.Quote(s))
+			return
+		}
+		offset = v
+	}
+	follow := q.Get("follow") == "true"
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	opts := logs.StreamOptions{Offset: offset, Follow: follow, Done: tr.dead}
+	if flusher != nil {
+		opts.Flush = flusher.Flush
+		flusher.Flush()
+	}
+	if err := logs.Stream(r.Context(), w, tr.cfg.TaskDir, stream, opts); err != nil && r.Context().Err() == nil {
+		a.log.Warn("log stream ended with an error", "alloc", id, "task", name, "err", err)
+	}
+}

@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/state"
+)
+
+// defaultKillTimeout is the SIGTERM grace when a task sets none.
+const defaultKillTimeout = 5 * time.Second
+
+// taskRunner runs one task of an allocation through its driver: start,
+// wait, restart per policy, stop. Its state is guarded by mu; it tells its
+// allocation runner about every change through changed.
+type taskRunner struct {
+	cfg     drivers.TaskConfig
+	driver  Driver
+	policy  api.RestartPolicy
+	log     *slog.Logger
+	changed func(*taskRunner) // persists and reports; called without mu held
+
+	stopOnce sync.Once
+	stopCh   chan struct{} // closed by stop
+	doneCh   chan struct{} // closed when run returns
+
+	mu     sync.Mutex
+	state  api.TaskState
+	handle *drivers.TaskHandle
+}
+
+func newTaskRunner(cfg drivers.TaskConfig, driver Driver, policy api.RestartPolicy, log *slog.Logger, rec *state.TaskRecord) *taskRunner {
+	tr := &taskRunner{
+		cfg: cfg, driver: driver, policy: policy,
+		log:    log.With("task", cfg.Name),
+		stopCh: make(chan struct{}),
+		doneCh: make(chan struct{}),
+		state:  api.TaskState{State: api.TaskPending},
+	}
+	if rec != nil {
+		tr.state, tr.handle = rec.State, rec.Handle
+	}
+	return tr
+}
+
+// record is the task's persisted form.
+func (tr *taskRunner) record() *state.TaskRecord {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	rec := &state.TaskRecord{State: tr.state}
+	if tr.handle != nil {
+		h := *tr.handle
+		rec.Handle = &h
+	}
+	return rec
+}
+
+func (tr *taskRunner) snapshot() api.TaskState {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.state
+}
+
+// dead reports whether the task ended for good.
+func (tr *taskRunner) dead() bool { return tr.snapshot().State == api.TaskDead }
+
+func (tr *taskRunner) update(fn func(*api.TaskState)) {
+	tr.mu.Lock()
+	fn(&tr.state)
+	tr.mu.Unlock()
+	tr.changed(tr)
+}
+
+// stop asks the task to end for good; it does not wait (see doneCh).
+func (tr *taskRunner) stop() { tr.stopOnce.Do(func() { close(tr.stopCh) }) }
+
+func (tr *taskRunner) stopping() bool {
+	select {
+	case <-tr.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// run drives the task until it is dead or ctx ends; when ctx ends first the
+// task keeps running and a later agent re-attaches to it.
+func (tr *taskRunner) run(ctx context.Context) {
+	defer close(tr.doneCh)
+	tr.mu.Lock()
+	handle, st := tr.handle, tr.state
+	tr.mu.Unlock()
+	if st.State == api.TaskDead {
+		return
+	}
+	if handle != nil {
+		if err := tr.driver.RecoverTask(handle); err != nil {
+			tr.log.Warn("task lost while the agent was down", "err", err)
+			tr.mu.Lock()
+			tr.handle = nil
+			tr.mu.Unlock()
+			res := &drivers.ExitResult{ExitCode: -1, Err: "task lost while the agent was down", FinishedAt: time.Now()}
+			if !tr.afterExit(ctx, res, false) {
+				return
+			}
+		} else if !tr.waitAndHandle(ctx) {
+			return
+		}
+	}
+	for {
+		if tr.stopping() {
+			tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
+			return
+		}
+		h, err := tr.driver.StartTask(ctx, &tr.cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			tr.log.Error("task start failed", "err", err)
+			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
+			if !tr.afterExit(ctx, res, false) {
+				return
+			}
+			continue
+		}
+		tr.mu.Lock()
+		tr.handle = h
+		tr.mu.Unlock()
+		tr.update(func(s *api.TaskState) {
+			s.State, s.PID, s.StartedAt = api.TaskRunning, h.PID, h.StartedAt
+			s.FinishedAt, s.Message = time.Time{}, ""
+		})
+		if !tr.waitAndHandle(ctx) {
+			return
+		}
+	}
+}
+
+// waitAndHandle waits for the running task and applies the restart policy.
+// It returns true when the task should be started again.
+func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type outcome struct {
+		res *drivers.ExitResult
+		err error
+	}
+	results := make(chan outcome, 1)
+	go func() {
+		res, err := tr.driver.WaitTask(waitCtx, tr.cfg.ID)
+		results <- outcome{res, err}
+	}()
+	stopped := false
+	var out outcome
+	select {
+	case <-ctx.Done():
+		return false // the agent is going away; the task keeps running
+	case out = <-results:
+	case <-tr.stopCh:
+		stopped = true
+		timeout := tr.cfg.Task.KillTimeout
+		if timeout <= 0 {
+			timeout = defaultKillTimeout
+		}
+		if err := tr.driver.StopTask(tr.cfg.ID, timeout); err != nil {
+			tr.log.Error("task stop failed", "err", err)
+		}
+		out = <-results
+	}
+	if out.err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		out.res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("wait: %v", out.err), FinishedAt: time.Now()}
+	}
+	if err := tr.driver.DestroyTask(tr.cfg.ID); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+		tr.log.Error("task cleanup failed", "err", err)
+	}
+	tr.mu.Lock()
+	tr.handle = nil
+	tr.mu.Unlock()
+	return tr.afterExit(ctx, out.res, stopped)
+}
+
+// afterExit records how the task ended and, per policy, waits out the
+// backoff. It returns true when the task should be started again.
+func (tr *taskRunner) afterExit(ctx context.Context, res *drivers.ExitResult, stopped bool) bool {
+	if stopped || tr.stopping() {
+		tr.markStopped(res)
+		return false
+	}
+	restarts := tr.snapshot().Restarts
+	d := decideRestart(tr.policy, res, restarts)
+	tr.log.Info("task exited", "result", res.Describe(), "restarts", restarts, "restart", d.Restart, "delay", d.Delay)
+	if !d.Restart {
+		tr.update(func(s *api.TaskState) {
+			setExit(s, res)
+			s.State, s.Failed, s.Message = api.TaskDead, d.Failed, res.Describe()
+		})
+		return false
+	}
+	tr.update(func(s *api.TaskState) {
+		setExit(s, res)
+		s.State = api.TaskPending
+		s.Restarts++
+		s.Message = fmt.Sprintf("%s; restarting in %s", res.Describe(), d.Delay)
+	})
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tr.stopCh:
+		tr.markStopped(res)
+		return false
+	case <-time.After(d.Delay):
+		return true
+	}
+}
+
+func (tr *taskRunner) markStopped(res *drivers.ExitResult) {
+	tr.update(func(s *api.TaskState) {
+		setExit(s, res)
+		s.State, s.Failed, s.Message = api.TaskDead, false, "stopped"
+	})
+}
+
+func setExit(s *api.TaskState, res *drivers.ExitResult) {
+	s.PID = 0
+	s.ExitCode, s.Signal, s.OOMKilled = res.ExitCode, res.Signal, res.OOMKilled
+	s.FinishedAt = res.FinishedAt
+	if s.FinishedAt.IsZero() {
+		s.FinishedAt = time.Now()
+	}
+}
