@@ -72,7 +72,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "zero memory", yaml: oneTask(cmd + "          resources: {memory: 0}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.memory"}, wantMessage: "greater than zero"},
 		{name: "exclusive cores need whole cores", yaml: oneTask(cmd + "          resources: {cpu: 1500m, exclusiveCores: true}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.cpu"}},
 		{name: "gpu models without gpu", yaml: oneTask(cmd + "          resources: {gpuModels: [A100]}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.gpuModels"}},
-		{name: "bad durations", yaml: oneTask(cmd + "          killTimeout: -1s\n") + "      restartPolicy: {delay: soon}\n",
+		{name: "bad durations", yaml: oneTask(cmd+"          killTimeout: -1s\n") + "      restartPolicy: {delay: soon}\n",
 			wantErrPaths: []string{"spec.groups[0].tasks[0].killTimeout", "spec.groups[0].restartPolicy.delay"}},
 		{name: "pids limit zero", yaml: oneTask(cmd + "          pidsLimit: 0\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].pidsLimit"}},
 		{name: "bad env name", yaml: oneTask(cmd + "          env: {\"1X\": y}\n"), wantErrPaths: []string{`spec.groups[0].tasks[0].env["1X"]`}},
