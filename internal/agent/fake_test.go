@@ -100,30 +100,37 @@ func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minInde
 			s.mu.Unlock()
 			return nil, 0, errUnreachable
 		}
-		if s.index > minIndex {
-			var out []*api.Allocation
-			for _, a := range s.allocs {
-				if a.NodeID == nodeID {
-					out = append(out, a.Copy())
-				}
-			}
-			idx := s.index
-			s.mu.Unlock()
-			return out, idx, nil
-		}
 		ch := s.changed
 		s.mu.Unlock()
+		if s.indexAbove(minIndex) {
+			break
+		}
 		select {
 		case <-ch:
+			continue
 		case <-timeout:
-			s.mu.Lock()
-			idx := s.index
-			s.mu.Unlock()
-			return nil, idx, nil // a real server returns the unchanged list; the agent must cope with either
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
 		}
+		break
 	}
+	// Like a real blocking query, the current list is returned whether the
+	// index moved or the wait elapsed.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*api.Allocation
+	for _, a := range s.allocs {
+		if a.NodeID == nodeID {
+			out = append(out, a.Copy())
+		}
+	}
+	return out, s.index, nil
+}
+
+func (s *fakeServer) indexAbove(min uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.index > min
 }
 
 func (s *fakeServer) UpdateAllocations(_ context.Context, updates []*api.AllocUpdate) error {
