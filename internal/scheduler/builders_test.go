@@ -139,3 +139,18 @@ func mustEqual[T comparable](t *testing.T, what string, got, want T) {
 		t.Fatalf("%s = %v, want %v", what, got, want)
 	}
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func intsToStrings(in []int) []string {
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = itoa(v)
+	}
+	return out
+}
+
+func join(s []string) string { return strings.Join(s, ",") }
+
+// cut splits "id:rest" at the first colon.
+func cut(s string) (string, string, bool) { return strings.Cut(s, ":") }

@@ -1,0 +1,184 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// checkOne runs filter f for group g on a one-node cell.
+func checkOne(f filter, g *groupBuilder, n *nodeBuilder) string {
+	c := newCell(newFake(n), 1)
+	return f.check(compiled(nil, g), c, 0)
+}
+
+func TestReadyFilter(t *testing.T) {
+	tests := []struct{ status, want string }{
+		{api.NodeReady, ""},
+		{api.NodeDown, "node not ready"},
+		{api.NodeDraining, "node not ready"},
+		{"quarantined", "node not ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.status, func(t *testing.T) {
+			mustEqual(t, "reason", checkOne(readyFilter{}, taskGroup("g"), node("n1").status(tt.status)), tt.want)
+		})
+	}
+}
+
+func TestRequireFilter(t *testing.T) {
+	n := func() *nodeBuilder { return node("n1").label("rack", "r1").label("zone", "z1") }
+	tests := []struct {
+		name  string
+		group *groupBuilder
+		want  string
+	}{
+		{"no rules", taskGroup("g"), ""},
+		{"all match", taskGroup("g").require("rack", "=", "r1").require("zone", "in", "z1", "z2"), ""},
+		{"equal fails", taskGroup("g").require("rack", "=", "r3"), "rack != r3"},
+		{"first failing rule wins", taskGroup("g").require("zone", "notin", "z1").require("rack", "=", "r3"), "zone in [z1]"},
+		{"in fails", taskGroup("g").require("rack", "in", "r1x", "r2"), "rack not in [r1x r2]"},
+		{"exists fails", taskGroup("g").require("ssd", "exists"), "no label ssd"},
+		{"not equal fails", taskGroup("g").require("rack", "!=", "r1"), "rack = r1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustEqual(t, "reason", checkOne(requireFilter{}, tt.group, n()), tt.want)
+		})
+	}
+}
+
+func TestResourceFilter(t *testing.T) {
+	n := func() *nodeBuilder {
+		return node("n1").cpu(4000).mem("8Gi").disk("100Gi").net(1000).used(api.Resources{CPUMilli: 1000, MemoryBytes: bytesOf("2Gi")})
+	}
+	tests := []struct {
+		name  string
+		group *groupBuilder
+		want  string
+	}{
+		{"fits exactly", taskGroup("g").cpu(3000).mem("6Gi").disk("100Gi").net(1000), ""},
+		{"cpu", taskGroup("g").cpu(3001), "insufficient cpu"},
+		{"memory", taskGroup("g").cpu(100).mem("7Gi"), "insufficient memory"},
+		{"disk", taskGroup("g").disk("101Gi"), "insufficient disk"},
+		{"gpu", taskGroup("g").gpus(1), "insufficient gpu"},
+		{"bandwidth", taskGroup("g").net(1001), "insufficient bandwidth"},
+		{"cpu reported before memory", taskGroup("g").cpu(5000).mem("9Gi"), "insufficient cpu"},
+		{"exclusive charged whole cores", taskGroup("g").cpu(2100).exclusive(), ""},
+		{"exclusive rounding overflows", taskGroup("g").cpu(3100).exclusive(), "insufficient cpu"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustEqual(t, "reason", checkOne(resourceFilter{}, tt.group, n()), tt.want)
+		})
+	}
+}
+
+func TestResourceFilterSeesPlanStopsAndPlacements(t *testing.T) {
+	f := newFake(node("n1").cpu(4000).mem("8Gi"))
+	old := &api.Allocation{ID: "a1", NodeID: "n1", Resources: api.Resources{CPUMilli: 3000}, DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning}
+	f.putAlloc(old)
+	c := newCell(f, 1)
+	g := compiled(nil, taskGroup("g").cpu(2000))
+	mustEqual(t, "before stop", resourceFilter{}.check(g, c, 0), "insufficient cpu")
+	c.stop(stopIntent{alloc: old, reason: "x"})
+	mustEqual(t, "after stop", resourceFilter{}.check(g, c, 0), "")
+	c.place(0, &api.Allocation{ID: "b1", Resources: api.Resources{CPUMilli: 2500}})
+	mustEqual(t, "after placement", resourceFilter{}.check(g, c, 0), "insufficient cpu")
+}
+
+func TestGPUModelFilter(t *testing.T) {
+	tests := []struct {
+		name  string
+		group *groupBuilder
+		node  *nodeBuilder
+		want  string
+	}{
+		{"any model", taskGroup("g").gpus(1), node("n1").gpu("0", "T4", 0), ""},
+		{"no gpus at all", taskGroup("g").gpus(1), node("n1"), "insufficient gpu"},
+		{"acceptable model present", taskGroup("g").gpus(1).models("A100", "V100"), node("n1").gpu("0", "T4", 0).gpu("1", "V100", 0), ""},
+		{"no acceptable model", taskGroup("g").gpus(1).models("A100", "V100"), node("n1").gpu("0", "T4", 0), "no gpu of model A100|V100"},
+		{"share of a wrong model", taskGroup("g").gpuMilli(300).models("A100"), node("n1").gpu("0", "T4", 0), "no gpu of model A100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustEqual(t, "reason", checkOne(gpuModelFilter{}, tt.group, tt.node), tt.want)
+		})
+	}
+}
+
+func TestAcceptableModelsIntersectTasks(t *testing.T) {
+	g := taskGroup("g").gpus(1).models("A100", "V100")
+	g.g.Tasks = append(g.g.Tasks, &api.Task{Name: "side", GPUModels: []string{"V100", "H100"}})
+	c := compiled(nil, g)
+	mustEqual(t, "accepts V100", c.acceptsModel("V100"), true)
+	mustEqual(t, "accepts A100", c.acceptsModel("A100"), false)
+
+	g.g.Tasks[1].GPUModels = []string{"H100"}
+	c = compiled(nil, g)
+	mustEqual(t, "reason", checkOne(gpuModelFilter{}, g, node("n1").gpu("0", "A100", 0)), "no gpu model accepted by every task")
+	mustEqual(t, "accepts A100", c.acceptsModel("A100"), false)
+}
+
+func TestNUMAFilter(t *testing.T) {
+	twoSockets := func() *nodeBuilder {
+		return node("n1").cpu(8000).mem("16Gi").numa(0, "8Gi", cpus(0, 4)...).numa(1, "8Gi", cpus(4, 8)...)
+	}
+	tests := []struct {
+		name  string
+		group *groupBuilder
+		node  *nodeBuilder
+		want  string
+	}{
+		{"fits one socket", taskGroup("g").cpu(4000).exclusive(), twoSockets(), ""},
+		{"needs five cores on one socket", taskGroup("g").cpu(4001).exclusive(), twoSockets(), "no NUMA node with 5 free cores"},
+		{"local memory too small", taskGroup("g").cpu(1000).mem("9Gi").exclusive(), twoSockets(), "no NUMA node with 1 free cores"},
+		{"unknown numa memory is not limiting", taskGroup("g").cpu(1000).mem("9Gi").exclusive(), node("n1").numa(0, "", 0, 1), ""},
+		{"no numa layout", taskGroup("g").cpu(1000).exclusive(), node("n1").cpu(8000), "no NUMA node with 1 free cores"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustEqual(t, "reason", checkOne(numaFilter{}, tt.group, tt.node), tt.want)
+		})
+	}
+}
+
+func TestNUMAFilterSeesTakenCores(t *testing.T) {
+	f := newFake(node("n1").cpu(8000).numa(0, "", cpus(0, 4)...).numa(1, "", cpus(4, 8)...))
+	f.putAlloc(&api.Allocation{ID: "a1", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning,
+		Resources: api.Resources{CPUMilli: 1000}, Assignment: api.Assignment{CPUs: []int{0}, NUMANode: 0}})
+	f.putAlloc(&api.Allocation{ID: "a2", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning,
+		Resources: api.Resources{CPUMilli: 1000}, Assignment: api.Assignment{CPUs: []int{5}, NUMANode: 1}})
+	f.putAlloc(&api.Allocation{ID: "a3", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocComplete,
+		Resources: api.Resources{CPUMilli: 1000}, Assignment: api.Assignment{CPUs: []int{6}, NUMANode: 1}})
+	c := newCell(f, 1)
+	mustEqual(t, "3 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(3000).exclusive()), c, 0), "")
+	mustEqual(t, "4 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(4000).exclusive()), c, 0), "no NUMA node with 4 free cores")
+}
+
+func TestGPUFitFilter(t *testing.T) {
+	f := newFake(node("n1").gpu("0", "A100", 0).gpu("1", "A100", 0).gpu("2", "T4", 1))
+	f.putAlloc(&api.Allocation{ID: "whole", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning,
+		Resources: api.Resources{GPUs: 1}, Assignment: api.Assignment{GPUs: []string{"0"}, NUMANode: -1}})
+	f.putAlloc(&api.Allocation{ID: "share", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning,
+		Resources: api.Resources{GPUMilli: 600}, Assignment: api.Assignment{GPUs: []string{"1"}, GPUMilli: 600, NUMANode: -1}})
+	tests := []struct {
+		name  string
+		group *groupBuilder
+		want  string
+	}{
+		{"one whole T4 free", taskGroup("g").gpus(1), ""},
+		{"no whole A100 free", taskGroup("g").gpus(1).models("A100"), "insufficient gpu"},
+		{"two whole gpus not free", taskGroup("g").gpus(2), "insufficient gpu"},
+		{"share fits next to 600", taskGroup("g").gpuMilli(400).models("A100"), ""},
+		{"share too big for the shared A100", taskGroup("g").gpuMilli(401).models("A100"), "insufficient gpu"},
+		{"share over 1000", taskGroup("g").gpuMilli(1200), "gpu share over 1000 milli"},
+		{"mixed request", taskGroup("g").gpus(1).gpuMilli(500), "gpu request mixes whole gpus and a share"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCell(f, 1)
+			mustEqual(t, "reason", gpuFitFilter{}.check(compiled(nil, tt.group), c, 0), tt.want)
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/strata-dev/strata/api"
+)
+
+func nodesN(n int, build func(i int, b *nodeBuilder)) []*nodeBuilder {
+	out := make([]*nodeBuilder, n)
+	for i := range out {
+		out[i] = node(fmt.Sprintf("n%03d", i)).cpu(4000).mem("8Gi")
+		if build != nil {
+			build(i, out[i])
+		}
+	}
+	return out
+}
+
+func TestNodeOrderIsSeededPermutation(t *testing.T) {
+	f := newFake(nodesN(50, nil)...)
+	a, b, c := newCell(f, 1).order, newCell(f, 1).order, newCell(f, 2).order
+	mustEqual(t, "same seed same order", slices.Equal(a, b), true)
+	mustEqual(t, "other seed other order", slices.Equal(a, c), false)
+	sorted := slices.Clone(a)
+	slices.Sort(sorted)
+	for i, v := range sorted {
+		mustEqual(t, "permutation", int(v), i)
+	}
+}
+
+func TestFeasibleSetSampling(t *testing.T) {
+	tests := []struct {
+		name       string
+		limit      int
+		unfit      int // nodes 0..unfit-1 are not ready
+		wantSize   int
+		wantCursor int // -1: whole cell
+	}{
+		{"stops after limit feasible nodes", 5, 0, 5, 5},
+		{"walks past rejected nodes", 5, 20, 5, -1},
+		{"limit larger than cell", 100, 10, 30, 40},
+		{"nothing fits", 5, 40, 0, 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(nodesN(40, func(i int, b *nodeBuilder) {
+				if i < tt.unfit {
+					b.status(api.NodeDown)
+				}
+			})...)
+			c := newCell(f, 3)
+			s := newFeasibleSet(compiled(nil, taskGroup("g").cpu(100)), c, tt.limit)
+			s.fill()
+			mustEqual(t, "size", len(s.nodes), tt.wantSize)
+			if tt.wantCursor >= 0 {
+				mustEqual(t, "cursor", s.cursor, tt.wantCursor)
+			}
+			for _, cand := range s.nodes {
+				mustEqual(t, "only ready nodes", c.nodes[cand.node].node.Ready(), true)
+				mustEqual(t, "rank is order position", c.order[cand.rank], cand.node)
+			}
+		})
+	}
+}
+
+func TestFeasibleSetBestBreaksTiesBySeededOrder(t *testing.T) {
+	s := &feasibleSet{nodes: []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}}}
+	j, ok := s.best()
+	mustEqual(t, "found", ok, true)
+	mustEqual(t, "best", s.nodes[j].node, int32(2))
+	_, ok = (&feasibleSet{}).best()
+	mustEqual(t, "empty", ok, false)
+}
+
+func TestFeasibleSetUpdateDropsFullNodes(t *testing.T) {
+	f := newFake(node("n1").cpu(1000).mem("8Gi"), node("n2").cpu(4000).mem("8Gi"))
+	c := newCell(f, 1)
+	g := compiled(nil, taskGroup("g").cpu(1000))
+	s := newFeasibleSet(g, c, 10)
+	s.fill()
+	mustEqual(t, "size", len(s.nodes), 2)
+	j := slices.IndexFunc(s.nodes, func(cd candidate) bool { return cd.node == 0 })
+	c.place(0, &api.Allocation{Resources: g.req.Resources})
+	s.update(j)
+	mustEqual(t, "size after filling n1", len(s.nodes), 1)
+	mustEqual(t, "remaining", s.nodes[0].node, int32(1))
+	before := s.nodes[0].score
+	c.place(1, &api.Allocation{Resources: g.req.Resources})
+	s.update(0)
+	mustEqual(t, "rescored higher", s.nodes[0].score > before, true)
+}
