@@ -113,10 +113,17 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 // explicit nulls ("replicas:" with nothing after it) both mean "unset", so
 // that defaults apply and a required field reports "required" once.
 func present(n *yaml.Node) bool {
-	for n != nil && n.Kind == yaml.AliasNode {
+	n = deref(n)
+	return n != nil && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+// deref follows aliases without charging the budget, for peeking at a
+// node's kind; walking goes through resolve.
+func deref(n *yaml.Node) *yaml.Node {
+	for hops := 0; n != nil && n.Kind == yaml.AliasNode && hops <= 100; hops++ {
 		n = n.Alias
 	}
-	return n != nil && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+	return n
 }
 
 // describe names the YAML type of n for "expected X, got Y" messages.

@@ -202,7 +202,7 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 			d.missing(join(path, "command"), n, `required for driver exec: the program and its arguments, e.g. ["/bin/sh", "-c", "echo hi"]`)
 		case len(t.Command) == 0:
 			// A wrong type was already reported; only an empty list is new.
-			if c := d.resolve(command); c != nil && c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
+			if c := deref(command); c.Kind == yaml.SequenceNode && len(c.Content) == 0 {
 				d.fail(join(path, "command"), command, "must not be empty for driver exec")
 			}
 		case t.Command[0] == "":

@@ -265,7 +265,7 @@ func (d *decoder) groups(path string, n *yaml.Node) []*api.TaskGroup {
 		names[g.Name] = true
 		groups = append(groups, g)
 	})
-	if len(groups) == 0 && present(n) && n.Kind == yaml.SequenceNode {
+	if len(groups) == 0 && present(n) && deref(n).Kind == yaml.SequenceNode {
 		d.missing(path, n, "at least one group is required")
 	}
 	return groups

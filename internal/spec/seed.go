@@ -142,7 +142,7 @@ func (d *decoder) minBandwidth(path string, n *yaml.Node, groups []*api.TaskGrou
 // schedulingPolicy decodes {type, rebalanceFrequency}, or just the type as
 // a string.
 func (d *decoder) schedulingPolicy(path string, n *yaml.Node, w *api.Workload) {
-	if present(n) && n.Kind == yaml.ScalarNode {
+	if present(n) && deref(n).Kind == yaml.ScalarNode {
 		d.policyType(path, n, w)
 		return
 	}
