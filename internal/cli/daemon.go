@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -134,8 +135,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	if len(servers) == 0 {
 		return cfg, failf("--servers: at least one server address is required")
 	}
-	cfg.API = api.NewClient(servers[0])
+	cfg.API = agentAPI{api.NewClient(servers[0])}
 	return cfg, nil
+}
+
+// agentAPI adapts the HTTP client to the agent's ServerAPI seam.
+type agentAPI struct{ *api.Client }
+
+var _ agent.ServerAPI = agentAPI{}
+
+func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) error {
+	err := a.Client.Heartbeat(ctx, nodeID)
+	if errors.Is(err, api.ErrNodeUnknown) {
+		return fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
+	}
+	return err
 }
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is

@@ -43,7 +43,7 @@ func specError(err error) error {
 	var se *spec.Errors
 	if errors.As(err, &se) {
 		he := &httpError{status: http.StatusBadRequest, code: "invalid-workload", msg: err.Error()}
-		for _, fe := range se.List() {
+		for _, fe := range se.List {
 			he.fields = append(he.fields, api.FieldError{Path: fe.Path, Message: fe.Message})
 		}
 		return he

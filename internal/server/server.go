@@ -101,9 +101,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Wait for the log to be replayed so the first reads see restored state.
-	if err := s.raft.raft.Barrier(30 * time.Second).Error(); err != nil && !errors.Is(err, raft.ErrNotLeader) {
-		s.logger.Warn("barrier after start", "err", err)
+	// Serve nothing before the log on disk is applied: raft applies entries
+	// past the last snapshot only once they are known committed (after an
+	// election), and a read before that would show an empty cell.
+	if err := s.waitForReplay(30 * time.Second); err != nil {
+		s.raft.Close()
+		return nil, err
 	}
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -126,6 +129,26 @@ func New(cfg Config) (*Server, error) {
 	}()
 	s.logger.Info("server started", "id", id, "http", s.Addr(), "data_dir", cfg.DataDir)
 	return s, nil
+}
+
+// waitForReplay blocks until every entry that was in the raft log at start
+// has been applied to the FSM.
+func (s *Server) waitForReplay(timeout time.Duration) error {
+	last, err := s.raft.logStore.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read raft log: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for s.raft.raft.AppliedIndex() < last {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("raft log replay: applied %d of %d entries after %v (no leader elected?)", s.raft.raft.AppliedIndex(), last, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if last > 0 {
+		s.logger.Info("raft log replayed", "index", last)
+	}
+	return nil
 }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
