@@ -131,8 +131,11 @@ func TestReconcile(t *testing.T) {
 			want: want{},
 		},
 		{
-			name:   "destructive update",
-			change: func(w *api.Workload) { w.Version = 2; w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).command("v2").g },
+			name: "destructive update",
+			change: func(w *api.Workload) {
+				w.Version = 2
+				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).command("v2").g
+			},
 			want: want{
 				stops:  []string{"0:workload updated", "1:workload updated", "2:workload updated"},
 				place:  []int{0, 1, 2},
