@@ -22,11 +22,9 @@ func TestAgentRestartReattachesWithoutRestarting(t *testing.T) {
 	srv.put(alloc)
 	up := waitTask(t, srv, alloc.ID, "db", "task running", running)
 	pid := up.TaskStates["db"].PID
-	var handle struct{ ShimPID int }
 	first.mu.Lock()
-	h := first.allocs[alloc.ID].tasks[0].record().Handle
+	handle := first.allocs[alloc.ID].tasks[0].record().Handle
 	first.mu.Unlock()
-	handle.ShimPID = h.ShimPID
 
 	first.stop()
 	if !procAlive(pid) || !procAlive(handle.ShimPID) {
