@@ -1,0 +1,168 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/strata-dev/strata/api"
+	"pgregory.net/rapid"
+)
+
+func genNode(t *rapid.T, i int) *nodeBuilder {
+	b := node(fmt.Sprintf("n%02d", i)).
+		cpu(int64(rapid.IntRange(2, 16).Draw(t, "cores")) * 1000).
+		mem(fmt.Sprintf("%dGi", rapid.IntRange(1, 32).Draw(t, "memGi"))).
+		label("rack", fmt.Sprintf("r%d", rapid.IntRange(0, 2).Draw(t, "rack")))
+	if rapid.Bool().Draw(t, "numa") {
+		cores := int(b.n.Capacity.CPUMilli / 1000)
+		half := cores / 2
+		numaMem := ""
+		if rapid.Bool().Draw(t, "numaMemKnown") {
+			numaMem = fmt.Sprintf("%dMi", b.n.Capacity.MemoryBytes>>21)
+		}
+		b.numa(0, numaMem, cpus(0, half)...).numa(1, numaMem, cpus(half, cores)...)
+	}
+	for g := range rapid.IntRange(0, 4).Draw(t, "gpus") {
+		b.gpu(fmt.Sprint(g), rapid.SampledFrom([]string{"A100", "V100"}).Draw(t, "model"), g%2)
+	}
+	if rapid.IntRange(0, 9).Draw(t, "statusRoll") == 0 {
+		b.status(rapid.SampledFrom([]string{api.NodeDown, api.NodeDraining}).Draw(t, "status"))
+	}
+	return b
+}
+
+func genGroup(t *rapid.T, name string) *groupBuilder {
+	g := taskGroup(name).replicas(rapid.IntRange(0, 8).Draw(t, "replicas")).
+		cpu(int64(rapid.IntRange(1, 40).Draw(t, "cpu")) * 100).
+		mem(fmt.Sprintf("%dMi", rapid.IntRange(64, 8192).Draw(t, "memMi")))
+	switch rapid.IntRange(0, 5).Draw(t, "shape") {
+	case 1:
+		g.exclusive()
+	case 2:
+		g.gpus(int64(rapid.IntRange(1, 2).Draw(t, "wantGPUs")))
+	case 3:
+		g.gpuMilli(int64(rapid.IntRange(1, 9).Draw(t, "share")) * 100)
+	case 4:
+		g.exclusive().gpus(1).models(rapid.SampledFrom([]string{"A100", "V100"}).Draw(t, "wantModel"))
+	}
+	if rapid.Bool().Draw(t, "constrained") {
+		g.require("rack", "!=", fmt.Sprintf("r%d", rapid.IntRange(0, 2).Draw(t, "notRack")))
+	}
+	return g
+}
+
+// TestPropertyNeverOvercommits drives random cells through random sequences
+// of submissions, scalings, updates, node failures and task failures. Every
+// plan must pass CheckNode against the state it was computed on, and after
+// it is applied no node may be overcommitted or hand out a core or a GPU
+// twice.
+func TestPropertyNeverOvercommits(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var nodes []*nodeBuilder
+		for i := range rapid.IntRange(1, 10).Draw(t, "nodes") {
+			nodes = append(nodes, genNode(t, i))
+		}
+		f := newFake(nodes...)
+		names := []string{"a", "b", "c"}
+		for step := range rapid.IntRange(1, 12).Draw(t, "steps") {
+			name := rapid.SampledFrom(names).Draw(t, "workload")
+			switch rapid.IntRange(0, 4).Draw(t, "action") {
+			case 0, 1: // submit or update
+				w := workload(name)
+				for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
+					w.Groups = append(w.Groups, genGroup(t, fmt.Sprintf("g%d", gi)).g)
+				}
+				if old := f.Workload(name); old != nil {
+					w.Version = old.Version + 1
+				}
+				if rapid.Bool().Draw(t, "spread") {
+					w.SchedulingPolicy.Type = api.PolicySpread
+				}
+				f.putWorkload(w)
+			case 2: // a node goes down or comes back
+				n := f.nodes[rapid.IntRange(0, len(f.nodes)-1).Draw(t, "node")]
+				n.Status = map[bool]string{true: api.NodeReady, false: api.NodeDown}[n.Status != api.NodeReady]
+			case 3: // an allocation fails
+				if len(f.allocs) > 0 {
+					a := f.allocs[rapid.IntRange(0, len(f.allocs)-1).Draw(t, "alloc")]
+					if !a.Terminal() {
+						f.setClient(a.ID, api.AllocFailed)
+					}
+				}
+			case 4: // stop
+				if w := f.Workload(name); w != nil {
+					cp := *w
+					cp.Stopped = true
+					f.putWorkload(&cp)
+				}
+			}
+			plan := Schedule(f, &api.Evaluation{ID: fmt.Sprint("e", step), Workload: name}, Options{Seed: int64(step)})
+			checkPlan(t, f, plan)
+			f.apply(plan, rapid.Bool().Draw(t, "finishStops"))
+			checkState(t, f)
+		}
+	})
+}
+
+// checkPlan asserts what the plan applier would: CheckNode accepts every
+// node's part, placements go to ready nodes only and stops name live
+// allocations.
+func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
+	for nodeID, place := range plan.Place {
+		stopping := map[string]bool{}
+		for _, s := range plan.Stop[nodeID] {
+			stopping[s.AllocID] = true
+		}
+		if ok, reason := CheckNode(f.Node(nodeID), f.AllocsByNode(nodeID), stopping, place); !ok {
+			t.Fatalf("CheckNode rejected the plan's part for %s: %s", nodeID, reason)
+		}
+	}
+	for _, stops := range plan.Stop {
+		for _, s := range stops {
+			if a := f.alloc(s.AllocID); a == nil || !live(a) {
+				t.Fatalf("plan stops %s, which is not live", s.AllocID)
+			}
+		}
+	}
+}
+
+// checkState recomputes every node's usage from its allocations, with an
+// accounting independent of the scheduler's.
+func checkState(t *rapid.T, f *fakeState) {
+	for _, n := range f.nodes {
+		var used api.Resources
+		cores := map[int]string{}
+		whole := map[string]string{}
+		milli := map[string]int64{}
+		for _, a := range f.AllocsByNode(n.ID) {
+			if a.Terminal() {
+				continue
+			}
+			used = used.Add(a.Resources)
+			for _, c := range a.Assignment.CPUs {
+				if other, taken := cores[c]; taken {
+					t.Fatalf("node %s: cpu %d held by %s and %s", n.ID, c, other, a.ID)
+				}
+				cores[c] = a.ID
+			}
+			if a.Assignment.GPUMilli > 0 {
+				milli[a.Assignment.GPUs[0]] += a.Assignment.GPUMilli
+				continue
+			}
+			for _, g := range a.Assignment.GPUs {
+				if other, taken := whole[g]; taken {
+					t.Fatalf("node %s: gpu %s held by %s and %s", n.ID, g, other, a.ID)
+				}
+				whole[g] = a.ID
+			}
+		}
+		if dim := used.Exceeds(n.Capacity); dim != "" {
+			t.Fatalf("node %s overcommitted in %s: used %+v of %+v", n.ID, dim, used, n.Capacity)
+		}
+		for g, m := range milli {
+			if _, isWhole := whole[g]; isWhole || m > 1000 {
+				t.Fatalf("node %s: gpu %s shared %d milli (held whole: %v)", n.ID, g, m, isWhole)
+			}
+		}
+	}
+}
