@@ -10,7 +10,7 @@ import (
 
 func genNode(t *rapid.T, i int) *nodeBuilder {
 	b := node(fmt.Sprintf("n%02d", i)).
-		cpu(int64(rapid.IntRange(2, 16).Draw(t, "cores")) * 1000).
+		cpu(int64(rapid.IntRange(2, 16).Draw(t, "cores"))*1000).
 		mem(fmt.Sprintf("%dGi", rapid.IntRange(1, 32).Draw(t, "memGi"))).
 		label("rack", fmt.Sprintf("r%d", rapid.IntRange(0, 2).Draw(t, "rack")))
 	if rapid.Bool().Draw(t, "numa") {
