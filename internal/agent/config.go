@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -103,6 +104,13 @@ func (c *Config) setDefaults() error {
 	if c.DataDir == "" {
 		return errors.New("agent config: DataDir is required")
 	}
+	// Shims run with the task's working directory; every path handed to
+	// them must be absolute.
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("agent config: DataDir %q: %w", c.DataDir, err)
+	}
+	c.DataDir = abs
 	if c.API == nil {
 		return errors.New("agent config: API is required")
 	}

@@ -60,5 +60,20 @@ func since(t time.Time) string {
 	return time.Since(t).Round(time.Second).String()
 }
 
-func bytesStr(n int64) string { return resources.FormatBytes(n) }
-func cpuStr(m int64) string   { return resources.FormatCPU(m) }
+// bytesStr renders a byte count for people: exact when it is a round
+// number, else to one decimal in the largest binary unit.
+func bytesStr(n int64) string {
+	if exact := resources.FormatBytes(n); len(exact) <= 7 {
+		return exact
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	v, unit := float64(n), "B"
+	for _, u := range units {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	return fmt.Sprintf("%.1f%s", v, unit)
+}
+func cpuStr(m int64) string { return resources.FormatCPU(m) }

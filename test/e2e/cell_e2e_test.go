@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +218,15 @@ func TestKilledAgentIsReplaced(t *testing.T) {
 	if n := c.node(first.NodeName); n.Status != api.NodeDown {
 		t.Fatalf("node %s is %s, want down", first.NodeName, n.Status)
 	}
+	// The agent comes back: its node is ready again and it stops the task
+	// the cell already replaced.
+	c.startAgent(first.NodeName, "--label", "rack=r1")
+	c.eventually(30*time.Second, "the returning agent stops the replaced task", func() error {
+		if pidAlive(oldPID) {
+			return fmt.Errorf("pid %d of lost allocation %s still runs", oldPID, first.ID)
+		}
+		return nil
+	})
 }
 
 // TestBadInputIsRejected: validate and run exit non-zero naming the field;
@@ -300,5 +313,41 @@ spec:
 	}
 	if st := c.mustStrata("status", "huge"); !strings.Contains(st, "1 nodes: rack != r3") && !strings.Contains(st, "1 node: rack != r3") {
 		t.Fatalf("status does not explain: %s", st)
+	}
+}
+
+// TestDevCellFromReadme runs the README's main command the way a newcomer
+// does: `strata dev` in a fresh directory with the default relative data
+// dir, then the README's hello example.
+func TestDevCellFromReadme(t *testing.T) {
+	dir := t.TempDir()
+	httpAddr := freeAddr(t)
+	c := &cell{t: t, dir: dir, addr: "http://" + httpAddr, agents: map[string]*proc{}}
+	c.server = &proc{log: &bytes.Buffer{}}
+	c.server.cmd = exec.Command(strataBin, "dev", "--http-addr", httpAddr)
+	c.server.cmd.Dir = dir
+	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
+	if err := c.server.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.shutdown)
+	c.eventually(20*time.Second, "dev node ready", func() error {
+		nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != api.NodeReady {
+			return fmt.Errorf("nodes %v %v", nodes, err)
+		}
+		return nil
+	})
+	c.mustStrata("run", "-f", "examples/hello.yaml", "--wait", "--timeout", "60s")
+	a := runningAllocs(c.allocs("hello"))[0]
+	c.eventually(20*time.Second, "hello logs", func() error {
+		out, _, _ := c.strata("logs", a.ID)
+		if !strings.Contains(out, "hello from strata") {
+			return fmt.Errorf("logs %q", out)
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(dir, "strata-data", "server", "raft", "raft.db")); err != nil {
+		t.Fatalf("dev did not keep its state in ./strata-data: %v", err)
 	}
 }
