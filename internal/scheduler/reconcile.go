@@ -8,7 +8,8 @@ import "github.com/strata-dev/strata/api"
 // while that count is at most MaxReschedules. The original and three failed
 // replacements (four failures) end the chain. Lost allocations (their node
 // went down) are always replaced and do not count: that was not the task's
-// fault.
+// fault. Only failures of the workload's current version count, so a new
+// version of a workload starts with a fresh budget.
 const MaxReschedules = 3
 
 // Stop reasons written into StopRequest.Reason.
@@ -130,7 +131,7 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 	for gi, g := range w.Groups {
 		var place []placeIntent
 		for idx, s := range slots[gi] {
-			if intent, ok := s.intent(idx, byID); ok {
+			if intent, ok := s.intent(idx, w.Version, byID); ok {
 				place = append(place, intent)
 			}
 		}
@@ -143,7 +144,7 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 
 // intent decides whether index idx needs a new allocation, and which
 // allocation it replaces.
-func (s slot) intent(idx int, byID map[string]*api.Allocation) (placeIntent, bool) {
+func (s slot) intent(idx int, version uint64, byID map[string]*api.Allocation) (placeIntent, bool) {
 	switch {
 	case s.keep != nil:
 		return placeIntent{}, false
@@ -155,7 +156,7 @@ func (s slot) intent(idx int, byID map[string]*api.Allocation) (placeIntent, boo
 	d := s.dead
 	switch {
 	case d.ClientStatus == api.AllocFailed:
-		if failuresInChain(d, byID) > MaxReschedules {
+		if failuresInChain(d, version, byID) > MaxReschedules {
 			return placeIntent{}, false
 		}
 		return placeIntent{index: idx, previous: d.ID}, true
@@ -167,13 +168,14 @@ func (s slot) intent(idx int, byID map[string]*api.Allocation) (placeIntent, boo
 	return placeIntent{index: idx}, true
 }
 
-// failuresInChain counts failed allocations from a back along PreviousAlloc.
+// failuresInChain counts the failed allocations of workload version version
+// from a back along PreviousAlloc.
 // Allocations already garbage-collected end the chain; the hop bound guards
 // against a corrupt cycle.
-func failuresInChain(a *api.Allocation, byID map[string]*api.Allocation) int {
+func failuresInChain(a *api.Allocation, version uint64, byID map[string]*api.Allocation) int {
 	n := 0
 	for hops := 0; a != nil && hops <= len(byID); hops++ {
-		if a.ClientStatus == api.AllocFailed {
+		if a.ClientStatus == api.AllocFailed && a.WorkloadVersion == version {
 			n++
 		}
 		a = byID[a.PreviousAlloc]

@@ -251,16 +251,36 @@ func TestRescheduleChainLimit(t *testing.T) {
 	}
 }
 
+func TestNewVersionResetsRescheduleBudget(t *testing.T) {
+	f := threeNodes()
+	w := workload("job", taskGroup("g").replicas(1).cpu(1000))
+	deploy(t, f, w)
+	for i := range MaxReschedules + 1 {
+		cur := f.AllocsByWorkload("job")
+		f.setClient(cur[slices.IndexFunc(cur, live)].ID, api.AllocFailed)
+		if i < MaxReschedules {
+			f.apply(schedule(f, "job", int64(10+i)), true)
+		}
+	}
+	mustEqual(t, "budget spent", schedule(f, "job", 1).IsNoOp(), true)
+	w2 := *w
+	w2.Version = 2
+	f.putWorkload(&w2)
+	mustEqual(t, "new version placed", len(planAllocs(schedule(f, "job", 1))), 1)
+}
+
 func TestFailuresInChainIgnoresLost(t *testing.T) {
 	byID := map[string]*api.Allocation{
-		"a": {ID: "a", ClientStatus: api.AllocFailed},
-		"b": {ID: "b", ClientStatus: api.AllocLost, PreviousAlloc: "a"},
-		"c": {ID: "c", ClientStatus: api.AllocFailed, PreviousAlloc: "b"},
-		"x": {ID: "x", ClientStatus: api.AllocFailed, PreviousAlloc: "y"},
-		"y": {ID: "y", ClientStatus: api.AllocFailed, PreviousAlloc: "x"}, // corrupt cycle
+		"old": {ID: "old", ClientStatus: api.AllocFailed, WorkloadVersion: 1},
+		"a":   {ID: "a", ClientStatus: api.AllocFailed, WorkloadVersion: 2, PreviousAlloc: "old"},
+		"b":   {ID: "b", ClientStatus: api.AllocLost, WorkloadVersion: 2, PreviousAlloc: "a"},
+		"c":   {ID: "c", ClientStatus: api.AllocFailed, WorkloadVersion: 2, PreviousAlloc: "b"},
+		"x":   {ID: "x", ClientStatus: api.AllocFailed, WorkloadVersion: 2, PreviousAlloc: "y"},
+		"y":   {ID: "y", ClientStatus: api.AllocFailed, WorkloadVersion: 2, PreviousAlloc: "x"}, // corrupt cycle
 	}
-	mustEqual(t, "chain c", failuresInChain(byID["c"], byID), 2)
-	mustEqual(t, "cycle terminates", failuresInChain(byID["x"], byID) > 0, true)
+	mustEqual(t, "chain c, version 2", failuresInChain(byID["c"], 2, byID), 2)
+	mustEqual(t, "chain c, version 1", failuresInChain(byID["c"], 1, byID), 1)
+	mustEqual(t, "cycle terminates", failuresInChain(byID["x"], 2, byID) > 0, true)
 }
 
 func TestScheduleIsIdempotentAfterApply(t *testing.T) {
