@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func repoFile(t *testing.T, rel string) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skipf("%s not found above the test", rel)
+		}
+		dir = parent
+	}
+}
+
+func runCLI(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestValidate(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("apiVersion: strata.dev/v1\nkind: Workload\nmetadata: {name: x}\nspec:\n  groups:\n    - name: g\n      replicas: -1\n      tasks: [{name: t, command: [\"true\"]}]\n"), 0o644)
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"good example", []string{"validate", "-f", repoFile(t, "examples/hello.yaml")}, 0, `workload "hello" is valid`, ""},
+		{"seed example lists what is not enforced", []string{"validate", "-f", repoFile(t, "examples/ml-inference.yaml")}, 0, "not yet enforced", ""},
+		{"bad field is named", []string{"validate", "-f", bad}, 1, "", "spec.groups[0].replicas"},
+		{"missing file flag", []string{"validate"}, 1, "", "-f/--file is required"},
+		{"unknown output format", []string{"validate", "-f", bad, "-o", "xml"}, 1, "", "--output"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(tc.args...)
+			if code != tc.wantCode || !strings.Contains(out, tc.wantOut) || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.wantCode, out, errOut)
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	out, errOut, code := runCLI("validate", "-f", repoFile(t, "examples/hello.yaml"), "-o", "json")
+	var w struct {
+		Name   string `json:"name"`
+		Groups []any  `json:"groups"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Name != "hello" || len(w.Groups) != 1 {
+		t.Fatalf("exit %d, %q, %s", code, out, errOut)
+	}
+}
+
+func TestSimOnOpenb(t *testing.T) {
+	nodes := repoFile(t, "shared/traces/openb/openb_node_list_gpu_node.csv")
+	pods := repoFile(t, "shared/traces/openb/openb_pod_list_default.csv")
+	dir := t.TempDir()
+	out, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "BestFit", "--seed", "42",
+		"--csv", filepath.Join(dir, "s.csv"), "--plot", filepath.Join(dir, "s.png"), "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rows []simRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	if r := rows[0]; r.Policy != "BestFit" || r.GPUAlloc < 85 || r.GPUAlloc > 100 {
+		t.Fatalf("implausible result %+v", r)
+	}
+	for _, f := range []string{"s.csv", "s.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s not written: %v", f, err)
+		}
+	}
+	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--mode", "sideways"); code != 1 || !strings.Contains(errOut, "--mode") {
+		t.Fatalf("bad mode: exit %d %s", code, errOut)
+	}
+}

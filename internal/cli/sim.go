@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/sim"
+	"github.com/strata-dev/strata/internal/sim/policy"
+	"github.com/strata-dev/strata/internal/sim/trace"
+)
+
+type simFlags struct {
+	format      string
+	nodes       string
+	pods        []string
+	machinesCSV string
+	mode        string
+	policy      string
+	seed        int64
+	seeds       string
+	tieBreak    string
+	csvPath     string
+	jsonPath    string
+	plotPath    string
+	noProgress  bool
+}
+
+func newSimCmd(g *globals) *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Simulate a cell from a trace: placement policies, allocation over time, fragmentation",
+		Long: `Simulate a cell on a virtual clock from a node list and a trace of pods.
+
+Modes:
+  inflation  the FGD paper's experiment (ATC '23): the trace's pods plus pods sampled
+             with replacement until the GPU request reaches 1.3x capacity, shuffled
+             with the seed, submitted one by one, never deleted. Without --seed the
+             published seeds 42..51 are run and averaged.
+  replay     creation and deletion times honoured; pods that do not fit wait and
+             their pending times are reported.
+
+Trace formats: openb (the Alibaba GPU trace CSVs), google (cluster-usage 2011:
+task_events files as --pods, machine_events as --nodes or --machines-csv), native
+(one YAML/JSON file with nodes and pods, as --pods).
+
+Policies: ` + strings.Join(policy.Names(), ", ") + `, or "all".`,
+		Example: `  strata sim --nodes ../shared/traces/openb/openb_node_list_gpu_node.csv \
+             --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
+  strata sim --nodes N.csv --pods P.csv --policy all -o json
+  strata sim --nodes N.csv --pods P.csv --policy BestFit --seed 42 --csv series.csv --plot alloc.png
+  strata sim --format native --pods scenario.yaml --mode replay`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			return runSim(cmd.Context(), g, &f, cmd.Flags().Changed("seed"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "openb", "trace format: openb, google or native")
+	fl.StringVar(&f.nodes, "nodes", "", "node list (openb node CSV, or google machine_events)")
+	fl.StringSliceVar(&f.pods, "pods", nil, "pod trace file(s) (openb pod CSV, google task_events parts, or a native file)")
+	fl.StringVar(&f.machinesCSV, "machines-csv", "", "google: machines as a CSV machine_id,cpu,memory of normalized capacities")
+	fl.StringVar(&f.mode, "mode", "inflation", "inflation or replay")
+	fl.StringVar(&f.policy, "policy", "FGD", "placement policy, or all")
+	fl.Int64Var(&f.seed, "seed", 42, "seed of a single run (default in inflation mode: the mean over seeds 42..51)")
+	fl.StringVar(&f.seeds, "seeds", "42..51", "seeds averaged in inflation mode when --seed is not given, as A..B or a comma list")
+	fl.StringVar(&f.tieBreak, "tie-break", "random", "how equal scores are broken: random or first")
+	fl.StringVar(&f.csvPath, "csv", "", "write the allocation series of a single run as CSV")
+	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
+	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar, even on a terminal")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func loadSimTrace(f *simFlags) (*trace.Trace, error) {
+	switch f.format {
+	case "openb":
+		if f.nodes == "" || len(f.pods) != 1 {
+			return nil, failf("--format openb needs --nodes NODE_CSV and one --pods POD_CSV")
+		}
+		nodes, err := trace.LoadOpenbNodes(f.nodes)
+		if err != nil {
+			return nil, failf("--nodes: %v", err)
+		}
+		pods, err := trace.LoadOpenbPods(f.pods[0])
+		if err != nil {
+			return nil, failf("--pods: %v", err)
+		}
+		return &trace.Trace{Nodes: nodes, Pods: pods}, nil
+	case "google":
+		if len(f.pods) == 0 || (f.nodes == "") == (f.machinesCSV == "") {
+			return nil, failf("--format google needs --pods TASK_EVENTS... and one of --nodes MACHINE_EVENTS or --machines-csv")
+		}
+		pods, err := trace.LoadGoogleTaskEvents(trace.DefaultGoogleScale, f.pods...)
+		if err != nil {
+			return nil, failf("--pods: %v", err)
+		}
+		t := &trace.Trace{Pods: pods}
+		if f.machinesCSV != "" {
+			if t.Nodes, err = trace.LoadMachineCSV(f.machinesCSV, trace.DefaultGoogleScale); err != nil {
+				return nil, failf("--machines-csv: %v", err)
+			}
+		} else if t.Nodes, t.NodeEvents, err = trace.LoadGoogleMachineEvents(f.nodes, trace.DefaultGoogleScale); err != nil {
+			return nil, failf("--nodes: %v", err)
+		}
+		return t, nil
+	case "native":
+		if len(f.pods) != 1 {
+			return nil, failf("--format native needs one --pods FILE holding nodes and pods")
+		}
+		t, err := trace.LoadNative(f.pods[0])
+		if err != nil {
+			return nil, failf("--pods: %v", err)
+		}
+		return t, nil
+	}
+	return nil, failf("--format: unknown %q (want openb, google or native)", f.format)
+}
+
+func parseSeeds(s string) ([]int64, error) {
+	if a, b, ok := strings.Cut(s, ".."); ok {
+		lo, err1 := strconv.ParseInt(a, 10, 64)
+		hi, err2 := strconv.ParseInt(b, 10, 64)
+		if err1 != nil || err2 != nil || hi < lo || hi-lo > 1000 {
+			return nil, failf("--seeds: want A..B with A <= B, got %q", s)
+		}
+		var out []int64
+		for v := lo; v <= hi; v++ {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
+		if err != nil {
+			return nil, failf("--seeds: %q is not an integer", p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// simRow is one line of the summary.
+type simRow struct {
+	Policy     string  `json:"policy"`
+	Seeds      []int64 `json:"seeds"`
+	GPUAlloc   float64 `json:"gpuAlloc"`
+	CPUAlloc   float64 `json:"cpuAlloc"`
+	MemAlloc   float64 `json:"memAlloc"`
+	FragRatio  float64 `json:"fragRatio"`
+	Placed     int     `json:"placed,omitempty"`
+	Failed     int     `json:"failed,omitempty"`
+	PendingP50 float64 `json:"pendingP50,omitempty"`
+	PendingP99 float64 `json:"pendingP99,omitempty"`
+	Seconds    float64 `json:"seconds"`
+}
+
+func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error {
+	t, err := loadSimTrace(f)
+	if err != nil {
+		return err
+	}
+	mode := sim.Mode(f.mode)
+	if mode != sim.ModeInflation && mode != sim.ModeReplay {
+		return failf("--mode: unknown %q (want inflation or replay)", f.mode)
+	}
+	policies := []string{f.policy}
+	if f.policy == "all" {
+		policies = policy.Names()
+	}
+	averaged := mode == sim.ModeInflation && !seedGiven
+	var seeds []int64
+	if averaged {
+		if seeds, err = parseSeeds(f.seeds); err != nil {
+			return err
+		}
+	}
+	single := !averaged && len(policies) == 1
+	if !single && (f.csvPath != "" || f.plotPath != "") {
+		return failf("--csv and --plot need a single run: one --policy and a --seed")
+	}
+	bar := newProgressBar(g.stderr, !f.noProgress && isTerminal(os.Stderr))
+	var rows []simRow
+	var full []any
+	for _, name := range policies {
+		cfg := sim.Config{Nodes: t.Nodes, Pods: t.Pods, NodeEvents: t.NodeEvents, Mode: mode, Policy: name,
+			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !single}
+		start := time.Now()
+		if averaged {
+			cfg.Progress = bar.func_(name + " seeds")
+			res, err := sim.RunInflationSeeds(ctx, cfg, seeds, 0)
+			bar.done()
+			if err != nil {
+				return failf("simulate %s: %v", name, err)
+			}
+			rows = append(rows, simRow{Policy: name, Seeds: seeds, GPUAlloc: res.MeanGPUAlloc, CPUAlloc: res.MeanCPUAlloc,
+				MemAlloc: res.MeanMemAlloc, FragRatio: res.MeanFragRatio, Seconds: time.Since(start).Seconds()})
+			full = append(full, res)
+			continue
+		}
+		cfg.Progress = bar.func_(name)
+		res, err := sim.Run(ctx, cfg)
+		bar.done()
+		if err != nil {
+			return failf("simulate %s: %v", name, err)
+		}
+		rows = append(rows, simRow{Policy: name, Seeds: []int64{f.seed}, GPUAlloc: res.GPUAlloc, CPUAlloc: res.CPUAlloc,
+			MemAlloc: res.MemAlloc, FragRatio: res.FragRatio, Placed: res.Placed, Failed: res.Failed,
+			PendingP50: res.Pending.P50, PendingP99: res.Pending.P99, Seconds: time.Since(start).Seconds()})
+		full = append(full, res)
+		if single {
+			if err := writeSimFiles(f, res); err != nil {
+				return err
+			}
+		}
+	}
+	if f.jsonPath != "" {
+		if err := writeFile(f.jsonPath, func(w io.Writer) error { return sim.WriteJSON(w, full) }); err != nil {
+			return err
+		}
+	}
+	if g.json() {
+		return printJSON(g.stdout, rows)
+	}
+	fmt.Fprintf(g.stdout, "%s of %d pods on %d nodes\n", mode, len(t.Pods), len(t.Nodes))
+	tb := newTable(g.stdout, "POLICY", "SEEDS", "GPU ALLOC %", "CPU ALLOC %", "MEM ALLOC %", "GPU FRAG %", "TIME")
+	for _, r := range rows {
+		tb.row(r.Policy, seedsLabel(r.Seeds), ff1(r.GPUAlloc), ff1(r.CPUAlloc), ff1(r.MemAlloc), ff1(r.FragRatio),
+			fmt.Sprintf("%.2fs", r.Seconds))
+	}
+	return tb.flush()
+}
+
+func writeSimFiles(f *simFlags, res *sim.Result) error {
+	if f.csvPath != "" {
+		if err := writeFile(f.csvPath, func(w io.Writer) error { return sim.WriteSeriesCSV(w, res) }); err != nil {
+			return err
+		}
+	}
+	if f.plotPath != "" {
+		if err := writeFile(f.plotPath, func(w io.Writer) error { return sim.AllocationPlot(res).WritePNG(w) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return failf("%v", err)
+	}
+	if err := write(out); err != nil {
+		out.Close()
+		return failf("write %s: %v", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return failf("write %s: %v", path, err)
+	}
+	return nil
+}
+
+func seedsLabel(s []int64) string {
+	if len(s) == 1 {
+		return strconv.FormatInt(s[0], 10)
+	}
+	return fmt.Sprintf("%d..%d (mean)", s[0], s[len(s)-1])
+}
+
+func ff1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar draws one line on a terminal; it is silent otherwise.
+type progressBar struct {
+	mu      sync.Mutex
+	w       io.Writer
+	enabled bool
+	drawn   bool
+}
+
+func newProgressBar(w io.Writer, enabled bool) *progressBar {
+	return &progressBar{w: w, enabled: enabled}
+}
+
+func (p *progressBar) func_(label string) func(done, total int) {
+	if !p.enabled {
+		return nil
+	}
+	return func(done, total int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if total <= 0 {
+			return
+		}
+		const width = 30
+		n := done * width / total
+		fmt.Fprintf(p.w, "\r%-22s [%s%s] %3d%%", label, strings.Repeat("=", n), strings.Repeat(" ", width-n), done*100/total)
+		p.drawn = true
+	}
+}
+
+func (p *progressBar) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
