@@ -47,6 +47,7 @@ type Allocation struct {
 	TaskStates map[string]*TaskState `json:"taskStates,omitempty"`
 
 	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
+	PreemptedBy   string    `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
 	CreateTime    time.Time `json:"createTime"`
 	CreateIndex   uint64    `json:"createIndex"`
 	ModifyIndex   uint64    `json:"modifyIndex"`

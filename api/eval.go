@@ -74,6 +74,8 @@ type StopRequest struct {
 	Reason  string `json:"reason"`
 	// Lost marks the allocation's client status lost (its node is down).
 	Lost bool `json:"lost,omitempty"`
+	// PreemptedBy names the allocation whose placement evicted this one.
+	PreemptedBy string `json:"preemptedBy,omitempty"`
 }
 
 // IsNoOp reports whether the plan changes nothing.

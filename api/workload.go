@@ -66,6 +66,16 @@ type TaskGroup struct {
 	Tasks         []*Task       `json:"tasks"`
 	Placement     Placement     `json:"placement"`
 	RestartPolicy RestartPolicy `json:"restartPolicy"`
+	// Gang, when set, places the group all-or-nothing.
+	Gang *GangPolicy `json:"gang,omitempty"`
+}
+
+// GangPolicy places at least MinMember instances of a group at once, or none,
+// preferring the tightest topology domain that holds them all.
+type GangPolicy struct {
+	MinMember int           `json:"minMember"`
+	Timeout   time.Duration `json:"timeout"`            // how long the gang may wait before its evaluation reports it unplaceable
+	Topology  string        `json:"topology,omitempty"` // tightest domain tried first, e.g. rack; wider ones (row, zone, …) after
 }
 
 // Resources returns the sum of the group's task resources: what one
