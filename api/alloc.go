@@ -81,7 +81,9 @@ func (a *Allocation) Terminal() bool {
 	case AllocComplete, AllocFailed, AllocLost:
 		return true
 	}
-	return a.DesiredStatus == DesiredStop && a.ClientStatus == AllocPending
+	// A preempted allocation gives its resources to its preemptor at once,
+	// so the node's accounting never counts both (its agent kills it).
+	return a.DesiredStatus == DesiredStop && (a.ClientStatus == AllocPending || a.PreemptedBy != "")
 }
 
 // Copy returns a copy of a that may be modified without touching a. The

@@ -18,6 +18,7 @@ const (
 	TriggerNodeDown         = "node-down"
 	TriggerAllocFailed      = "alloc-failed"
 	TriggerCapacityChange   = "capacity-change"
+	TriggerPreemption       = "preemption"
 )
 
 // Evaluation is a request to reconcile one workload with the cell.

@@ -78,6 +78,8 @@ type applyPlanCmd struct {
 	Stop  []api.StopRequest `json:"stop,omitempty"`
 	// Eval, when set, is the plan's evaluation with its final status.
 	Eval *api.Evaluation `json:"eval,omitempty"`
+	// Evals re-evaluate the workloads whose allocations this plan preempted.
+	Evals []*api.Evaluation `json:"evals,omitempty"`
 }
 
 // allocClientUpdateCmd carries agents' reports and the evaluations they cause.

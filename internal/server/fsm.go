@@ -122,7 +122,7 @@ func applyCommand(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *applyPlanCmd:
 		for _, s := range c.Stop {
-			if err := w.StopAlloc(s.AllocID, s.Reason, s.Lost); err != nil && !errors.Is(err, state.ErrNotFound) {
+			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
 			}
 		}
@@ -132,9 +132,11 @@ func applyCommand(w *state.WriteTxn, body any) error {
 			}
 		}
 		if c.Eval != nil {
-			return w.UpsertEval(c.Eval)
+			if err := w.UpsertEval(c.Eval); err != nil {
+				return err
+			}
 		}
-		return nil
+		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
 			if err := w.UpdateAllocFromClient(u); err != nil {

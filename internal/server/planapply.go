@@ -93,8 +93,20 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 		stopNodes = append(stopNodes, id)
 	}
 	sort.Strings(stopNodes)
+	victims := map[string]bool{}
 	for _, id := range stopNodes {
-		cmd.Stop = append(cmd.Stop, plan.Stop[id]...)
+		for _, st := range plan.Stop[id] {
+			cmd.Stop = append(cmd.Stop, st)
+			if st.PreemptedBy == "" {
+				continue
+			}
+			// A preempted allocation's workload is re-evaluated so it gets
+			// a replacement when capacity allows (blocked until then).
+			if a := snap.Alloc(st.AllocID); a != nil && a.Workload != plan.Workload && !victims[a.Workload] {
+				victims[a.Workload] = true
+				cmd.Evals = append(cmd.Evals, p.srv.newEval(a.Workload, a.Priority, api.TriggerPreemption, ""))
+			}
+		}
 	}
 	if len(res.Rejected) == 0 {
 		cmd.Eval = pp.eval

@@ -293,6 +293,7 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
 	case *applyPlanCmd:
+		enqueue(c.Evals)
 		if len(c.Stop) > 0 {
 			s.broker.Unblock()
 		}

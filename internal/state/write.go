@@ -156,12 +156,22 @@ func (w *WriteTxn) addToNode(nodeID string, delta api.Resources) error {
 // StopAlloc sets an allocation's desired status to stop; lost also marks its
 // client status lost (its node is gone, nobody will report for it).
 func (w *WriteTxn) StopAlloc(id, reason string, lost bool) error {
+	return w.StopAllocRequest(api.StopRequest{AllocID: id, Reason: reason, Lost: lost})
+}
+
+// StopAllocRequest applies one stop of a plan: desired stop, lost when the
+// node is gone, and the preemptor when a higher-priority placement evicts it.
+func (w *WriteTxn) StopAllocRequest(s api.StopRequest) error {
+	id, reason, lost := s.AllocID, s.Reason, s.Lost
 	old := w.Snapshot().Alloc(id)
 	if old == nil {
 		return fmt.Errorf("allocation %q: %w", id, ErrNotFound)
 	}
 	a := old.Copy()
 	a.DesiredStatus, a.DesiredReason = api.DesiredStop, reason
+	if s.PreemptedBy != "" {
+		a.PreemptedBy = s.PreemptedBy
+	}
 	if lost && !old.Terminal() {
 		a.ClientStatus, a.ClientReason = api.AllocLost, reason
 	}
