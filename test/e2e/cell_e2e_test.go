@@ -351,3 +351,37 @@ func TestDevCellFromReadme(t *testing.T) {
 		t.Fatalf("dev did not keep its state in ./strata-data: %v", err)
 	}
 }
+
+// TestMemoryHogIsOOMKilled: a task past its memory limit is killed by the
+// kernel and reported as OOM, not as a plain crash.
+func TestMemoryHogIsOOMKilled(t *testing.T) {
+	c := newCell(t, 10*time.Second)
+	c.startAgent("n1")
+	spec := c.writeSpec("hog", `
+apiVersion: strata.dev/v1
+kind: Workload
+metadata:
+  name: hog
+spec:
+  groups:
+    - name: main
+      restartPolicy: {mode: never}
+      tasks:
+        - name: hog
+          command: ["/bin/sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo survived"]
+          resources: {cpu: 100m, memory: 32Mi}
+`)
+	c.mustStrata("run", "-f", spec)
+	c.eventually(60*time.Second, "OOM reported", func() error {
+		for _, a := range c.allocs("hog") {
+			ts := a.TaskStates["hog"]
+			if a.ClientStatus == api.AllocFailed && ts != nil && ts.OOMKilled {
+				if !strings.Contains(a.ClientReason, "OOM") {
+					return fmt.Errorf("reason %q does not say OOM", a.ClientReason)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no OOM-killed allocation yet")
+	})
+}
