@@ -65,6 +65,9 @@ type Plan struct {
 	Place map[string][]*Allocation `json:"place,omitempty"`
 	// Stop holds allocations to stop, keyed by node id.
 	Stop map[string][]StopRequest `json:"stop,omitempty"`
+	// Preemptions counts the stops that evict lower-priority allocations
+	// (those with PreemptedBy set) to make room for this plan's placements.
+	Preemptions int `json:"preemptions,omitempty"`
 
 	Failures []GroupFailure `json:"failures,omitempty"`
 }

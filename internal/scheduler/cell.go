@@ -29,6 +29,9 @@ type cell struct {
 	order    []int32     // seeded visiting order, indices into nodes
 	stopping map[string]bool
 	stops    map[string][]api.StopRequest
+	// journal, while non-nil, records every placement and eviction so that
+	// a gang trial can be rolled back (see trial.go).
+	journal *[]change
 }
 
 func newCell(st State, seed int64) *cell {
@@ -79,6 +82,26 @@ func (c *cell) place(i int, a *api.Allocation) {
 	if n.detail != nil {
 		n.detail.apply(a)
 	}
+	if c.journal != nil {
+		*c.journal = append(*c.journal, change{node: i, alloc: a})
+	}
+}
+
+// evict stops live allocations of node i for a preemption: they are
+// recorded in the plan with the preemptor's id and their resources, cores
+// and GPUs go back to the node at once. The node's detail is dropped and
+// reloaded on next use, since it may already count the victims.
+func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
+	n := &c.nodes[i]
+	for _, v := range victims {
+		c.stops[n.node.ID] = append(c.stops[n.node.ID], api.StopRequest{AllocID: v.ID, Reason: reason, PreemptedBy: by})
+		c.stopping[v.ID] = true
+		n.free = n.free.Add(v.Resources)
+		if c.journal != nil {
+			*c.journal = append(*c.journal, change{node: i, alloc: v, evicted: true})
+		}
+	}
+	n.detail = nil
 }
 
 // detail returns node i's core and GPU occupancy, loading it on first use

@@ -93,7 +93,7 @@ func (f *fakeState) apply(plan *api.Plan, finish bool) {
 	for _, stops := range plan.Stop {
 		for _, s := range stops {
 			a := f.alloc(s.AllocID).Copy()
-			a.DesiredStatus, a.DesiredReason = api.DesiredStop, s.Reason
+			a.DesiredStatus, a.DesiredReason, a.PreemptedBy = api.DesiredStop, s.Reason, s.PreemptedBy
 			switch {
 			case s.Lost:
 				a.ClientStatus = api.AllocLost

@@ -15,34 +15,55 @@ type placer struct {
 	sample int
 }
 
-// placeGroup places one allocation per intent, in order. When the cell has
-// no room left it returns the group's failure, with the reasons of every
-// node, and false.
-//
-// Preemption seam: this is where a later preemption pass plugs in. When the
-// feasible set runs dry, the nodes rejected only by capacity filters
-// (resources, NUMA, GPU fit) are those where evicting allocations of lower
-// priority than p.w.Priority could make room; the pass would add those
-// evictions to the plan's stops, credit the node in the cell and retry.
+// placeGroup places one allocation per intent, in order, anywhere in the
+// cell. When the cell has no room left it returns the group's failure, with
+// the reasons of every node, and false.
 func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, bool) {
-	set := newFeasibleSet(g, p.cell, p.sample)
-	for k, intent := range intents {
-		set.fill()
-		j, ok := set.best()
-		if !ok {
-			return p.cell.explain(g, len(intents)-k), false
-		}
-		i := int(set.nodes[j].node)
-		p.cell.place(i, p.newAlloc(g, intent, i))
-		set.update(j)
+	if k := p.placeIn(g, intents, p.cell.order, true); k < len(intents) {
+		return p.cell.explain(g, len(intents)-k), false
 	}
 	return api.GroupFailure{}, true
 }
 
-func (p *placer) newAlloc(g *group, intent placeIntent, i int) *api.Allocation {
+// placeIn places intents in order on the nodes of order (the cell's seeded
+// order, or the part of it a gang domain holds) and returns how many it
+// placed: a prefix of intents.
+//
+// This is the preemption seam. When the feasible set runs dry and preempt
+// is set, the remaining replicas may evict strictly lower-priority
+// allocations of other workloads, one node at a time, choosing the
+// cheapest victims (preempt.go). Evicting only when nothing fits as is
+// keeps preemption a last resort.
+func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
+	set := newFeasibleSet(g, p.cell, p.sample)
+	set.order = order
+	var pre *preemptor
+	for k, intent := range intents {
+		set.fill()
+		j, ok := set.best()
+		if ok {
+			i := int(set.nodes[j].node)
+			p.cell.place(i, p.newAlloc(g, intent, i, p.ids.next()))
+			set.update(j)
+			continue
+		}
+		if !preempt {
+			return k
+		}
+		if pre == nil {
+			pre = newPreemptor(p, g, order)
+		}
+		if !pre.place(intent) {
+			return k
+		}
+	}
+	return len(intents)
+}
+
+func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.Allocation {
 	n := p.cell.nodes[i].node
 	return &api.Allocation{
-		ID:              p.ids.next(),
+		ID:              id,
 		Workload:        p.w.Name,
 		Group:           g.tg.Name,
 		Index:           intent.index,

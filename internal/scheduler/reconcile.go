@@ -36,6 +36,7 @@ type placeIntent struct {
 type groupIntents struct {
 	group *api.TaskGroup
 	place []placeIntent // ascending index
+	kept  int           // live allocations that stay: a gang's running members
 }
 
 // reconciliation is what the workload needs: stops first, then placements
@@ -130,13 +131,17 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 
 	for gi, g := range w.Groups {
 		var place []placeIntent
+		kept := 0
 		for idx, s := range slots[gi] {
+			if s.keep != nil {
+				kept++
+			}
 			if intent, ok := s.intent(idx, w.Version, byID); ok {
 				place = append(place, intent)
 			}
 		}
 		if len(place) > 0 {
-			rec.groups = append(rec.groups, groupIntents{group: g, place: place})
+			rec.groups = append(rec.groups, groupIntents{group: g, place: place, kept: kept})
 		}
 	}
 	return rec

@@ -53,7 +53,9 @@ func (o Options) sampleSize(nodes int) int {
 
 // Schedule reconciles eval.Workload with the snapshot st and returns the plan
 // that would do it. It never fails: what does not fit is reported per group
-// in Plan.Failures. Preemption is not done yet; its seam is placeGroup.
+// in Plan.Failures. A replica that fits nowhere may preempt strictly
+// lower-priority work (preempt.go); a gang group is placed all-or-nothing
+// (gang.go).
 func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	w := st.Workload(eval.Workload)
 	plan := &api.Plan{
@@ -83,13 +85,24 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	}
 	for _, gi := range rec.groups {
 		g := compileGroup(w, gi.group, opts.Policies)
-		if f, ok := p.placeGroup(g, gi.place); !ok {
+		place := p.placeGroup
+		if g.tg.Gang != nil {
+			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) { return p.placeGang(g, gi) }
+		}
+		if f, ok := place(g, gi.place); !ok {
 			plan.Failures = append(plan.Failures, f)
 		}
 	}
 	plan.Place = c.placements()
 	if len(c.stops) > 0 {
 		plan.Stop = c.stops
+	}
+	for _, stops := range c.stops {
+		for _, s := range stops {
+			if s.PreemptedBy != "" {
+				plan.Preemptions++
+			}
+		}
 	}
 	return plan
 }

@@ -18,6 +18,7 @@ type candidate struct {
 type feasibleSet struct {
 	g      *group
 	c      *cell
+	order  []int32 // the nodes to walk: c.order, or a gang domain's part of it
 	limit  int
 	cursor int
 	nodes  []candidate
@@ -25,14 +26,14 @@ type feasibleSet struct {
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
 	limit = max(limit, 1)
-	return &feasibleSet{g: g, c: c, limit: limit, nodes: make([]candidate, 0, min(limit, len(c.nodes)))}
+	return &feasibleSet{g: g, c: c, order: c.order, limit: limit, nodes: make([]candidate, 0, min(limit, len(c.nodes)))}
 }
 
 // fill walks the order until the set holds limit nodes or the cell is
 // exhausted.
 func (s *feasibleSet) fill() {
-	for len(s.nodes) < s.limit && s.cursor < len(s.c.order) {
-		i := s.c.order[s.cursor]
+	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
+		i := s.order[s.cursor]
 		if s.g.check(s.c, int(i)) == "" {
 			s.nodes = append(s.nodes, candidate{node: i, rank: int32(s.cursor), score: s.g.score(&s.c.nodes[i])})
 		}

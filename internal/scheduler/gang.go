@@ -1,0 +1,161 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// topologyChain lists the nested topology keys, tightest first. A gang
+// that does not fit in a domain of its own key is tried in ever wider ones.
+var topologyChain = []string{"node", "rack", "row", "datacenter", "zone", "region"}
+
+// gangLevels returns the topology keys a gang tries, tightest first. A key
+// off the chain (powerZone, switch, spine) is tried first, then the chain
+// from rack up; the whole cell always comes last and is not listed.
+func gangLevels(topology string) []string {
+	if topology == "" {
+		return nil
+	}
+	if k := slices.Index(topologyChain, topology); k >= 0 {
+		return topologyChain[k:]
+	}
+	return append([]string{topology}, topologyChain[1:]...)
+}
+
+// gangSize is how many members must run at once: MinMember, or every
+// replica when it is unset.
+func gangSize(tg *api.TaskGroup) int {
+	if tg.Gang.MinMember > 0 {
+		return tg.Gang.MinMember
+	}
+	return tg.Replicas
+}
+
+// placeGang places a gang group all-or-nothing. Members already running
+// count towards the gang, so a gang of 8 with 6 running needs 2 more; if the
+// plan cannot bring it to its size, it places none of it. Domains are
+// tried tightest first: each value of the gang's topology key, then wider
+// keys, then the whole cell; first without preemption anywhere, then with
+// it, so that locality never costs someone else's work. Inside a domain the
+// normal pipeline places the members; a domain that holds too few is
+// rolled back. Members beyond the gang size (replicas > minMember) go
+// wherever the cell has room once the gang itself is placed.
+//
+// A gang that does not fit keeps waiting: its evaluation is blocked and
+// retried when capacity changes. The scheduler has no clock of its own, so
+// Gang.Timeout only changes what the failure says (since when it waits and
+// that the timeout passed, from Options.Now); giving up is the server's
+// call.
+func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
+	size, intents := gangSize(g.tg), gi.place
+	need := size - gi.kept
+	if need <= 0 {
+		return p.placeGroup(g, intents)
+	}
+	if need > len(intents) {
+		f := p.cell.explain(g, len(intents))
+		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, len(intents))
+		return f, false
+	}
+
+	levels := gangLevels(g.tg.Gang.Topology)
+	holds := make([]int, len(levels)+1) // best count per level, the cell last
+	for _, preempt := range []bool{false, true} {
+		for l, key := range levels {
+			for _, d := range p.cell.domains(key) {
+				k, ok := p.tryDomain(g, intents, need, d, preempt)
+				if ok {
+					return p.placeRest(g, intents[k:])
+				}
+				holds[l] = max(holds[l], k)
+			}
+		}
+		k, ok := p.tryDomain(g, intents, need, p.cell.order, preempt)
+		if ok {
+			return p.placeRest(g, intents[k:])
+		}
+		holds[len(levels)] = max(holds[len(levels)], k)
+	}
+
+	f := p.cell.explain(g, len(intents))
+	f.Summary = p.gangSummary(g, size, need, levels, holds, f.Summary)
+	return f, false
+}
+
+// tryDomain places as many of intents as fit on the nodes of order and
+// keeps them if they are at least need; otherwise it rolls them back.
+func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool) (int, bool) {
+	t := p.cell.begin()
+	k := p.placeIn(g, intents, order, preempt)
+	if k >= need {
+		t.commit()
+		return k, true
+	}
+	t.rollback()
+	return k, false
+}
+
+// placeRest places the members beyond the gang's size anywhere.
+func (p *placer) placeRest(g *group, rest []placeIntent) (api.GroupFailure, bool) {
+	if len(rest) == 0 {
+		return api.GroupFailure{}, true
+	}
+	return p.placeGroup(g, rest)
+}
+
+// gangSummary words a gang's failure: how big it is, how many members the
+// best domain of each level (and the whole cell) could hold, why nodes
+// refuse, and since when it waits.
+func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []int, reasons string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "gang of %d does not fit", size)
+	if need < size {
+		fmt.Fprintf(&sb, " (%d more needed)", need)
+	}
+	sb.WriteString(": ")
+	for l, key := range levels {
+		fmt.Fprintf(&sb, "best %s holds %d, ", key, holds[l])
+	}
+	sb.WriteString("the whole cell holds " + strconv.Itoa(holds[len(levels)]))
+	if reasons != "" {
+		sb.WriteString("; " + reasons)
+	}
+	if since := p.w.SubmitTime; !since.IsZero() {
+		sb.WriteString("; waiting since " + since.UTC().Format(time.RFC3339))
+		if to := g.tg.Gang.Timeout; to > 0 && !p.now.IsZero() && p.now.Sub(since) > to {
+			fmt.Fprintf(&sb, ", past its %s timeout", to)
+		}
+	}
+	return sb.String()
+}
+
+// domains splits the seeded order by the value of label key: one slice per
+// value, each in seeded order, ordered by their first node in it. Nodes
+// without the label belong to no domain of that key. A key that puts the
+// whole cell in one domain yields nothing, the cell being tried anyway.
+func (c *cell) domains(key string) [][]int32 {
+	byValue := make(map[string]int)
+	var out [][]int32
+	for _, i := range c.order {
+		v, ok := c.nodes[i].node.Labels[key]
+		if !ok {
+			continue
+		}
+		k, seen := byValue[v]
+		if !seen {
+			k = len(out)
+			byValue[v] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], i)
+	}
+	if len(out) == 1 && len(out[0]) == len(c.order) {
+		return nil
+	}
+	return out
+}
