@@ -1,0 +1,127 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/strata-dev/strata/api"
+)
+
+const mib = int64(1) << 20
+
+// template is one kind of workload in the mix. Its weight is its share of
+// the tasks; service templates run under spread when the policy is "mixed".
+type template struct {
+	name     string
+	weight   int
+	class    string
+	priority int
+	service  bool
+	task     api.Task
+	place    api.Placement
+}
+
+func rule(key, op string, weight int, values ...string) api.LabelRule {
+	return api.LabelRule{Key: key, Op: op, Values: values, Weight: weight}
+}
+
+// templates is the workload mix: web and API services, caches, databases on
+// pinned cores, CPU batch kept off GPU machines, GPU training (whole GPUs of
+// given models), GPU inference on shares, log shippers with disk and
+// bandwidth, ETL on pinned cores, queues; under require, prefer and avoid
+// rules over zone, datacenter, rack, powerZone and machine labels.
+var templates = []template{
+	{name: "web", weight: 20, class: api.PriorityProduction, priority: 1000, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 1000, MemoryBytes: 2 * gib, NetMbps: 50}},
+		place: api.Placement{Prefer: []api.LabelRule{rule(api.LabelZone, api.OpEqual, 50, zoneName(0))}, Avoid: []api.LabelRule{rule("gpu", api.OpExists, 80)}}},
+	{name: "api", weight: 15, class: api.PriorityProduction, priority: 1200, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 2000, MemoryBytes: 4 * gib, NetMbps: 100}},
+		place: api.Placement{Require: []api.LabelRule{rule(api.LabelZone, api.OpIn, 0, zoneName(0), zoneName(1))}, Avoid: []api.LabelRule{rule("gpu", api.OpExists, 80)}}},
+	{name: "cache", weight: 10, class: api.PriorityProduction, priority: 1100, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 500, MemoryBytes: 8 * gib}},
+		place: api.Placement{Prefer: []api.LabelRule{rule("machine", api.OpEqual, 60, "cpu-large")}, Avoid: []api.LabelRule{rule(api.LabelPowerZone, api.OpIn, 30, "dc00-pz00", "dc00-pz01")}}},
+	{name: "db", weight: 8, class: api.PriorityProduction, priority: 1500, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 4000, MemoryBytes: 16 * gib, DiskBytes: 200 * gib}, ExclusiveCores: true},
+		place: api.Placement{Require: []api.LabelRule{rule(api.LabelDatacenter, api.OpNotIn, 0, "dc01"), rule("gpu", api.OpNotIn, 0, "A100", "H100")}}},
+	{name: "batch", weight: 15, class: api.PriorityBatch, priority: 500,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 4000, MemoryBytes: 8 * gib, DiskBytes: 20 * gib}},
+		place: api.Placement{Avoid: []api.LabelRule{rule("gpu", api.OpExists, 90)}}},
+	{name: "train", weight: 1, class: api.PriorityBatch, priority: 800,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 16000, MemoryBytes: 128 * gib, GPUs: 4, NetMbps: 10000}, GPUModels: []string{"A100", "H100"}},
+		place: api.Placement{Prefer: []api.LabelRule{rule("gpu", api.OpEqual, 40, "H100")}}},
+	{name: "infer", weight: 5, class: api.PriorityProduction, priority: 1300, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 2000, MemoryBytes: 8 * gib, GPUMilli: 250}, GPUModels: []string{"T4", "A100"}},
+		place: api.Placement{Prefer: []api.LabelRule{rule(api.LabelZone, api.OpIn, 30, zoneName(1), zoneName(2))}}},
+	{name: "log", weight: 15, class: api.PriorityBestEffort, priority: 100,
+		task: api.Task{Resources: api.Resources{CPUMilli: 250, MemoryBytes: 512 * mib, DiskBytes: 10 * gib, NetMbps: 100}}},
+	{name: "etl", weight: 5, class: api.PriorityBatch, priority: 600,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 8000, MemoryBytes: 32 * gib, DiskBytes: 100 * gib}, ExclusiveCores: true},
+		place: api.Placement{Require: []api.LabelRule{rule(api.LabelZone, api.OpNotEqual, 0, zoneName(2))}, Avoid: []api.LabelRule{rule("gpu", api.OpExists, 90)}}},
+	{name: "queue", weight: 6, class: api.PriorityProduction, priority: 1000, service: true,
+		task:  api.Task{Resources: api.Resources{CPUMilli: 1500, MemoryBytes: 2 * gib}},
+		place: api.Placement{Require: []api.LabelRule{rule(api.LabelRack, api.OpNotIn, 0, "dc00-r00-k00", "dc00-r00-k01", "dc00-r00-k02")}}},
+}
+
+// Policies accepted by GenerateWorkloads.
+const (
+	PolicyBinpack = api.PolicyBinpack
+	PolicySpread  = api.PolicySpread
+	PolicyMixed   = "mixed" // services spread, the rest binpack
+)
+
+// GenerateWorkloads returns workloads totalling tasks replicas, at most
+// perWorkload each, drawn from the mix with seed. Each workload is one task
+// group; the last one takes the remainder.
+func GenerateWorkloads(tasks, perWorkload int, policy string, seed int64) []*api.Workload {
+	if perWorkload <= 0 {
+		perWorkload = 1000
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 0x3011))
+	total := 0
+	for _, t := range templates {
+		total += t.weight
+	}
+	var out []*api.Workload
+	for left, i := tasks, 0; left > 0; i++ {
+		x := r.IntN(total)
+		t := templates[0]
+		for _, c := range templates {
+			if x < c.weight {
+				t = c
+				break
+			}
+			x -= c.weight
+		}
+		n := min(perWorkload, left)
+		left -= n
+		out = append(out, t.workload(fmt.Sprintf("%s-%05d", t.name, i), n, policy))
+	}
+	return out
+}
+
+func (t template) workload(name string, replicas int, policy string) *api.Workload {
+	pol := policy
+	if policy == PolicyMixed {
+		pol = PolicyBinpack
+		if t.service {
+			pol = PolicySpread
+		}
+	}
+	task := t.task
+	task.Name, task.Driver, task.Command = "main", "mock", []string{t.name}
+	return &api.Workload{
+		Name:             name,
+		Labels:           map[string]string{"app": t.name},
+		PriorityClass:    t.class,
+		Priority:         t.priority,
+		SchedulingPolicy: api.SchedulingPolicy{Type: pol},
+		Groups: []*api.TaskGroup{{
+			Name:          t.name,
+			Replicas:      replicas,
+			Tasks:         []*api.Task{&task},
+			Placement:     t.place,
+			RestartPolicy: api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: 3},
+		}},
+		Version: 1,
+	}
+}
