@@ -134,14 +134,17 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 		for _, gs := range st.Groups {
 			desired += gs.Desired
 		}
+		// Allocations whose spec did not change keep their old version
+		// (a scale-up or a re-submit), so every running one counts; a
+		// failure counts only for this version.
 		for _, a := range allocs {
-			if a.WorkloadVersion != reg.Version || a.DesiredStatus != api.DesiredRun {
+			if a.DesiredStatus != api.DesiredRun {
 				continue
 			}
-			switch a.ClientStatus {
-			case api.AllocRunning:
+			switch {
+			case a.ClientStatus == api.AllocRunning:
 				running++
-			case api.AllocFailed:
+			case a.ClientStatus == api.AllocFailed && a.WorkloadVersion == reg.Version:
 				return failf("allocation %s (%s[%d]) on %s failed: %s", shortID(a.ID), a.Group, a.Index, a.NodeName, a.ClientReason)
 			}
 		}
@@ -157,7 +160,12 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 			fmt.Fprintf(g.stdout, "  %s\n", now)
 			last = now
 		}
-		if desired > 0 && running >= desired {
+		if desired == 0 {
+			fmt.Fprintf(g.stdout, "workload %q wants no instances (stopped or 0 replicas)\n", reg.Name)
+			return nil
+		}
+		evaluated := st.LatestEval != nil && st.LatestEval.CreateIndex >= reg.Index && st.LatestEval.Status == api.EvalComplete
+		if evaluated && running >= desired {
 			fmt.Fprintf(g.stdout, "workload %q is running\n", reg.Name)
 			return nil
 		}

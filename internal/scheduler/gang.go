@@ -64,7 +64,10 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	}
 
 	levels := gangLevels(g.tg.Gang.Topology)
-	holds := make([]int, len(levels)+1) // best count per level, the cell last
+	holds := make([]int, len(levels)+1) // best count per level, the cell last; -1: no domain
+	for l := range levels {
+		holds[l] = -1
+	}
 	for _, preempt := range []bool{false, true} {
 		for l, key := range levels {
 			for _, d := range p.cell.domains(key) {
@@ -109,7 +112,8 @@ func (p *placer) placeRest(g *group, rest []placeIntent) (api.GroupFailure, bool
 }
 
 // gangSummary words a gang's failure: how big it is, how many members the
-// best domain of each level (and the whole cell) could hold, why nodes
+// best domain of each level that has domains (and the whole cell) could
+// hold, evicting lower-priority work where it may, why nodes
 // refuse, and since when it waits.
 func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []int, reasons string) string {
 	var sb strings.Builder
@@ -119,7 +123,9 @@ func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []
 	}
 	sb.WriteString(": ")
 	for l, key := range levels {
-		fmt.Fprintf(&sb, "best %s holds %d, ", key, holds[l])
+		if holds[l] >= 0 {
+			fmt.Fprintf(&sb, "best %s holds %d, ", key, holds[l])
+		}
 	}
 	sb.WriteString("the whole cell holds " + strconv.Itoa(holds[len(levels)]))
 	if reasons != "" {

@@ -26,6 +26,10 @@ type evalBroker struct {
 	inflight   map[string]string            // workload → eval id
 	superseded map[string][]*api.Evaluation // workload → evals replaced by a newer one
 	blocked    map[string]*api.Evaluation   // workload → blocked eval
+	// unblocks counts Unblock calls; an evaluation that ends blocked is
+	// re-queued instead of parked when capacity changed while it ran.
+	unblocks   uint64
+	dequeuedAt map[string]uint64 // eval id → unblocks when it was dequeued
 	wake       chan struct{}
 }
 
@@ -42,6 +46,7 @@ func (b *evalBroker) reset() {
 	b.inflight = map[string]string{}
 	b.superseded = map[string][]*api.Evaluation{}
 	b.blocked = map[string]*api.Evaluation{}
+	b.dequeuedAt = map[string]uint64{}
 }
 
 // SetEnabled turns the broker on (leadership gained) or off (lost); turning
@@ -110,6 +115,7 @@ func (b *evalBroker) Dequeue(ctx context.Context) (*api.Evaluation, error) {
 			e := heap.Pop(&b.ready).(*api.Evaluation)
 			delete(b.queued, e.Workload)
 			b.inflight[e.Workload] = e.ID
+			b.dequeuedAt[e.ID] = b.unblocks
 			if b.ready.Len() > 0 {
 				b.signal()
 			}
@@ -132,9 +138,12 @@ func (b *evalBroker) Ack(e *api.Evaluation, blocked bool) []*api.Evaluation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := e.Workload
-	if b.inflight[w] == e.ID {
-		delete(b.inflight, w)
+	if b.inflight[w] != e.ID {
+		return nil // a late Ack from a previous leadership term: not ours
 	}
+	delete(b.inflight, w)
+	missedUnblock := b.unblocks != b.dequeuedAt[e.ID]
+	delete(b.dequeuedAt, e.ID)
 	sup := b.superseded[w]
 	delete(b.superseded, w)
 	if !b.enabled {
@@ -143,7 +152,11 @@ func (b *evalBroker) Ack(e *api.Evaluation, blocked bool) []*api.Evaluation {
 	next := b.waiting[w]
 	delete(b.waiting, w)
 	if blocked && next == nil {
-		b.blocked[w] = e
+		if missedUnblock {
+			b.enqueueLocked(e) // capacity changed while it ran: try again now
+		} else {
+			b.blocked[w] = e
+		}
 	}
 	if next != nil {
 		if blocked {
@@ -162,6 +175,7 @@ func (b *evalBroker) Unblock() {
 	if !b.enabled {
 		return
 	}
+	b.unblocks++
 	blocked := b.blocked
 	b.blocked = map[string]*api.Evaluation{}
 	for _, e := range blocked {

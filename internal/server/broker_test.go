@@ -108,3 +108,34 @@ func TestHeartbeatsExpire(t *testing.T) {
 		t.Fatalf("a renewed node expired: %v", got)
 	}
 }
+
+func TestBrokerRequeuesWhenCapacityChangedDuringRun(t *testing.T) {
+	b := newEvalBroker()
+	b.SetEnabled(true)
+	b.Enqueue(ev("e1", "w", 100, 1))
+	e := dequeue(t, b)
+	b.Unblock() // an allocation finished while e1 was being scheduled
+	b.Ack(e, true)
+	if got := dequeue(t, b).ID; got != "e1" {
+		t.Fatalf("dequeued %s, want e1 re-queued", got)
+	}
+}
+
+func TestBrokerIgnoresLateAckFromOldTerm(t *testing.T) {
+	b := newEvalBroker()
+	b.SetEnabled(true)
+	b.Enqueue(ev("old", "w", 100, 1))
+	old := dequeue(t, b)
+	b.SetEnabled(false) // leadership lost and regained
+	b.SetEnabled(true)
+	b.Enqueue(ev("new", "w", 100, 2))
+	cur := dequeue(t, b)
+	b.Enqueue(ev("next", "w", 100, 3))
+	if sup := b.Ack(old, false); len(sup) != 0 {
+		t.Fatalf("late ack took %v", sup)
+	}
+	b.Ack(cur, false)
+	if got := dequeue(t, b).ID; got != "next" {
+		t.Fatalf("dequeued %s, want next", got)
+	}
+}

@@ -143,8 +143,11 @@ func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
 		if e := snap.Eval(id); e != nil {
 			return e, snap.TableIndex(ws, state.TableEvals), nil
 		}
-		if m := snap.EvalsByIDPrefix(id); len(m) == 1 {
+		switch m := snap.EvalsByIDPrefix(id); {
+		case len(m) == 1:
 			return m[0], snap.TableIndex(ws, state.TableEvals), nil
+		case len(m) > 1:
+			return nil, 0, badRequest("evaluation prefix %q is ambiguous: %d evaluations match", id, len(m))
 		}
 		return nil, 0, notFound("evaluation %q not found", id)
 	})

@@ -46,6 +46,9 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.Status, n.StatusReason = api.NodeReady, ""
+	if old := s.State().Snapshot().Node(n.ID); old != nil && old.Status == api.NodeDraining {
+		n.Status, n.StatusReason = old.Status, old.StatusReason // an operator's choice outlives agent restarts
+	}
 	n.LastHeartbeat = s.cfg.Now()
 	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n})
 	if err != nil {

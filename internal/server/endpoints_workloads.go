@@ -23,17 +23,15 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, specError(err))
 		return
 	}
-	prev := s.State().Snapshot().Workload(wl.Name)
-	wl.Version = 1
-	if prev != nil {
-		wl.Version = prev.Version + 1
-	}
 	wl.SubmitTime = s.cfg.Now()
 	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
 	idx, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
 	if err != nil {
 		s.fail(w, err)
 		return
+	}
+	if stored := s.State().Snapshot().Workload(wl.Name); stored != nil {
+		wl.Version = stored.Version // assigned by the FSM, in log order
 	}
 	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
 }

@@ -100,12 +100,8 @@ func applyCommand(w *state.WriteTxn, body any) error {
 			if err := w.DeleteWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
 			}
-		} else if old := w.Snapshot().Workload(c.Name); old != nil {
-			wl := *old
-			wl.Stopped = true
-			if err := w.UpsertWorkload(&wl); err != nil {
-				return err
-			}
+		} else if err := w.StopWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:

@@ -72,7 +72,8 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		}
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
 			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
-				s.logger.Error("mark node down", "node", id, "err", err)
+				s.logger.Error("mark node down; will retry", "node", id, "err", err)
+				s.beats.Reset(id, s.cfg.Now().Add(-s.cfg.HeartbeatTTL)) // due again at the next tick
 			}
 		}
 	}

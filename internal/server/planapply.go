@@ -20,6 +20,7 @@ type planApplier struct {
 }
 
 type pendingPlan struct {
+	ctx    context.Context // the submitter's; a plan whose worker gave up is dropped
 	plan   *api.Plan
 	eval   *api.Evaluation // the evaluation's outcome, committed with a full plan
 	result chan planOutcome
@@ -36,7 +37,7 @@ func newPlanApplier(s *Server) *planApplier {
 
 // Submit queues a plan and waits for its result.
 func (p *planApplier) Submit(ctx context.Context, plan *api.Plan, eval *api.Evaluation) (*api.PlanResult, error) {
-	pp := &pendingPlan{plan: plan, eval: eval, result: make(chan planOutcome, 1)}
+	pp := &pendingPlan{ctx: ctx, plan: plan, eval: eval, result: make(chan planOutcome, 1)}
 	select {
 	case p.queue <- pp:
 	case <-ctx.Done():
@@ -56,6 +57,9 @@ func (p *planApplier) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case pp := <-p.queue:
+			if pp.ctx.Err() != nil {
+				continue // e.g. queued in a previous leadership term
+			}
 			res, err := p.apply(pp)
 			pp.result <- planOutcome{res: res, err: err}
 		}
@@ -85,6 +89,19 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 			continue
 		}
 		res.Committed = append(res.Committed, id)
+	}
+	if len(res.Rejected) > 0 && hasGang(plan) {
+		// A gang is all-or-nothing (invariant 4): if any node of the plan
+		// no longer fits, commit no placement of it; the worker retries.
+		res.Rejected = append(res.Rejected, res.Committed...)
+		res.Committed = nil
+		sort.Strings(res.Rejected)
+	}
+	rejected := map[string]bool{}
+	for _, id := range res.Rejected {
+		rejected[id] = true
+	}
+	for _, id := range res.Committed {
 		cmd.Place = append(cmd.Place, plan.Place[id]...)
 	}
 	// Stops never overcommit anything; commit them all, in a stable order.
@@ -96,6 +113,9 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	victims := map[string]bool{}
 	for _, id := range stopNodes {
 		for _, st := range plan.Stop[id] {
+			if st.PreemptedBy != "" && rejected[id] {
+				continue // its preemptor is not placed: nobody is evicted for nothing
+			}
 			cmd.Stop = append(cmd.Stop, st)
 			if st.PreemptedBy == "" {
 				continue
@@ -121,4 +141,16 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	}
 	res.Index = idx
 	return res, nil
+}
+
+// hasGang reports whether any placement of the plan belongs to a gang group.
+func hasGang(plan *api.Plan) bool {
+	for _, allocs := range plan.Place {
+		for _, a := range allocs {
+			if a.TaskGroup != nil && a.TaskGroup.Gang != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

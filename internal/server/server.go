@@ -200,9 +200,16 @@ func (s *Server) establishLeadership() {
 	if s.leaderCancel != nil {
 		return
 	}
-	if err := s.raft.raft.Barrier(30 * time.Second).Error(); err != nil {
-		s.logger.Error("barrier on leadership", "err", err)
-		return
+	for {
+		err := s.raft.raft.Barrier(30 * time.Second).Error()
+		if err == nil {
+			break
+		}
+		if s.ctx.Err() != nil || !s.IsLeader() {
+			return
+		}
+		s.logger.Error("barrier on leadership; retrying", "err", err)
+		time.Sleep(time.Second)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.leaderCancel = cancel

@@ -29,10 +29,17 @@ func (w *worker) run(ctx context.Context) {
 			return
 		}
 		blocked, err := w.process(ctx, e)
-		if err != nil && ctx.Err() == nil {
-			w.srv.logger.Error("evaluation failed", "eval", e.ID, "workload", e.Workload, "err", err)
+		failed := err != nil && ctx.Err() == nil
+		if failed {
+			w.srv.logger.Error("evaluation failed; retrying", "eval", e.ID, "workload", e.Workload, "err", err)
 		}
 		superseded := w.srv.broker.Ack(e, blocked)
+		if failed && !blocked {
+			// Not lost: the evaluation is still pending in state; try again
+			// after a pause (a newer evaluation of the workload supersedes it).
+			retry := e
+			time.AfterFunc(time.Second, func() { w.srv.broker.Enqueue(retry) })
+		}
 		if len(superseded) > 0 && ctx.Err() == nil {
 			w.completeSuperseded(superseded, e.ID)
 		}

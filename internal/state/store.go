@@ -37,11 +37,12 @@ func (s *Store) Index() uint64 { return s.Snapshot().Index() }
 // read; Query returns when that index exceeds minIndex. This is the server
 // half of a blocking query (`?index=N&wait=30s`).
 func (s *Store) Query(ctx context.Context, minIndex uint64, wait time.Duration, fn func(snap *Snapshot, ws memdb.WatchSet) (uint64, error)) (uint64, error) {
-	var deadline <-chan time.Time
-	if minIndex > 0 && wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		deadline = t.C
+	blocking := minIndex > 0 && wait > 0
+	wctx := ctx
+	if blocking {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
 	}
 	for {
 		ws := memdb.NewWatchSet()
@@ -52,22 +53,10 @@ func (s *Store) Query(ctx context.Context, minIndex uint64, wait time.Duration, 
 		if err != nil {
 			return 0, err
 		}
-		if minIndex == 0 || idx > minIndex || deadline == nil {
+		if !blocking || idx > minIndex {
 			return idx, nil
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-deadline:
-				cancel()
-			case <-done:
-			}
-		}()
-		werr := ws.WatchCtx(wctx)
-		close(done)
-		cancel()
-		if werr != nil {
+		if werr := ws.WatchCtx(wctx); werr != nil {
 			// Timed out or cancelled: answer with what we have.
 			if ctx.Err() != nil {
 				return idx, ctx.Err()

@@ -52,11 +52,26 @@ func (w *WriteTxn) insert(table string, obj interface{}) error {
 func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
 	if old := w.Snapshot().Workload(wl.Name); old != nil {
 		wl.CreateIndex = old.CreateIndex
+		// Versions are assigned here, in log order, so two concurrent
+		// submissions never share one.
+		wl.Version = old.Version + 1
 	} else {
 		wl.CreateIndex = w.index
+		wl.Version = 1
 	}
 	wl.ModifyIndex = w.index
 	return w.insert(tableWorkloads, wl)
+}
+
+// StopWorkload marks a workload stopped, keeping its version.
+func (w *WriteTxn) StopWorkload(name string) error {
+	old := w.Snapshot().Workload(name)
+	if old == nil {
+		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+	}
+	wl := *old
+	wl.Stopped, wl.ModifyIndex = true, w.index
+	return w.insert(tableWorkloads, &wl)
 }
 
 // DeleteWorkload removes the workload (purge). Its allocations and
