@@ -154,3 +154,10 @@ func join(s []string) string { return strings.Join(s, ",") }
 
 // cut splits "id:rest" at the first colon.
 func cut(s string) (string, string, bool) { return strings.Cut(s, ":") }
+
+// gang makes the group a gang of minMember (0 = every replica) that tries
+// topology domains of key first.
+func (b *groupBuilder) gang(minMember int, topology string) *groupBuilder {
+	b.g.Gang = &api.GangPolicy{MinMember: minMember, Topology: topology}
+	return b
+}

@@ -68,36 +68,41 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	for l := range levels {
 		holds[l] = -1
 	}
+	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
 		for l, key := range levels {
 			for _, d := range p.cell.domains(key) {
-				k, ok := p.tryDomain(g, intents, need, d, preempt)
+				k, ok := p.tryDomain(g, intents, need, d, preempt, nil)
 				if ok {
 					return p.placeRest(g, intents[k:])
 				}
 				holds[l] = max(holds[l], k)
 			}
 		}
-		k, ok := p.tryDomain(g, intents, need, p.cell.order, preempt)
+		// The reasons are taken with the cell as full as the gang could
+		// make it: on the empty cell every node might accept one member.
+		k, ok := p.tryDomain(g, intents, need, p.cell.order, preempt, func() { f = p.cell.explain(g, len(intents)) })
 		if ok {
 			return p.placeRest(g, intents[k:])
 		}
 		holds[len(levels)] = max(holds[len(levels)], k)
 	}
-
-	f := p.cell.explain(g, len(intents))
 	f.Summary = p.gangSummary(g, size, need, levels, holds, f.Summary)
 	return f, false
 }
 
 // tryDomain places as many of intents as fit on the nodes of order and
-// keeps them if they are at least need; otherwise it rolls them back.
-func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool) (int, bool) {
+// keeps them if they are at least need; otherwise it calls failed (if set)
+// on the cell as the trial left it, then rolls the trial back.
+func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool, failed func()) (int, bool) {
 	t := p.cell.begin()
 	k := p.placeIn(g, intents, order, preempt)
 	if k >= need {
 		t.commit()
 		return k, true
+	}
+	if failed != nil {
+		failed()
 	}
 	t.rollback()
 	return k, false
