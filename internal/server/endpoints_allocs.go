@@ -3,9 +3,11 @@ package server
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/state"
@@ -99,7 +101,7 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := agentClient.Do(req)
 	if err != nil {
 		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("agent of node %s: %v", n.Name, err)})
 		return
@@ -152,3 +154,10 @@ func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
 		return nil, 0, notFound("evaluation %q not found", id)
 	})
 }
+
+// agentClient reaches agents for log streams: a down node must fail fast,
+// while a followed stream may last as long as the user watches.
+var agentClient = &http.Client{Transport: &http.Transport{
+	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	ResponseHeaderTimeout: 10 * time.Second,
+}}

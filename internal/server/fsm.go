@@ -17,9 +17,12 @@ import (
 // fsm applies committed raft entries to the state store. Apply must be
 // deterministic: it reads only the entry and the current state.
 type fsm struct {
-	mu     sync.RWMutex
-	store  *state.Store
-	logger *slog.Logger
+	mu    sync.RWMutex
+	store *state.Store
+	// replaced is closed when a snapshot restore swaps the store, waking
+	// blocking queries that watch the old one.
+	replaced chan struct{}
+	logger   *slog.Logger
 	// onApply, when set, is told about every applied command (the leader's
 	// loops use it to enqueue evaluations). It must not block.
 	onApply func(t commandType, body any, index uint64)
@@ -28,7 +31,7 @@ type fsm struct {
 var _ raft.FSM = (*fsm)(nil)
 
 func newFSM(logger *slog.Logger) *fsm {
-	return &fsm{store: state.New(), logger: logger}
+	return &fsm{store: state.New(), logger: logger, replaced: make(chan struct{})}
 }
 
 // State returns the current store. A snapshot restore replaces the store,
@@ -37,6 +40,13 @@ func (f *fsm) State() *state.Store {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.store
+}
+
+// Replaced returns a channel closed when the current store is replaced.
+func (f *fsm) Replaced() <-chan struct{} {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.replaced
 }
 
 // Apply applies one committed log entry and returns nil or an error.
@@ -171,6 +181,8 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.store = s
+	close(f.replaced)
+	f.replaced = make(chan struct{})
 	f.mu.Unlock()
 	return nil
 }

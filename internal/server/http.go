@@ -19,6 +19,10 @@ const maxBodyBytes = 4 << 20
 // maxWait caps a blocking query's wait.
 const maxWait = 5 * time.Minute
 
+// errStoreReplaced ends a blocking query whose store a snapshot restore
+// replaced; the query is asked again of the new store.
+var errStoreReplaced = errors.New("state store replaced")
+
 // indexHeader carries the state index of a response, for blocking queries.
 const indexHeader = "X-Strata-Index"
 
@@ -157,11 +161,25 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 		return
 	}
 	var out any
-	idx, err := s.State().Query(r.Context(), index, wait, func(snap *state.Snapshot, ws watchSet) (uint64, error) {
-		v, i, err := read(snap, ws)
-		out = v
-		return i, err
-	})
+	var idx uint64
+	for {
+		replaced := s.fsm.Replaced()
+		idx, err = s.State().Query(r.Context(), index, wait, func(snap *state.Snapshot, ws watchSet) (uint64, error) {
+			select {
+			case <-replaced:
+				return 0, errStoreReplaced
+			default:
+			}
+			ws.Add(replaced)
+			v, i, err := read(snap, ws)
+			out = v
+			return i, err
+		})
+		if !errors.Is(err, errStoreReplaced) {
+			break
+		}
+		// A snapshot restore swapped the store: ask the new one.
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client went away
