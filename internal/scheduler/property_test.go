@@ -52,7 +52,8 @@ func genGroup(t *rapid.T, name string) *groupBuilder {
 }
 
 // TestPropertyNeverOvercommits drives random cells through random sequences
-// of submissions, scalings, updates, node failures and task failures. Every
+// of submissions, scalings, updates, node failures and task failures, with
+// random priorities so that workloads preempt each other. Every
 // plan must pass CheckNode against the state it was computed on, and after
 // it is applied no node may be overcommitted or hand out a core or a GPU
 // twice.
@@ -75,6 +76,8 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 				if old := f.Workload(name); old != nil {
 					w.Version = old.Version + 1
 				}
+				// Random priorities make workloads preempt each other.
+				w.Priority = rapid.IntRange(0, 100).Draw(t, "priority")
 				if rapid.Bool().Draw(t, "spread") {
 					w.SchedulingPolicy.Type = api.PolicySpread
 				}
