@@ -277,3 +277,19 @@ func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex ui
 func (c *Client) UpdateAllocations(ctx context.Context, updates []*AllocUpdate) error {
 	return c.postJSON(ctx, "/v1/agent/allocations", map[string]any{"updates": updates}, nil)
 }
+
+// Events lists the cell's recent events, of one workload when set.
+func (c *Client) Events(ctx context.Context, workload string, q *Query) ([]*Event, QueryMeta, error) {
+	var out []*Event
+	path := "/v1/events"
+	if workload != "" {
+		path += "?workload=" + url.QueryEscape(workload)
+		if enc := q.encode(); enc != "" {
+			path += "&" + enc[1:]
+		}
+		m, err := c.do(ctx, http.MethodGet, path, nil, "", &out)
+		return out, m, err
+	}
+	m, err := c.get(ctx, path, q, &out)
+	return out, m, err
+}

@@ -28,6 +28,8 @@ type GroupStatus struct {
 	Complete int    `json:"complete"`
 	Failed   int    `json:"failed"`
 	Lost     int    `json:"lost"`
+	// Preempted counts allocations evicted by higher-priority work.
+	Preempted int `json:"preempted"`
 	// Failure says why instances are not placed, when some are not.
 	Failure *GroupFailure `json:"failure,omitempty"`
 }

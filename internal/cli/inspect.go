@@ -58,10 +58,10 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 	fmt.Fprintf(w, "Name:      %s\nStatus:    %s\nVersion:   %d\nPriority:  %s (%d)\nPolicy:    %s\n",
 		wl.Name, st.Status, wl.Version, wl.PriorityClass, wl.Priority, wl.SchedulingPolicy.Type)
 	fmt.Fprintln(w)
-	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "COMPLETE", "FAILED", "LOST")
+	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "COMPLETE", "FAILED", "LOST", "PREEMPTED")
 	for _, g := range st.Groups {
 		t.row(g.Name, strconv.Itoa(g.Desired), strconv.Itoa(g.Pending), strconv.Itoa(g.Running),
-			strconv.Itoa(g.Complete), strconv.Itoa(g.Failed), strconv.Itoa(g.Lost))
+			strconv.Itoa(g.Complete), strconv.Itoa(g.Failed), strconv.Itoa(g.Lost), strconv.Itoa(g.Preempted))
 	}
 	t.flush()
 	for _, g := range st.Groups {

@@ -23,7 +23,9 @@ type table struct{ tw *tabwriter.Writer }
 
 func newTable(w io.Writer, headers ...string) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
-	t.row(headers...)
+	if len(headers) > 0 {
+		t.row(headers...)
+	}
 	return t
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -51,12 +52,14 @@ type stopWorkloadCmd struct {
 	Name  string          `json:"name"`
 	Purge bool            `json:"purge"`
 	Eval  *api.Evaluation `json:"eval"`
+	Time  time.Time       `json:"time"` // stamped by the proposer, for events
 }
 
 // upsertNodeCmd registers a node (and re-evaluates blocked work).
 type upsertNodeCmd struct {
 	Node  *api.Node         `json:"node"`
 	Evals []*api.Evaluation `json:"evals,omitempty"`
+	Time  time.Time         `json:"time"` // stamped by the proposer, for events
 }
 
 // nodeStatusCmd changes a node's status, with the evaluations that follow.
@@ -65,6 +68,7 @@ type nodeStatusCmd struct {
 	Status string            `json:"status"`
 	Reason string            `json:"reason"`
 	Evals  []*api.Evaluation `json:"evals,omitempty"`
+	Time   time.Time         `json:"time"` // stamped by the proposer, for events
 }
 
 // upsertEvalsCmd stores evaluations (new ones, or status updates).
@@ -80,12 +84,14 @@ type applyPlanCmd struct {
 	Eval *api.Evaluation `json:"eval,omitempty"`
 	// Evals re-evaluate the workloads whose allocations this plan preempted.
 	Evals []*api.Evaluation `json:"evals,omitempty"`
+	Time  time.Time         `json:"time"` // stamped by the proposer, for events
 }
 
 // allocClientUpdateCmd carries agents' reports and the evaluations they cause.
 type allocClientUpdateCmd struct {
 	Updates []*api.AllocUpdate `json:"updates"`
 	Evals   []*api.Evaluation  `json:"evals,omitempty"`
+	Time    time.Time          `json:"time"` // stamped by the proposer, for events
 }
 
 // encodeCommand frames a command as one type byte followed by JSON.

@@ -50,7 +50,7 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		n.Status, n.StatusReason = old.Status, old.StatusReason // an operator's choice outlives agent restarts
 	}
 	n.LastHeartbeat = s.cfg.Now()
-	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n})
+	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat})
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -105,7 +105,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	s.beats.Reset(id, s.cfg.Now())
 	if n.Status == api.NodeDown {
-		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed"}); err != nil {
+		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now()}); err != nil {
 			s.fail(w, err)
 			return
 		}
@@ -144,7 +144,7 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.State().Snapshot()
-	cmd := &allocClientUpdateCmd{}
+	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
 	failed := map[string]bool{}
 	for i, u := range req.Updates {
 		if u == nil || u.ID == "" {

@@ -82,7 +82,7 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 	}
 	purge := r.URL.Query().Get("purge") == "true"
 	eval := s.newEval(name, wl.Priority, api.TriggerWorkloadStop, "")
-	idx, err := s.propose(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval})
+	idx, err := s.propose(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -61,7 +61,19 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return err
 	}
 	store := f.State()
-	err = store.Write(l.Index, func(w *state.WriteTxn) error { return applyCommand(w, body) })
+	err = store.Write(l.Index, func(w *state.WriteTxn) error {
+		// Events are derived before the change, so they can say what it did.
+		events := commandEvents(w.Snapshot(), body)
+		if err := applyCommand(w, body); err != nil {
+			return err
+		}
+		for _, e := range events {
+			if err := w.AddEvent(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}

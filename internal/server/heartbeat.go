@@ -85,7 +85,7 @@ func (s *Server) markNodeDown(id, reason string) error {
 	if n == nil || n.Status == api.NodeDown {
 		return nil
 	}
-	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason,
+	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason, Time: s.cfg.Now(),
 		Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeDown, id)}
 	if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
 		return err

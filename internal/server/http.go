@@ -43,6 +43,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/allocations/{id}/logs", s.handleAllocLogs)
 	mux.HandleFunc("GET /v1/evaluations", s.handleListEvals)
 	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
+	mux.HandleFunc("GET /v1/events", s.handleListEvents)
 	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
 
 	// The agents' own endpoints.

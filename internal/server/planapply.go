@@ -70,7 +70,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	snap := p.srv.State().Snapshot()
 	plan := pp.plan
 	res := &api.PlanResult{}
-	cmd := &applyPlanCmd{}
+	cmd := &applyPlanCmd{Time: p.srv.cfg.Now()}
 
 	nodes := make([]string, 0, len(plan.Place))
 	for id := range plan.Place {

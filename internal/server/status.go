@@ -29,6 +29,10 @@ func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Eval
 		if gs == nil {
 			continue // a group removed by an update
 		}
+		if a.PreemptedBy != "" {
+			gs.Preempted++
+			continue
+		}
 		switch a.ClientStatus {
 		case api.AllocLost:
 			gs.Lost++

@@ -13,6 +13,7 @@ type Dump struct {
 	Nodes     []*api.Node       `json:"nodes"`
 	Allocs    []*api.Allocation `json:"allocs"`
 	Evals     []*api.Evaluation `json:"evals"`
+	Events    []*api.Event      `json:"events,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
 }
 
@@ -24,9 +25,10 @@ func (s *Snapshot) Dump() *Dump {
 		Nodes:     s.Nodes(),
 		Allocs:    s.Allocs(nil),
 		Evals:     s.Evals(nil),
+		Events:    s.Events(nil, ""),
 		Indexes:   map[string]uint64{},
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -62,6 +64,14 @@ func Restore(d *Dump) (*Store, error) {
 		if err := insert(tableEvals, e); err != nil {
 			return nil, err
 		}
+	}
+	for _, e := range d.Events {
+		if err := insert(tableEvents, e); err != nil {
+			return nil, err
+		}
+	}
+	if err := setIndex(txn, eventCountKey, uint64(len(d.Events))); err != nil {
+		return nil, err
 	}
 	for t, v := range d.Indexes {
 		if err := setIndex(txn, t, v); err != nil {

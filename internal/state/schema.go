@@ -8,6 +8,7 @@ const (
 	tableNodes     = "nodes"
 	tableAllocs    = "allocs"
 	tableEvals     = "evals"
+	tableEvents    = "events"
 	tableIndex     = "index"
 )
 
@@ -33,6 +34,9 @@ func schema() *memdb.DBSchema {
 		tableEvals: {Name: tableEvals, Indexes: map[string]*memdb.IndexSchema{
 			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+		}},
+		tableEvents: {Name: tableEvents, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 		}},
 		tableIndex: {Name: tableIndex, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},

@@ -49,6 +49,7 @@ const (
 	TableNodes     = tableNodes
 	TableAllocs    = tableAllocs
 	TableEvals     = tableEvals
+	TableEvents    = tableEvents
 )
 
 // Workload returns the named workload or nil.

@@ -182,3 +182,24 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("restored store differs: index=%d", snap.Index())
 	}
 }
+
+func TestEventsAreBoundedAndSurviveRestore(t *testing.T) {
+	s := New()
+	for i := 1; i <= MaxEvents+5; i++ {
+		mustWrite(t, s, uint64(i), func(w *WriteTxn) error {
+			return w.AddEvent(api.Event{Type: api.EventPlaced, Workload: "w", Message: fmt.Sprint(i)})
+		})
+	}
+	evs := s.Snapshot().Events(nil, "w")
+	if len(evs) != MaxEvents || evs[0].Message != "6" || evs[len(evs)-1].Message != fmt.Sprint(MaxEvents+5) {
+		t.Fatalf("kept %d events, first %q", len(evs), evs[0].Message)
+	}
+	r, err := Restore(s.Snapshot().Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, r, MaxEvents+6, func(w *WriteTxn) error { return w.AddEvent(api.Event{Type: api.EventPlaced}) })
+	if n := len(r.Snapshot().Events(nil, "")); n != MaxEvents {
+		t.Fatalf("after restore and one more event: %d events, want %d", n, MaxEvents)
+	}
+}

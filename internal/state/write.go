@@ -18,6 +18,7 @@ type WriteTxn struct {
 	txn     *memdb.Txn
 	index   uint64
 	touched map[string]bool
+	events  int // events added so far in this transaction
 }
 
 // Write runs fn in a write transaction stamped with the raft index and

@@ -71,6 +71,9 @@ func TestHelloRunsIsolatedWithLogs(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.mustStrata("nodes", "-o", "json")), &nodes); err != nil || len(nodes) != 1 || nodes[0].Allocated.MemoryBytes != a.Resources.MemoryBytes {
 		t.Fatalf("nodes -o json: %v %+v", err, nodes)
 	}
+	if ev := c.mustStrata("events", "--workload", "hello"); !strings.Contains(ev, "workload-registered") || !strings.Contains(ev, "placed 1 allocation") {
+		t.Fatalf("events do not show the registration and placement:\n%s", ev)
+	}
 	c.mustStrata("stop", "hello")
 	c.eventually(20*time.Second, "task stopped", func() error {
 		if pidAlive(pid) {
@@ -217,6 +220,9 @@ func TestKilledAgentIsReplaced(t *testing.T) {
 	})
 	if n := c.node(first.NodeName); n.Status != api.NodeDown {
 		t.Fatalf("node %s is %s, want down", first.NodeName, n.Status)
+	}
+	if ev := c.mustStrata("events"); !strings.Contains(ev, "node-down") {
+		t.Fatalf("events do not show the node going down:\n%s", ev)
 	}
 	// The agent comes back: its node is ready again and it stops the task
 	// the cell already replaced.

@@ -1,0 +1,32 @@
+package api
+
+import "time"
+
+// Event types.
+const (
+	EventWorkloadRegistered = "workload-registered"
+	EventWorkloadStopped    = "workload-stopped"
+	EventWorkloadPurged     = "workload-purged"
+	EventNodeRegistered     = "node-registered"
+	EventNodeDown           = "node-down"
+	EventNodeReady          = "node-ready"
+	EventPlaced             = "placed"
+	EventStopped            = "stopped"
+	EventPreempted          = "preempted"
+	EventAllocFailed        = "allocation-failed"
+	EventUnplaceable        = "unplaceable"
+)
+
+// Event is one line of the cell's history, as `strata events` shows it.
+// The FSM derives events from the commands it applies, so every server
+// holds the same list; the newest are kept, the oldest dropped.
+type Event struct {
+	ID       string    `json:"id"` // raft index and sequence, sortable
+	Index    uint64    `json:"index"`
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"`
+	Workload string    `json:"workload,omitempty"`
+	NodeID   string    `json:"nodeId,omitempty"`
+	AllocID  string    `json:"allocId,omitempty"`
+	Message  string    `json:"message"`
+}

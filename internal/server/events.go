@@ -1,0 +1,124 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// commandEvents describes what a command is about to do, reading the state
+// as it was before. It is part of the FSM, so it must be deterministic: it
+// reads only the command and the state, and takes times from the command.
+func commandEvents(snap *state.Snapshot, body any) []api.Event {
+	var out []api.Event
+	switch c := body.(type) {
+	case *upsertWorkloadCmd:
+		version := uint64(1)
+		if old := snap.Workload(c.Workload.Name); old != nil {
+			version = old.Version + 1
+		}
+		out = append(out, api.Event{Time: c.Workload.SubmitTime, Type: api.EventWorkloadRegistered, Workload: c.Workload.Name,
+			Message: fmt.Sprintf("version %d submitted", version)})
+	case *stopWorkloadCmd:
+		t, msg := api.EventWorkloadStopped, "stopped"
+		if c.Purge {
+			t, msg = api.EventWorkloadPurged, "stopped and purged"
+		}
+		out = append(out, api.Event{Time: c.Time, Type: t, Workload: c.Name, Message: msg})
+	case *upsertNodeCmd:
+		if old := snap.Node(c.Node.ID); old == nil || old.Status == api.NodeDown {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventNodeRegistered, NodeID: c.Node.ID,
+				Message: fmt.Sprintf("node %s registered", c.Node.Name)})
+		}
+	case *nodeStatusCmd:
+		t := api.EventNodeReady
+		if c.Status == api.NodeDown {
+			t = api.EventNodeDown
+		}
+		name := c.NodeID
+		if n := snap.Node(c.NodeID); n != nil {
+			name = n.Name
+		}
+		out = append(out, api.Event{Time: c.Time, Type: t, NodeID: c.NodeID, Message: fmt.Sprintf("node %s %s: %s", name, c.Status, c.Reason)})
+	case *applyPlanCmd:
+		out = append(out, planEvents(snap, c)...)
+	case *allocClientUpdateCmd:
+		for _, u := range c.Updates {
+			old := snap.Alloc(u.ID)
+			if old == nil || u.ClientStatus != api.AllocFailed || old.ClientStatus == api.AllocFailed {
+				continue
+			}
+			out = append(out, api.Event{Time: c.Time, Type: api.EventAllocFailed, Workload: old.Workload, NodeID: old.NodeID,
+				AllocID: old.ID, Message: fmt.Sprintf("%s[%d] on %s failed: %s", old.Group, old.Index, old.NodeName, u.ClientReason)})
+		}
+	}
+	return out
+}
+
+// planEvents summarizes a plan per workload (placements in bulk, stops in
+// bulk) and lists every preemption on its own: those are rare and matter.
+func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
+	var out []api.Event
+	placed := map[string]int{}
+	nodes := map[string]map[string]bool{}
+	for _, a := range c.Place {
+		placed[a.Workload]++
+		if nodes[a.Workload] == nil {
+			nodes[a.Workload] = map[string]bool{}
+		}
+		nodes[a.Workload][a.NodeID] = true
+	}
+	for _, w := range sortedKeys(placed) {
+		out = append(out, api.Event{Time: c.Time, Type: api.EventPlaced, Workload: w,
+			Message: fmt.Sprintf("placed %d allocation(s) on %d node(s)", placed[w], len(nodes[w]))})
+	}
+	stopped := map[string]int{}
+	for _, st := range c.Stop {
+		a := snap.Alloc(st.AllocID)
+		if a == nil {
+			continue
+		}
+		if st.PreemptedBy != "" {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventPreempted, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
+				Message: fmt.Sprintf("%s[%d] (priority %d) on %s %s", a.Group, a.Index, a.Priority, a.NodeName, st.Reason)})
+			continue
+		}
+		stopped[a.Workload+"\x00"+st.Reason]++
+	}
+	for _, k := range sortedKeys(stopped) {
+		w, reason, _ := strings.Cut(k, "\x00")
+		out = append(out, api.Event{Time: c.Time, Type: api.EventStopped, Workload: w,
+			Message: fmt.Sprintf("stopping %d allocation(s): %s", stopped[k], reason)})
+	}
+	if e := c.Eval; e != nil && e.Status == api.EvalBlocked {
+		for _, f := range e.Failures {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventUnplaceable, Workload: e.Workload,
+				Message: fmt.Sprintf("group %s: %d not placed: %s", f.Group, f.Missing, f.Summary)})
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request) {
+	workload := r.URL.Query().Get("workload")
+	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		out := snap.Events(ws, workload)
+		if out == nil {
+			out = []*api.Event{}
+		}
+		return out, snap.TableIndex(ws, state.TableEvents), nil
+	})
+}
