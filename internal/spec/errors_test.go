@@ -123,6 +123,11 @@ func TestParseErrors(t *testing.T) {
     zone: [a, b]
     minBandwidthGbps: fast
 `), wantErrPaths: []string{"spec.placementConstraints.rack", "spec.placementConstraints.zone", "spec.placementConstraints.minBandwidthGbps"}},
+		{name: "bad gang", yaml: oneTask(cmd) + "      replicas: 4\n      gang: {minMember: 0, timeout: -5m, topology: building, size: 3}\n",
+			wantErrPaths: []string{"spec.groups[0].gang.minMember", "spec.groups[0].gang.timeout", "spec.groups[0].gang.topology", "spec.groups[0].gang.size"}, wantMessage: "must be at least 1"},
+		{name: "gang larger than its group", yaml: oneTask(cmd) + "      gang: {minMember: 5}\n      replicas: 4\n",
+			wantErrPaths: []string{"spec.groups[0].gang.minMember"}, wantMessage: "must be at most replicas (4), got 5"},
+		{name: "gang not a mapping", yaml: oneTask(cmd) + "      gang: true\n", wantErrPaths: []string{"spec.groups[0].gang"}},
 		{name: "merge keys", yaml: oneTask(cmd + "          <<: {pidsLimit: 5}\n"), wantErrPaths: []string{`spec.groups[0].tasks[0]["<<"]`}},
 		{name: "every problem at once", yaml: `apiVersion: strata.dev/v2
 kind: Workload

@@ -46,12 +46,15 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks *yaml.Node
+	var name, tasks, minMember *yaml.Node
+	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
 			g.Name = d.name(p, v)
+		case "gang":
+			g.Gang, minMember = d.gang(p, v)
 		case "replicas":
 			if r, ok := d.integer(p, v); ok {
 				switch {
@@ -80,6 +83,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	if !present(name) {
 		d.missing(join(path, "name"), n, "required")
 	}
+	d.checkGang(gangPath, g, minMember)
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
 	return g
 }

@@ -168,3 +168,27 @@ func TestPriorityFor(t *testing.T) {
 		t.Errorf("refined best-effort priority = %d, want 7", w.Priority)
 	}
 }
+
+func TestGang(t *testing.T) {
+	tests := []struct {
+		gang string
+		want api.GangPolicy
+	}{
+		{"{minMember: 4, timeout: 5m, topology: rack}", api.GangPolicy{MinMember: 4, Timeout: 5 * time.Minute, Topology: "rack"}},
+		{"{}", api.GangPolicy{MinMember: 6}}, // every replica
+		{"{topology: powerZone}", api.GangPolicy{MinMember: 6, Topology: "powerZone"}},
+		{"{minMember: 6, timeout: 0s}", api.GangPolicy{MinMember: 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gang, func(t *testing.T) {
+			w := mustParse(t, oneTask(cmd)+"      replicas: 6\n      gang: "+tt.gang+"\n")
+			if w.Groups[0].Gang == nil {
+				t.Fatal("gang not parsed")
+			}
+			equal(t, "gang", *w.Groups[0].Gang, tt.want)
+		})
+	}
+	if g := mustParse(t, oneTask(cmd)).Groups[0].Gang; g != nil {
+		t.Errorf("a group without gang got %+v", g)
+	}
+}
