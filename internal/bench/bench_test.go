@@ -15,13 +15,15 @@ func TestGenerateDeterministic(t *testing.T) {
 	if reflect.DeepEqual(a, GenerateNodes(500, 8)) {
 		t.Fatal("different seeds gave the same cell")
 	}
-	wa, wb := GenerateWorkloads(5000, 100, PolicyMixed, 7), GenerateWorkloads(5000, 100, PolicyMixed, 7)
+	wa, wb := GenerateWorkloads(5000, 100, PolicyMixed, true, 7), GenerateWorkloads(5000, 100, PolicyMixed, true, 7)
 	if !reflect.DeepEqual(wa, wb) {
 		t.Fatal("same seed gave different workloads")
 	}
 	total := 0
 	for _, w := range wa {
-		total += w.Groups[0].Replicas
+		for _, g := range w.Groups {
+			total += g.Replicas
+		}
 	}
 	if total != 5000 || len(wa) != 50 {
 		t.Fatalf("got %d replicas in %d workloads, want 5000 in 50", total, len(wa))
@@ -51,7 +53,7 @@ func TestGenerateDeterministic(t *testing.T) {
 func TestSmallCell(t *testing.T) {
 	for _, pol := range []string{PolicyBinpack, PolicySpread, PolicyMixed} {
 		t.Run(pol, func(t *testing.T) {
-			res, err := Run(Config{Nodes: 200, Tasks: 6000, PerWorkload: 200, Seed: 3, Policy: pol})
+			res, err := Run(Config{Nodes: 100, Tasks: 6000, PerWorkload: 200, Seed: 3, Policy: pol})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,6 +71,9 @@ func TestSmallCell(t *testing.T) {
 			}
 			if len(res.FailureReasons) == 0 {
 				t.Fatal("failures without reasons")
+			}
+			if len(res.GangViolations) > 0 {
+				t.Fatalf("partial gangs: %v", res.GangViolations)
 			}
 			if res.RejectedNodes != 0 {
 				t.Fatalf("CheckNode rejected %d plan parts on a current snapshot", res.RejectedNodes)
@@ -112,30 +117,35 @@ func TestApplyRejectsOvercommit(t *testing.T) {
 	}
 }
 
-func BenchmarkCell10kNodes100kTasks(b *testing.B) { benchCell(b, 10_000, 100_000) }
+// BenchmarkCell10kNodes100kTasks places the full mix, gangs included.
+func BenchmarkCell10kNodes100kTasks(b *testing.B) { benchCell(b, 10_000, 100_000, true) }
 
-// BenchmarkCell100kNodes1MTasks is the full-scale cell (about a
-// minute per iteration); run it with -benchtime 1x.
-func BenchmarkCell100kNodes1MTasks(b *testing.B) {
+// BenchmarkCell10kNodes100kTasksNoGangs is the same cell with the training
+// jobs as plain groups: the difference is the cost of gang placement.
+func BenchmarkCell10kNodes100kTasksNoGangs(b *testing.B) { benchCell(b, 10_000, 100_000, false) }
+
+// BenchmarkCell100kNodes1MTasksNoGangs is the full-scale cell
+// without gangs; run it with -benchtime 1x.
+func BenchmarkCell100kNodes1MTasksNoGangs(b *testing.B) {
 	if testing.Short() {
 		b.Skip("full-scale cell")
 	}
-	benchCell(b, 100_000, 1_000_000)
+	benchCell(b, 100_000, 1_000_000, false)
 }
 
-func benchCell(b *testing.B, nodes, tasks int) {
+func benchCell(b *testing.B, nodes, tasks int, gangs bool) {
 	var last *Result
 	var wall float64
 	placed := 0
 	for i := range b.N {
-		res, err := Run(Config{Nodes: nodes, Tasks: tasks, Seed: int64(i + 1), Policy: PolicyBinpack})
+		res, err := Run(Config{Nodes: nodes, Tasks: tasks, Seed: int64(i + 1), Policy: PolicyBinpack, NoGangs: !gangs})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 {
-			b.Fatalf("overcommit %v, unaccounted %d", res.Overcommitted, res.Unaccounted)
+		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations) > 0 {
+			b.Fatalf("overcommit %v, unaccounted %d, partial gangs %v", res.Overcommitted, res.Unaccounted, res.GangViolations)
 		}
-		placed += res.Placed
+		placed += res.Placements
 		wall += res.WallSeconds
 		last = res
 	}

@@ -22,34 +22,44 @@ type Config struct {
 	PerWorkload int    // replicas per workload; 0 means 1000
 	Seed        int64  // drives the cell, the mix and every evaluation
 	Policy      string // binpack (default), spread or mixed
+	NoGangs     bool   // training jobs as plain groups instead of gangs of 16
 	// Progress, when set, is called after each evaluation.
 	Progress func(done, total int)
 }
 
 // Result holds the figures of a run.
 type Result struct {
-	Nodes            int            `json:"nodes"`
-	Tasks            int            `json:"tasks"`
-	Workloads        int            `json:"workloads"`
-	Policy           string         `json:"policy"`
-	Seed             int64          `json:"seed"`
-	Placed           int            `json:"placed"`
-	Failed           int            `json:"failed"`           // replicas the scheduler reported as not fitting
-	FailureReasons   map[string]int `json:"failureReasons"`   // failed replicas by their group's most common node reason
-	Unaccounted      int            `json:"unaccounted"`      // replicas neither placed nor reported failed (must be 0)
-	Evaluations      int            `json:"evaluations"`      // Schedule calls, retries included
-	RejectedNodes    int            `json:"rejectedNodes"`    // plan parts CheckNode refused
-	Overcommitted    []string       `json:"overcommitted"`    // problems found by the independent check (must be empty)
-	GenerateSeconds  float64        `json:"generateSeconds"`  // building the cell and the workloads
-	WallSeconds      float64        `json:"wallSeconds"`      // placing, from the first evaluation to the last commit
-	ScheduleSeconds  float64        `json:"scheduleSeconds"`  // inside scheduler.Schedule
-	ApplySeconds     float64        `json:"applySeconds"`     // CheckNode and commit
-	PlacementsPerSec float64        `json:"placementsPerSec"` // Placed / WallSeconds
-	PeakRSSBytes     int64          `json:"peakRssBytes"`     // VmHWM of the process, -1 if unknown
-	HeapInuseBytes   uint64         `json:"heapInuseBytes"`   // after the run, before the final check
-	CPUUtilisation   float64        `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
-	GPUUtilisation   float64        `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
-	GOMAXPROCS       int            `json:"gomaxprocs"`
+	Nodes          int      `json:"nodes"`
+	Tasks          int      `json:"tasks"`
+	Workloads      int      `json:"workloads"`
+	Policy         string   `json:"policy"`
+	Seed           int64    `json:"seed"`
+	Placed         int      `json:"placed"`     // live allocations at the end
+	Placements     int      `json:"placements"` // allocations committed, replacements of preempted ones included
+	Preempted      int      `json:"preempted"`  // allocations evicted by higher-priority placements
+	Gangs          int      `json:"gangs"`
+	GangsPlaced    int      `json:"gangsPlaced"`
+	GangViolations []string `json:"gangViolations"` // gangs placed partial (must be empty)
+	// GangsBrokenByPreemption lists gangs left partial because some, not
+	// all, of their members were preempted: the scheduler evicts members
+	// one by one. Reported, not counted as a placement violation.
+	GangsBrokenByPreemption []string       `json:"gangsBrokenByPreemption"`
+	Failed                  int            `json:"failed"`           // replicas the scheduler reported as not fitting
+	FailureReasons          map[string]int `json:"failureReasons"`   // failed replicas by their group's most common node reason
+	Unaccounted             int            `json:"unaccounted"`      // replicas neither placed nor reported failed (must be 0)
+	Evaluations             int            `json:"evaluations"`      // Schedule calls, retries included
+	RejectedNodes           int            `json:"rejectedNodes"`    // plan parts CheckNode refused
+	Overcommitted           []string       `json:"overcommitted"`    // problems found by the independent check (must be empty)
+	GenerateSeconds         float64        `json:"generateSeconds"`  // building the cell and the workloads
+	WallSeconds             float64        `json:"wallSeconds"`      // placing, from the first evaluation to the last commit
+	ScheduleSeconds         float64        `json:"scheduleSeconds"`  // inside scheduler.Schedule
+	ApplySeconds            float64        `json:"applySeconds"`     // CheckNode and commit
+	PlacementsPerSec        float64        `json:"placementsPerSec"` // Placements / WallSeconds
+	PeakRSSBytes            int64          `json:"peakRssBytes"`     // VmHWM of the process, -1 if unknown
+	HeapInuseBytes          uint64         `json:"heapInuseBytes"`   // after the run, before the final check
+	CPUUtilisation          float64        `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
+	GPUUtilisation          float64        `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
+	GOMAXPROCS              int            `json:"gomaxprocs"`
 }
 
 // maxAttempts bounds the re-evaluations of a workload whose plan had a
@@ -73,62 +83,119 @@ func Run(cfg Config) (*Result, error) {
 	}
 	t0 := time.Now()
 	st := NewState(GenerateNodes(cfg.Nodes, cfg.Seed))
-	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, cfg.Seed)
+	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, !cfg.NoGangs, cfg.Seed)
 	res := &Result{
 		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed,
 		FailureReasons: map[string]int{}, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GenerateSeconds: time.Since(t0).Seconds(),
 	}
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	start := time.Now()
-	for wi, w := range wls {
-		st.PutWorkload(w)
-		eval := &api.Evaluation{ID: "eval-" + w.Name, Workload: w.Name, Priority: w.Priority, TriggeredBy: api.TriggerWorkloadRegister}
+	missing := make(map[string]int, len(wls))  // per workload, from its latest evaluation
+	reasons := make(map[string]map[string]int) // per workload: failed replicas by reason
+	evalSeq := 0
+	evaluate := func(w *api.Workload, trigger string) []*api.Allocation {
+		eval := &api.Evaluation{ID: fmt.Sprintf("eval-%s-%d", w.Name, evalSeq), Workload: w.Name, Priority: w.Priority, TriggeredBy: trigger}
+		evalSeq++
 		var plan *api.Plan
+		var preempted []*api.Allocation
 		for attempt := range maxAttempts {
 			ts := time.Now()
-			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(wi)*7 + int64(attempt), Now: now})
+			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now})
 			ta := time.Now()
 			ar := st.Apply(plan)
 			res.ScheduleSeconds += ta.Sub(ts).Seconds()
 			res.ApplySeconds += time.Since(ta).Seconds()
 			res.Evaluations++
-			res.Placed += ar.Placed
+			res.Placements += ar.Placed
 			res.RejectedNodes += len(ar.Rejected)
+			preempted = append(preempted, ar.Preempted...)
 			if len(ar.Rejected) == 0 {
 				break
 			}
 		}
-		missing := 0
+		missing[w.Name] = 0
+		reasons[w.Name] = nil
 		for _, f := range plan.Failures {
-			missing += f.Missing
-			res.FailureReasons[w.Groups[0].Name+": "+topReason(f)] += f.Missing
+			missing[w.Name] += f.Missing
+			if reasons[w.Name] == nil {
+				reasons[w.Name] = map[string]int{}
+			}
+			reasons[w.Name][groupKind(w)+": "+topReason(f)] += f.Missing
 		}
-		res.Failed += missing
+		return preempted
+	}
+	start := time.Now()
+	for wi, w := range wls {
+		st.PutWorkload(w)
+		// The victims' workloads are re-evaluated, as the plan applier
+		// asks, before the next submission. Victims have strictly lower
+		// priority, so the chain ends.
+		queue := evaluate(w, api.TriggerWorkloadRegister)
+		for len(queue) > 0 {
+			seen := map[string]bool{}
+			var next []*api.Allocation
+			for _, v := range queue {
+				res.Preempted++
+				if seen[v.Workload] {
+					continue
+				}
+				seen[v.Workload] = true
+				next = append(next, evaluate(st.Workload(v.Workload), api.TriggerPreemption)...)
+			}
+			queue = next
+		}
 		if cfg.Progress != nil {
 			cfg.Progress(wi+1, len(wls))
 		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	if res.WallSeconds > 0 {
-		res.PlacementsPerSec = float64(res.Placed) / res.WallSeconds
+		res.PlacementsPerSec = float64(res.Placements) / res.WallSeconds
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	res.HeapInuseBytes = ms.HeapInuse
 	res.PeakRSSBytes = peakRSS()
 
-	// All-or-reason: every replica is placed or counted in a failure.
+	// All-or-reason: every replica is running or counted in a failure of
+	// its workload's latest evaluation; a gang group has none or at least
+	// MinMember live members unless preemption took some of them.
 	for _, w := range wls {
-		live := 0
+		live := map[string]int{}
+		preempted := map[string]bool{}
 		for _, a := range st.AllocsByWorkload(w.Name) {
 			if !a.Terminal() {
-				live++
+				live[a.Group]++
+			}
+			if a.PreemptedBy != "" {
+				preempted[w.Name+"/"+a.Group] = true
 			}
 		}
-		res.Unaccounted += w.Groups[0].Replicas - live
+		want := 0
+		for _, g := range w.Groups {
+			want += g.Replicas
+			res.Placed += live[g.Name]
+			if g.Gang != nil && live[g.Name] > 0 && live[g.Name] < g.Gang.MinMember {
+				txt := fmt.Sprintf("%s/%s: %d of %d members", w.Name, g.Name, live[g.Name], g.Gang.MinMember)
+				if preempted[w.Name+"/"+g.Name] {
+					res.GangsBrokenByPreemption = append(res.GangsBrokenByPreemption, txt)
+				} else {
+					res.GangViolations = append(res.GangViolations, txt)
+				}
+			}
+			if g.Gang != nil {
+				res.Gangs++
+				if live[g.Name] >= g.Gang.MinMember {
+					res.GangsPlaced++
+				}
+			}
+		}
+		res.Failed += missing[w.Name]
+		res.Unaccounted += want - liveTotal(live) - missing[w.Name]
+		for k, v := range reasons[w.Name] {
+			res.FailureReasons[k] += v
+		}
 	}
-	res.Unaccounted -= res.Failed
 	res.Overcommitted = st.Verify()
 	res.CPUUtilisation, res.GPUUtilisation = utilisation(st)
 	return res, nil
@@ -192,4 +259,20 @@ func peakRSS() int64 {
 		}
 	}
 	return -1
+}
+
+func liveTotal(live map[string]int) int {
+	n := 0
+	for _, v := range live {
+		n += v
+	}
+	return n
+}
+
+// groupKind is the template a workload came from (its app label).
+func groupKind(w *api.Workload) string {
+	if k := w.Labels["app"]; k != "" {
+		return k
+	}
+	return w.Groups[0].Name
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -94,30 +95,24 @@ type ApplyResult struct {
 	Stopped       int
 	Rejected      []string // node ids whose part did not fit
 	RejectReasons []string
+	Preempted     []*api.Allocation // evicted allocations, as stopped
 }
 
-// Apply re-checks each node's part of plan with scheduler.CheckNode and
-// commits the parts that fit, in node-id order: stops become desired-stop
-// and complete (lost when asked), placements are stored, Node.Allocated is
-// updated by the difference. Rejected parts are left out, as the plan
-// applier does; the caller re-evaluates.
+// Apply commits plan the way the server's plan applier does: each node's
+// placements are re-checked with scheduler.CheckNode against the current
+// allocations (minus the plan's stops there) and committed only when they
+// fit; stops never overcommit anything and are all committed. A stopped
+// allocation becomes desired-stop (lost when asked); a preempted or still
+// pending one releases its resources at once (api.Allocation.Terminal).
+// Node.Allocated is updated by the difference. Rejected parts are left out;
+// the caller re-evaluates.
 func (s *State) Apply(plan *api.Plan) ApplyResult {
 	var res ApplyResult
-	ids := make([]string, 0, len(plan.Place)+len(plan.Stop))
-	for id := range plan.Place {
-		ids = append(ids, id)
-	}
-	for id := range plan.Stop {
-		if _, ok := plan.Place[id]; !ok {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
 	s.index++
-	for _, id := range ids {
-		stops, place := plan.Stop[id], plan.Place[id]
+	for _, id := range slices.Sorted(maps.Keys(plan.Place)) {
+		place := plan.Place[id]
 		var stopping map[string]bool
-		if len(stops) > 0 {
+		if stops := plan.Stop[id]; len(stops) > 0 {
 			stopping = make(map[string]bool, len(stops))
 			for _, st := range stops {
 				stopping[st.AllocID] = true
@@ -134,8 +129,10 @@ func (s *State) Apply(plan *api.Plan) ApplyResult {
 			res.RejectReasons = append(res.RejectReasons, id+": "+reason)
 			continue
 		}
-		for _, st := range stops {
-			if s.stop(st) {
+		// This node's stops first, so the placements find the room they
+		// were checked against.
+		for _, st := range plan.Stop[id] {
+			if s.stop(st, &res) {
 				res.Stopped++
 			}
 		}
@@ -144,26 +141,38 @@ func (s *State) Apply(plan *api.Plan) ApplyResult {
 			res.Placed++
 		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(plan.Stop)) {
+		if _, done := plan.Place[id]; done && !slices.Contains(res.Rejected, id) {
+			continue
+		}
+		for _, st := range plan.Stop[id] {
+			if s.stop(st, &res) {
+				res.Stopped++
+			}
+		}
+	}
 	return res
 }
 
-func (s *State) stop(st api.StopRequest) bool {
+func (s *State) stop(st api.StopRequest, res *ApplyResult) bool {
 	old := s.byID[st.AllocID]
-	if old == nil || old.DesiredStatus == api.DesiredStop && old.Terminal() {
+	if old == nil || old.DesiredStatus == api.DesiredStop {
 		return false
 	}
 	a := old.Copy()
 	a.DesiredStatus, a.DesiredReason, a.PreemptedBy = api.DesiredStop, st.Reason, st.PreemptedBy
-	a.ClientStatus = api.AllocComplete
 	if st.Lost {
 		a.ClientStatus = api.AllocLost
 	}
 	a.ModifyIndex = s.index
-	if ni, ok := s.nodeIdx[a.NodeID]; ok && !old.Terminal() {
+	if ni, ok := s.nodeIdx[a.NodeID]; ok && !old.Terminal() && a.Terminal() {
 		n := s.nodes[ni]
 		n.Allocated = n.Allocated.Sub(old.Resources)
 	}
 	s.replace(old, a)
+	if st.PreemptedBy != "" {
+		res.Preempted = append(res.Preempted, a)
+	}
 	return true
 }
 

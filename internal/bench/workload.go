@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -17,6 +18,7 @@ type template struct {
 	class    string
 	priority int
 	service  bool
+	gang     int // members per gang; the workload's replicas split into gangs
 	task     api.Task
 	place    api.Placement
 }
@@ -46,13 +48,13 @@ var templates = []template{
 	{name: "batch", weight: 15, class: api.PriorityBatch, priority: 500,
 		task:  api.Task{Resources: api.Resources{CPUMilli: 4000, MemoryBytes: 8 * gib, DiskBytes: 20 * gib}},
 		place: api.Placement{Avoid: []api.LabelRule{rule("gpu", api.OpExists, 90)}}},
-	{name: "train", weight: 1, class: api.PriorityBatch, priority: 800,
+	{name: "train", weight: 3, class: api.PriorityBatch, priority: 800, gang: 16,
 		task:  api.Task{Resources: api.Resources{CPUMilli: 16000, MemoryBytes: 128 * gib, GPUs: 4, NetMbps: 10000}, GPUModels: []string{"A100", "H100"}},
 		place: api.Placement{Prefer: []api.LabelRule{rule("gpu", api.OpEqual, 40, "H100")}}},
 	{name: "infer", weight: 5, class: api.PriorityProduction, priority: 1300, service: true,
 		task:  api.Task{Resources: api.Resources{CPUMilli: 2000, MemoryBytes: 8 * gib, GPUMilli: 250}, GPUModels: []string{"T4", "A100"}},
 		place: api.Placement{Prefer: []api.LabelRule{rule(api.LabelZone, api.OpIn, 30, zoneName(1), zoneName(2))}}},
-	{name: "log", weight: 15, class: api.PriorityBestEffort, priority: 100,
+	{name: "log", weight: 13, class: api.PriorityBestEffort, priority: 100,
 		task: api.Task{Resources: api.Resources{CPUMilli: 250, MemoryBytes: 512 * mib, DiskBytes: 10 * gib, NetMbps: 100}}},
 	{name: "etl", weight: 5, class: api.PriorityBatch, priority: 600,
 		task:  api.Task{Resources: api.Resources{CPUMilli: 8000, MemoryBytes: 32 * gib, DiskBytes: 100 * gib}, ExclusiveCores: true},
@@ -72,7 +74,10 @@ const (
 // GenerateWorkloads returns workloads totalling tasks replicas, at most
 // perWorkload each, drawn from the mix with seed. Each workload is one task
 // group; the last one takes the remainder.
-func GenerateWorkloads(tasks, perWorkload int, policy string, seed int64) []*api.Workload {
+//
+// With gangs false, training jobs are plain groups instead of gangs (same
+// resources), for comparing the cost of gang placement.
+func GenerateWorkloads(tasks, perWorkload int, policy string, gangs bool, seed int64) []*api.Workload {
 	if perWorkload <= 0 {
 		perWorkload = 1000
 	}
@@ -94,6 +99,9 @@ func GenerateWorkloads(tasks, perWorkload int, policy string, seed int64) []*api
 		}
 		n := min(perWorkload, left)
 		left -= n
+		if !gangs {
+			t.gang = 0
+		}
 		out = append(out, t.workload(fmt.Sprintf("%s-%05d", t.name, i), n, policy))
 	}
 	return out
@@ -109,19 +117,35 @@ func (t template) workload(name string, replicas int, policy string) *api.Worklo
 	}
 	task := t.task
 	task.Name, task.Driver, task.Command = "main", "mock", []string{t.name}
-	return &api.Workload{
+	w := &api.Workload{
 		Name:             name,
 		Labels:           map[string]string{"app": t.name},
 		PriorityClass:    t.class,
 		Priority:         t.priority,
 		SchedulingPolicy: api.SchedulingPolicy{Type: pol},
-		Groups: []*api.TaskGroup{{
-			Name:          t.name,
-			Replicas:      replicas,
+		Version:          1,
+	}
+	group := func(gname string, n int) *api.TaskGroup {
+		return &api.TaskGroup{
+			Name:          gname,
+			Replicas:      n,
 			Tasks:         []*api.Task{&task},
 			Placement:     t.place,
 			RestartPolicy: api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: 3},
-		}},
-		Version: 1,
+		}
 	}
+	if t.gang <= 0 {
+		w.Groups = []*api.TaskGroup{group(t.name, replicas)}
+		return w
+	}
+	// A training job is many gangs of t.gang members, each all-or-nothing
+	// and preferably inside one rack.
+	for k := 0; replicas > 0; k++ {
+		n := min(t.gang, replicas)
+		replicas -= n
+		g := group(fmt.Sprintf("%s-%03d", t.name, k), n)
+		g.Gang = &api.GangPolicy{MinMember: n, Timeout: 10 * time.Minute, Topology: api.LabelRack}
+		w.Groups = append(w.Groups, g)
+	}
+	return w
 }

@@ -50,8 +50,8 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 			} else {
 				printBench(g, res)
 			}
-			if len(res.Overcommitted) > 0 || res.Unaccounted != 0 {
-				return failf("invariant broken: %d overcommit problems, %d replicas unaccounted", len(res.Overcommitted), res.Unaccounted)
+			if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations) > 0 {
+				return failf("invariant broken: %d overcommit problems, %d replicas unaccounted, %d partial gangs", len(res.Overcommitted), res.Unaccounted, len(res.GangViolations))
 			}
 			return nil
 		},
@@ -62,6 +62,7 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 	fl.IntVar(&cfg.PerWorkload, "per-workload", 1000, "replicas per workload (one evaluation each)")
 	fl.Int64Var(&cfg.Seed, "seed", 1, "seed of the cell, the workload mix and the evaluations")
 	fl.StringVar(&cfg.Policy, "policy", bench.PolicyBinpack, "scheduling policy: binpack, spread or mixed (services spread, the rest binpack)")
+	fl.BoolVar(&cfg.NoGangs, "no-gangs", false, "place training jobs as plain groups instead of gangs of 16")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress line, even on a terminal")
 	addOutputFlag(cmd, g)
 	return cmd
@@ -70,8 +71,9 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 func printBench(g *globals, r *bench.Result) {
 	t := newTable(g.stdout, "FIGURE", "VALUE")
 	t.row("cell", fmt.Sprintf("%d nodes, %d tasks in %d workloads, policy %s, seed %d", r.Nodes, r.Tasks, r.Workloads, r.Policy, r.Seed))
-	t.row("placed", strconv.Itoa(r.Placed))
+	t.row("placed", fmt.Sprintf("%d live at the end (%d placements committed, %d preempted)", r.Placed, r.Placements, r.Preempted))
 	t.row("failed", strconv.Itoa(r.Failed))
+	t.row("gangs", fmt.Sprintf("%d of %d placed whole, %d placed partial, %d left partial by preemption", r.GangsPlaced, r.Gangs, len(r.GangViolations), len(r.GangsBrokenByPreemption)))
 	t.row("wall", fmt.Sprintf("%.2fs (schedule %.2fs, check+apply %.2fs; generate %.2fs)", r.WallSeconds, r.ScheduleSeconds, r.ApplySeconds, r.GenerateSeconds))
 	t.row("placements/s", fmt.Sprintf("%.0f", r.PlacementsPerSec))
 	t.row("evaluations", fmt.Sprintf("%d (%d plan parts rejected by CheckNode)", r.Evaluations, r.RejectedNodes))
