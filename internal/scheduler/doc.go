@@ -26,6 +26,13 @@
 //   - Allocations on draining nodes keep running; draining only refuses new
 //     placements. An index whose latest allocation completed while desired to
 //     run is finished and is not placed again.
+//   - A replica that fits nowhere may preempt strictly lower-priority
+//     allocations of other workloads on one node; the victims are stopped
+//     in the same plan with PreemptedBy set, and Plan.Preemptions counts
+//     them. Equal or higher priority is never preempted.
+//   - A gang group is placed all-or-nothing: at least its gang size
+//     (MinMember, counting members already running) or nothing, in the
+//     tightest topology domain that holds it.
 //   - Allocation ids are drawn from Options.Seed mixed with the evaluation id;
 //     callers must vary the seed between attempts to get fresh ids.
 package scheduler
