@@ -9,7 +9,8 @@ import (
 // CheckNode re-validates one node's part of a plan against the newest state;
 // the single plan applier calls it before committing. existing is the
 // node's current allocations (any status), stopping the ids this plan
-// stops, place the plan's new allocations for the node. It returns false
+// stops (preemption victims included: their room goes to the preemptor),
+// place the plan's new allocations for the node. It returns false
 // with a reason when committing would overcommit an aggregate dimension,
 // double-assign an exclusive core or a whole GPU, push a GPU's shares over
 // 1000 milli, overcommit a NUMA node's memory, give an allocation an

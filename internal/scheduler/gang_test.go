@@ -157,6 +157,9 @@ func TestPropertyGangAllOrNothing(t *testing.T) {
 			if placed > 0 && placed+kept < gangSize(g.g) {
 				t.Fatalf("partial gang: placed %d with %d running, gang of %d", placed, kept, gangSize(g.g))
 			}
+			if placed == 0 && plan.Preemptions > 0 {
+				t.Fatalf("a gang that placed nothing preempted %d allocations", plan.Preemptions)
+			}
 			if len(plan.Failures) > 0 && placed == 0 && kept < gangSize(g.g) && !strings.HasPrefix(plan.Failures[0].Summary, "gang of") {
 				t.Fatalf("gang failure without a gang summary: %q", plan.Failures[0].Summary)
 			}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -120,10 +121,20 @@ func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
 			t.Fatalf("CheckNode rejected the plan's part for %s: %s", nodeID, reason)
 		}
 	}
-	for _, stops := range plan.Stop {
+	for nodeID, stops := range plan.Stop {
 		for _, s := range stops {
-			if a := f.alloc(s.AllocID); a == nil || !live(a) {
+			a := f.alloc(s.AllocID)
+			if a == nil || !live(a) {
 				t.Fatalf("plan stops %s, which is not live", s.AllocID)
+			}
+			if s.PreemptedBy == "" {
+				continue
+			}
+			if a.Workload == plan.Workload || a.Priority >= plan.Priority {
+				t.Fatalf("%s/%s (priority %d) preempted %s of %s (priority %d)", plan.Workload, s.PreemptedBy, plan.Priority, a.ID, a.Workload, a.Priority)
+			}
+			if !slices.ContainsFunc(plan.Place[nodeID], func(p *api.Allocation) bool { return p.ID == s.PreemptedBy }) {
+				t.Fatalf("victim %s on %s names preemptor %s, not placed there", a.ID, nodeID, s.PreemptedBy)
 			}
 		}
 	}
