@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-dev/strata/internal/sim"
+	"github.com/strata-dev/strata/internal/sim/cluster"
 	"github.com/strata-dev/strata/internal/sim/policy"
+	"github.com/strata-dev/strata/internal/sim/schedplacer"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -31,6 +33,7 @@ type simFlags struct {
 	jsonPath    string
 	plotPath    string
 	noProgress  bool
+	sample      int
 }
 
 func newSimCmd(g *globals) *cobra.Command {
@@ -52,7 +55,9 @@ Trace formats: openb (the Alibaba GPU trace CSVs), google (cluster-usage 2011:
 task_events files as --pods, machine_events as --nodes or --machines-csv), native
 (one YAML/JSON file with nodes and pods, as --pods).
 
-Policies: ` + strings.Join(policy.Names(), ", ") + `, or "all".`,
+Policies: ` + strings.Join(policy.Names(), ", ") + ` (the paper's, in the simulator's
+own model), strata-binpack and strata-spread (Strata's scheduler, the code the
+server runs), a comma list, or "all".`,
 		Example: `  strata sim --nodes ../shared/traces/openb/openb_node_list_gpu_node.csv \
              --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
   strata sim --nodes N.csv --pods P.csv --policy all -o json
@@ -80,6 +85,7 @@ Policies: ` + strings.Join(policy.Names(), ", ") + `, or "all".`,
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar, even on a terminal")
+	fl.IntVar(&f.sample, "sample", -1, "strata-* policies: feasible nodes sampled before picking the best (-1: all, 0: the server's default)")
 	addOutputFlag(cmd, g)
 	return cmd
 }
@@ -177,9 +183,9 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	if mode != sim.ModeInflation && mode != sim.ModeReplay {
 		return failf("--mode: unknown %q (want inflation or replay)", f.mode)
 	}
-	policies := []string{f.policy}
+	policies := strings.Split(f.policy, ",")
 	if f.policy == "all" {
-		policies = policy.Names()
+		policies = append(policy.Names(), "strata-binpack", "strata-spread")
 	}
 	averaged := mode == sim.ModeInflation && !seedGiven
 	var seeds []int64
@@ -198,6 +204,12 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	for _, name := range policies {
 		cfg := sim.Config{Nodes: t.Nodes, Pods: t.Pods, NodeEvents: t.NodeEvents, Mode: mode, Policy: name,
 			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !single}
+		if sp, ok := strings.CutPrefix(name, "strata-"); ok {
+			// The server's own scheduler, scoring every feasible node (the
+			// paper's simulator does) unless --sample says otherwise.
+			sample := f.sample
+			cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, sample) }
+		}
 		start := time.Now()
 		if averaged {
 			cfg.Progress = bar.func_(name + " seeds")

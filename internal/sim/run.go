@@ -37,7 +37,11 @@ type Config struct {
 	Policy string
 	// Placer, when set, makes the placement decisions instead of Policy.
 	Placer cluster.Placer
-	Seed   int64
+	// NewPlacer, when set and Placer is nil, builds the placer of a run from
+	// its seed (RunInflationSeeds calls it once per seed). Policy then only
+	// names the results.
+	NewPlacer func(seed int64) cluster.Placer
+	Seed      int64
 	// InflationRatio is the GPU request target as a multiple of capacity
 	// (workload.DefaultRatio when 0).
 	InflationRatio float64
@@ -69,6 +73,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		coverage = frag.DefaultCoverage
 	}
 	placer, name := cfg.Placer, cfg.Policy
+	if placer == nil && cfg.NewPlacer != nil {
+		placer = cfg.NewPlacer(cfg.Seed)
+	}
 	if placer == nil {
 		sel, err := policy.New(cfg.Policy, policy.Options{Seed: uint64(cfg.Seed), Workload: cfg.Pods, Coverage: coverage, TieBreak: cfg.TieBreak})
 		if err != nil {
