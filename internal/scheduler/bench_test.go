@@ -87,3 +87,62 @@ func BenchmarkCheckNode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGang10kNodes places 20 gangs of 64 one-GPU members that keep to
+// a rack, on the 10k-node synthetic cell (a rack holds 62 GPU nodes).
+func BenchmarkGang10kNodes(b *testing.B) {
+	f := syntheticCell(10000)
+	var groups []*groupBuilder
+	for k := range 20 {
+		groups = append(groups, taskGroup(fmt.Sprint("train", k)).replicas(64).cpu(4000).mem("16Gi").gpus(1).gang(0, "rack"))
+	}
+	f.putWorkload(workload("gangs", groups...))
+	benchPlans(b, f, "gangs", true)
+}
+
+// BenchmarkGangDoesNotFit is the failure path: a gang of 3000 eight-GPU
+// members tries every rack and zone and the whole cell, twice (without and
+// with preemption), before it reports that it does not fit.
+func BenchmarkGangDoesNotFit(b *testing.B) {
+	f := syntheticCell(10000)
+	f.putWorkload(workload("huge", taskGroup("train").replicas(3000).cpu(1000).mem("1Gi").gpus(8).gang(0, "rack")))
+	benchPlans(b, f, "huge", false)
+}
+
+// BenchmarkPreempt1kNodes fills 1k nodes with best-effort work (4
+// allocations each) and places 1000 replicas that each need one eviction.
+func BenchmarkPreempt1kNodes(b *testing.B) {
+	f := newFake(nodesN(1000, nil)...)
+	for _, n := range f.nodes {
+		for k := range 4 {
+			a := runningOn(fmt.Sprintf("%s-%d", n.ID, k), n.ID, api.Resources{CPUMilli: 1000, MemoryBytes: 1 << 30}, api.Assignment{NUMANode: -1})
+			a.Workload, a.Group, a.Priority = "filler", "g", 10+k
+			f.allocs = append(f.allocs, a) // ids sort as generated
+		}
+		n.Allocated = api.Resources{CPUMilli: 4000, MemoryBytes: 4 << 30}
+	}
+	f.putWorkload(workload("prod", taskGroup("web").replicas(1000).cpu(1000).mem("1Gi")))
+	benchPlans(b, f, "prod", true)
+}
+
+func benchPlans(b *testing.B, f *fakeState, name string, mustFit bool) {
+	eval := &api.Evaluation{ID: "bench", Workload: name}
+	placed, preempted := 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		plan := Schedule(f, eval, Options{Seed: int64(i)})
+		if mustFit && len(plan.Failures) > 0 {
+			b.Fatalf("%s does not fit: %s: %s", name, plan.Failures[0].Group, plan.Failures[0].Summary)
+		}
+		if !mustFit && len(plan.Failures) == 0 {
+			b.Fatalf("%s fits", name)
+		}
+		for _, as := range plan.Place {
+			placed += len(as)
+		}
+		preempted += plan.Preemptions
+	}
+	b.ReportMetric(float64(placed)/float64(b.N), "placements/op")
+	b.ReportMetric(float64(preempted)/float64(b.N), "preemptions/op")
+}

@@ -32,6 +32,8 @@ type cell struct {
 	// journal, while non-nil, records every placement and eviction so that
 	// a gang trial can be rolled back (see trial.go).
 	journal *[]change
+	// domainCache holds the gang topology domains per label key.
+	domainCache map[string][][]int32
 }
 
 func newCell(st State, seed int64) *cell {

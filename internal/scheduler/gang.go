@@ -149,7 +149,21 @@ func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []
 // value, each in seeded order, ordered by their first node in it. Nodes
 // without the label belong to no domain of that key. A key that puts the
 // whole cell in one domain yields nothing, the cell being tried anyway.
+// Labels and the order do not change during a plan, so each key is split
+// once per plan.
 func (c *cell) domains(key string) [][]int32 {
+	if d, ok := c.domainCache[key]; ok {
+		return d
+	}
+	if c.domainCache == nil {
+		c.domainCache = make(map[string][][]int32)
+	}
+	d := c.splitBy(key)
+	c.domainCache[key] = d
+	return d
+}
+
+func (c *cell) splitBy(key string) [][]int32 {
 	byValue := make(map[string]int)
 	var out [][]int32
 	for _, i := range c.order {
