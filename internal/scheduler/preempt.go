@@ -42,6 +42,7 @@ type preemptor struct {
 	order []int32
 	sets  []victimSet // one per node where preemption can make room
 	ready bool
+	units map[string][]*api.Allocation // live members of victim gangs, by workload/group
 }
 
 func newPreemptor(p *placer, g *group, order []int32) *preemptor {
@@ -71,17 +72,97 @@ func (pr *preemptor) place(intent placeIntent) bool {
 	s := pr.sets[b]
 	c, w := pr.p.cell, pr.p.w
 	id := pr.p.ids.next()
+	touched := []int{s.node}
 	if len(s.victims) > 0 {
 		reason := fmt.Sprintf("preempted by %s/%s[%d] (priority %d)", w.Name, pr.g.tg.Name, intent.index, w.Priority)
-		c.evict(s.node, s.victims, reason, id)
+		byNode := map[int][]*api.Allocation{}
+		for _, v := range s.victims {
+			if i := c.find(v.NodeID); i >= 0 {
+				if _, seen := byNode[i]; !seen && i != s.node {
+					touched = append(touched, i)
+				}
+				byNode[i] = append(byNode[i], v)
+			}
+		}
+		for _, i := range touched {
+			if vs := byNode[i]; len(vs) > 0 {
+				c.evict(i, vs, reason, id)
+			}
+		}
 	}
 	c.place(s.node, pr.p.newAlloc(pr.g, intent, s.node, id))
-	if next, ok := pr.victimsOn(s.node, s.rank); ok {
-		pr.sets[b] = next
-	} else {
-		pr.sets = slices.Delete(pr.sets, b, b+1)
-	}
+	pr.refresh(touched)
 	return true
+}
+
+// refresh recomputes the victim sets of the nodes a preemption changed: the
+// preemptor's node and those of victim gang members elsewhere.
+func (pr *preemptor) refresh(nodes []int) {
+	for _, i := range nodes {
+		j := slices.IndexFunc(pr.sets, func(s victimSet) bool { return s.node == i })
+		rank := slices.Index(pr.order, int32(i))
+		next, ok := pr.victimsOn(i, rank)
+		switch {
+		case rank < 0: // outside this domain
+			if j >= 0 {
+				pr.sets = slices.Delete(pr.sets, j, j+1)
+			}
+		case ok && j >= 0:
+			pr.sets[j] = next
+		case ok:
+			pr.sets = append(pr.sets, next)
+		case j >= 0:
+			pr.sets = slices.Delete(pr.sets, j, j+1)
+		}
+	}
+}
+
+// unit is what evicting a must evict with it: a alone, or, when a is a
+// member of a gang, every live member of that gang, wherever it runs, since
+// a gang missing a member is no use. ok is false when some member may not
+// be preempted.
+func (pr *preemptor) unit(a *api.Allocation) (members []*api.Allocation, ok bool) {
+	if a.TaskGroup == nil || a.TaskGroup.Gang == nil {
+		return []*api.Allocation{a}, true
+	}
+	key := a.Workload + "/" + a.Group
+	all, cached := pr.units[key]
+	if !cached {
+		for _, m := range pr.p.cell.st.AllocsByWorkload(a.Workload) {
+			if m.Group == a.Group && live(m) {
+				all = append(all, m)
+			}
+		}
+		if pr.units == nil {
+			pr.units = make(map[string][]*api.Allocation)
+		}
+		pr.units[key] = all
+	}
+	for _, m := range all {
+		if pr.p.cell.stopping[m.ID] {
+			continue
+		}
+		if m.Priority >= pr.p.w.Priority {
+			return nil, false
+		}
+		members = append(members, m)
+	}
+	return members, true
+}
+
+// expand replaces each victim by its unit, without duplicates, sorted by id.
+func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
+	out := make([]*api.Allocation, 0, len(victims))
+	for _, v := range victims {
+		members, _ := pr.unit(v)
+		for _, m := range members {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // victimsOn finds the cheapest set of allocations on node i whose eviction
@@ -91,7 +172,8 @@ func (pr *preemptor) place(intent placeIntent) bool {
 // changes them. The search is exact for one victim and greedy beyond
 // (largest first and lowest priority first, each pruned of victims that
 // turn out unnecessary), which is what makes it cheap enough to run on
-// every node.
+// every node. A victim that is a gang member takes its whole gang with it
+// (unit), and sets are compared by what they evict in all.
 func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	g, c := pr.g, pr.p.cell
 	for _, f := range g.filters {
@@ -107,19 +189,27 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	var cands []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.ID) {
 		if !a.Terminal() && !c.stopping[a.ID] && a.Priority < pr.p.w.Priority && a.Workload != pr.p.w.Name {
-			cands = append(cands, a)
+			if _, ok := pr.unit(a); ok {
+				cands = append(cands, a)
+			}
 		}
 	}
 	if len(cands) == 0 || !pr.fitsWithout(i, cands) {
 		return victimSet{}, false
 	}
-	lost := func(a *api.Allocation) float64 { return share(a.Resources, n.Capacity) }
+	lost := func(a *api.Allocation) float64 {
+		if j := c.find(a.NodeID); j >= 0 {
+			return share(a.Resources, c.nodes[j].node.Capacity)
+		}
+		return 0
+	}
+	cheaperSet := func(a, b []*api.Allocation) bool { return cheaperSet(pr.expand(a), pr.expand(b), lost) }
 	slices.SortFunc(cands, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
 
 	var best []*api.Allocation
 	for _, a := range cands {
 		one := []*api.Allocation{a}
-		if pr.fitsWithout(i, one) && (best == nil || cheaperSet(one, best, lost)) {
+		if pr.fitsWithout(i, one) && (best == nil || cheaperSet(one, best)) {
 			best = one
 		}
 	}
@@ -139,13 +229,13 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 			return cmpDesc(lost(a), lost(b))
 		})
 		for _, order := range [][]*api.Allocation{bySize, byPrio} {
-			if set := pr.greedy(i, order); best == nil || cheaperSet(set, best, lost) {
+			if set := pr.greedy(i, order); best == nil || cheaperSet(set, best) {
 				best = set
 			}
 		}
 	}
-	s.victims = best
-	for _, v := range best {
+	s.victims = pr.expand(best)
+	for _, v := range s.victims {
 		s.maxPrio = max(s.maxPrio, v.Priority)
 		s.lost += lost(v)
 	}
@@ -181,7 +271,9 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 	free, detail := n.free, n.detail
 	defer func() { n.free, n.detail = free, detail }()
 	for _, v := range victims {
-		n.free = n.free.Add(v.Resources)
+		if v.NodeID == n.node.ID {
+			n.free = n.free.Add(v.Resources)
+		}
 	}
 	if g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 {
 		d := newNodeDetail(n.node)

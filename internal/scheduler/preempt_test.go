@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -210,4 +211,29 @@ func TestCheckNodeAcceptsPreemption(t *testing.T) {
 	ok, reason = CheckNode(f.Node("n000"), f.AllocsByNode("n000"), nil, place)
 	mustEqual(t, "without the plan's stop", reason, "insufficient cpu")
 	mustEqual(t, "rejected", ok, false)
+}
+
+func TestPreemptingAGangMemberEvictsItsGang(t *testing.T) {
+	f := newFake(nodesN(3, nil)...)
+	gang := taskGroup("train").replicas(2).gang(0, "").g
+	for k, nodeID := range []string{"n000", "n001"} {
+		a := running(f, fmt.Sprint("m", k), nodeID, "batch", 10, 4000)
+		a.Group, a.Index, a.TaskGroup = "train", k, gang
+	}
+	running(f, "solo", "n002", "other", 20, 4000)
+	f.putWorkload(workload("w", taskGroup("web").cpu(1000)))
+	plan := schedule(f, "w", 1)
+	// One lone victim of priority 20 beats a gang of two at priority 10.
+	mustEqual(t, "victims", join(planStops(plan)), "solo:preempted by w/web[0] (priority 50)")
+
+	f = newFake(nodesN(2, nil)...)
+	for k, nodeID := range []string{"n000", "n001"} {
+		a := running(f, fmt.Sprint("m", k), nodeID, "batch", 10, 4000)
+		a.Group, a.Index, a.TaskGroup = "train", k, gang
+	}
+	f.putWorkload(workload("w", taskGroup("web").cpu(1000)))
+	plan = schedule(f, "w", 1)
+	mustEqual(t, "the whole gang goes", join(planStops(plan)), "m0:preempted by w/web[0] (priority 50),m1:preempted by w/web[0] (priority 50)")
+	mustEqual(t, "preemptions", plan.Preemptions, 2)
+	checkAndApply(t, f, plan)
 }

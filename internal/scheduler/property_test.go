@@ -72,7 +72,11 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 			case 0, 1: // submit or update
 				w := workload(name)
 				for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
-					w.Groups = append(w.Groups, genGroup(t, fmt.Sprintf("g%d", gi)).g)
+					g := genGroup(t, fmt.Sprintf("g%d", gi))
+					if rapid.IntRange(0, 3).Draw(t, "gangRoll") == 0 {
+						g.gang(0, "rack")
+					}
+					w.Groups = append(w.Groups, g.g)
 				}
 				if old := f.Workload(name); old != nil {
 					w.Version = old.Version + 1
@@ -121,6 +125,12 @@ func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
 			t.Fatalf("CheckNode rejected the plan's part for %s: %s", nodeID, reason)
 		}
 	}
+	stopped := map[string]bool{}
+	for _, stops := range plan.Stop {
+		for _, s := range stops {
+			stopped[s.AllocID] = true
+		}
+	}
 	for nodeID, stops := range plan.Stop {
 		for _, s := range stops {
 			a := f.alloc(s.AllocID)
@@ -133,8 +143,15 @@ func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
 			if a.Workload == plan.Workload || a.Priority >= plan.Priority {
 				t.Fatalf("%s/%s (priority %d) preempted %s of %s (priority %d)", plan.Workload, s.PreemptedBy, plan.Priority, a.ID, a.Workload, a.Priority)
 			}
-			if !slices.ContainsFunc(plan.Place[nodeID], func(p *api.Allocation) bool { return p.ID == s.PreemptedBy }) {
-				t.Fatalf("victim %s on %s names preemptor %s, not placed there", a.ID, nodeID, s.PreemptedBy)
+			if !slices.ContainsFunc(planAllocs(plan), func(p *api.Allocation) bool { return p.ID == s.PreemptedBy }) {
+				t.Fatalf("victim %s on %s names preemptor %s, not placed by the plan", a.ID, nodeID, s.PreemptedBy)
+			}
+			if a.TaskGroup != nil && a.TaskGroup.Gang != nil {
+				for _, m := range f.AllocsByWorkload(a.Workload) {
+					if m.Group == a.Group && live(m) && !stopped[m.ID] {
+						t.Fatalf("gang member %s preempted but %s of its gang keeps running", a.ID, m.ID)
+					}
+				}
 			}
 		}
 	}
