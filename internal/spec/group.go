@@ -54,7 +54,9 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			name = v
 			g.Name = d.name(p, v)
 		case "gang":
-			g.Gang, minMember = d.gang(p, v)
+			if present(v) { // "gang:" with nothing after it is no gang
+				g.Gang, minMember = d.gang(p, v)
+			}
 		case "replicas":
 			if r, ok := d.integer(p, v); ok {
 				switch {

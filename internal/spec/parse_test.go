@@ -191,4 +191,7 @@ func TestGang(t *testing.T) {
 	if g := mustParse(t, oneTask(cmd)).Groups[0].Gang; g != nil {
 		t.Errorf("a group without gang got %+v", g)
 	}
+	if g := mustParse(t, oneTask(cmd)+"      gang:\n").Groups[0].Gang; g != nil {
+		t.Errorf("gang: null got %+v", g)
+	}
 }
