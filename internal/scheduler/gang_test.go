@@ -174,3 +174,17 @@ func TestPropertyGangAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+func TestGangDeterminism(t *testing.T) {
+	run := func(seed int64) string {
+		f := rackCell()
+		running(f, "low", "n002", "batch", 10, 4000)
+		f.putWorkload(workload("g", taskGroup("train").replicas(12).cpu(1000).gang(0, "rack"), taskGroup("ps").replicas(3).cpu(1000).gang(0, "zone")))
+		return planJSON(t, schedule(f, "g", seed))
+	}
+	a := run(7)
+	mustEqual(t, "same seed, same plan", run(7), a)
+	// No rack holds 12 with "low" running, zone z0 does: a wider domain is
+	// preferred to evicting anyone for locality.
+	mustEqual(t, "no preemption for locality", strings.Contains(a, "preemptions"), false)
+}
