@@ -150,8 +150,12 @@ func (pr *preemptor) unit(a *api.Allocation) (members []*api.Allocation, ok bool
 	return members, true
 }
 
-// expand replaces each victim by its unit, without duplicates, sorted by id.
+// expand replaces each victim by its unit, without duplicates, sorted by
+// id when a gang was expanded.
 func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
+	if !slices.ContainsFunc(victims, func(v *api.Allocation) bool { return v.TaskGroup != nil && v.TaskGroup.Gang != nil }) {
+		return victims // no gang among them: nothing to add
+	}
 	out := make([]*api.Allocation, 0, len(victims))
 	for _, v := range victims {
 		members, _ := pr.unit(v)
