@@ -70,7 +70,13 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	}
 	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
-		for l, key := range levels {
+		tried := levels
+		if preempt && len(levels) > 0 && !p.probe(g, intents, need) {
+			// Not even the whole cell holds the gang by evicting: no
+			// domain of it will, so the domains are not tried again.
+			tried = nil
+		}
+		for l, key := range tried {
 			for _, d := range p.cell.domains(key) {
 				k, ok := p.tryDomain(g, intents, need, d, preempt, nil)
 				if ok {
@@ -89,6 +95,14 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	}
 	f.Summary = p.gangSummary(g, size, need, levels, holds, f.Summary)
 	return f, false
+}
+
+// probe reports whether the whole cell, evicting lower-priority work, holds
+// the gang, leaving the cell as it was.
+func (p *placer) probe(g *group, intents []placeIntent, need int) bool {
+	t := p.cell.begin()
+	defer t.rollback()
+	return p.placeIn(g, intents, p.cell.order, true) >= need
 }
 
 // tryDomain places as many of intents as fit on the nodes of order and
