@@ -97,9 +97,13 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 		res.Committed = nil
 		sort.Strings(res.Rejected)
 	}
-	rejected := map[string]bool{}
+	// Placements that will not be committed: their victims (on any node —
+	// evicting one member of a gang evicts the whole gang) stay.
+	unplaced := map[string]bool{}
 	for _, id := range res.Rejected {
-		rejected[id] = true
+		for _, a := range plan.Place[id] {
+			unplaced[a.ID] = true
+		}
 	}
 	for _, id := range res.Committed {
 		cmd.Place = append(cmd.Place, plan.Place[id]...)
@@ -113,7 +117,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	victims := map[string]bool{}
 	for _, id := range stopNodes {
 		for _, st := range plan.Stop[id] {
-			if st.PreemptedBy != "" && rejected[id] {
+			if st.PreemptedBy != "" && unplaced[st.PreemptedBy] {
 				continue // its preemptor is not placed: nobody is evicted for nothing
 			}
 			cmd.Stop = append(cmd.Stop, st)
