@@ -72,8 +72,11 @@ func TestSmallCell(t *testing.T) {
 			if len(res.FailureReasons) == 0 {
 				t.Fatal("failures without reasons")
 			}
-			if len(res.GangViolations) > 0 {
-				t.Fatalf("partial gangs: %v", res.GangViolations)
+			if len(res.GangViolations) > 0 || len(res.GangsBrokenByPreemption) > 0 {
+				t.Fatalf("partial gangs: placed %v, left by preemption %v", res.GangViolations, res.GangsBrokenByPreemption)
+			}
+			if res.Gangs == 0 {
+				t.Fatal("no gangs in the mix")
 			}
 			if res.RejectedNodes != 0 {
 				t.Fatalf("CheckNode rejected %d plan parts on a current snapshot", res.RejectedNodes)
@@ -142,8 +145,8 @@ func benchCell(b *testing.B, nodes, tasks int, gangs bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations) > 0 {
-			b.Fatalf("overcommit %v, unaccounted %d, partial gangs %v", res.Overcommitted, res.Unaccounted, res.GangViolations)
+		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations)+len(res.GangsBrokenByPreemption) > 0 {
+			b.Fatalf("overcommit %v, unaccounted %d, partial gangs %v %v", res.Overcommitted, res.Unaccounted, res.GangViolations, res.GangsBrokenByPreemption)
 		}
 		placed += res.Placements
 		wall += res.WallSeconds

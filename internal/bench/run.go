@@ -40,9 +40,9 @@ type Result struct {
 	Gangs          int      `json:"gangs"`
 	GangsPlaced    int      `json:"gangsPlaced"`
 	GangViolations []string `json:"gangViolations"` // gangs placed partial (must be empty)
-	// GangsBrokenByPreemption lists gangs left partial because some, not
-	// all, of their members were preempted: the scheduler evicts members
-	// one by one. Reported, not counted as a placement violation.
+	// GangsBrokenByPreemption lists gangs left partial after some of their
+	// members were preempted. The scheduler evicts a gang whole, so this
+	// must be empty too; it is listed apart to tell the two bugs apart.
 	GangsBrokenByPreemption []string       `json:"gangsBrokenByPreemption"`
 	Failed                  int            `json:"failed"`           // replicas the scheduler reported as not fitting
 	FailureReasons          map[string]int `json:"failureReasons"`   // failed replicas by their group's most common node reason

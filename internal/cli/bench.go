@@ -50,8 +50,8 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 			} else {
 				printBench(g, res)
 			}
-			if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations) > 0 {
-				return failf("invariant broken: %d overcommit problems, %d replicas unaccounted, %d partial gangs", len(res.Overcommitted), res.Unaccounted, len(res.GangViolations))
+			if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations)+len(res.GangsBrokenByPreemption) > 0 {
+				return failf("invariant broken: %d overcommit problems, %d replicas unaccounted, %d partial gangs", len(res.Overcommitted), res.Unaccounted, len(res.GangViolations)+len(res.GangsBrokenByPreemption))
 			}
 			return nil
 		},
