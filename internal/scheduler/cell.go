@@ -19,6 +19,10 @@ type nodeState struct {
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
+	// ready is node.Ready(), taken once when the cell is built (a node's
+	// status does not change during a plan), so that filters walking the
+	// cell do not touch the cold *api.Node for it.
+	ready bool
 }
 
 // cell is the mutable scratch state of one Schedule call. It lives only for
@@ -46,7 +50,7 @@ func newCell(st State, seed int64) *cell {
 		stops:    make(map[string][]api.StopRequest),
 	}
 	for i, n := range nodes {
-		c.nodes[i] = nodeState{node: n, free: n.Capacity.Sub(n.Allocated)}
+		c.nodes[i] = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
 		c.order[i] = int32(i)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), orderStream))

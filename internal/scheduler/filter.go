@@ -27,7 +27,7 @@ type filter interface {
 type readyFilter struct{}
 
 func (readyFilter) check(_ *group, c *cell, i int) string {
-	if !c.nodes[i].node.Ready() {
+	if !c.nodes[i].ready {
 		return reasonNotReady
 	}
 	return ""

@@ -192,7 +192,8 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	n := c.nodes[i].node
 	var cands []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.ID) {
-		if !a.Terminal() && !c.stopping[a.ID] && a.Priority < pr.p.w.Priority && a.Workload != pr.p.w.Name {
+		// Cheapest tests first: most allocations fail on priority alone.
+		if a.Priority < pr.p.w.Priority && !a.Terminal() && a.Workload != pr.p.w.Name && !c.stopping[a.ID] {
 			if _, ok := pr.unit(a); ok {
 				cands = append(cands, a)
 			}
