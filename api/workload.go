@@ -14,6 +14,11 @@ const (
 const (
 	PolicyBinpack = "binpack"
 	PolicySpread  = "spread"
+	// PolicyDotProduct prefers the node whose free resources align least
+	// with the request (Tetris-style alignment, as in the FGD paper).
+	PolicyDotProduct = "dot-product"
+	// PolicyRandom picks a feasible node uniformly (deterministically per state).
+	PolicyRandom = "random"
 )
 
 // Restart modes.

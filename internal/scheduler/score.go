@@ -92,10 +92,8 @@ func policyFor(w *api.Workload, extra map[string]Policy) Policy {
 	if p, ok := extra[typ]; ok {
 		return p
 	}
-	if typ == api.PolicySpread {
-		return func(*Request) []WeightedScorer { return []WeightedScorer{{Scorer: Spread{}, Weight: 1}} }
-	}
-	return func(*Request) []WeightedScorer { return []WeightedScorer{{Scorer: BinPack{}, Weight: 1}} }
+	scorer := builtinScorer(typ)
+	return func(*Request) []WeightedScorer { return []WeightedScorer{{Scorer: scorer, Weight: 1}} }
 }
 
 // labelScorer adds the weights of matching prefer rules and subtracts those

@@ -97,7 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "negative replicas", yaml: strings.Replace(oneTask(cmd), "- name: g\n", "- name: g\n      replicas: -1\n", 1), wantErrPaths: []string{"spec.groups[0].replicas"}},
 		{name: "unknown priority class", yaml: doc("  priorityClass: urgent\n  groups: [{name: g, tasks: [{name: t, command: [x]}]}]\n"), wantErrPaths: []string{"spec.priorityClass"}},
 		{name: "priority outside band", yaml: doc("  priority: 1500\n  groups: [{name: g, tasks: [{name: t, command: [x]}]}]\n"), wantErrPaths: []string{"spec.priority"}, wantMessage: "outside the batch band 500..999"},
-		{name: "unknown scheduling policy", yaml: doc("  schedulingPolicy: {type: random}\n  groups: [{name: g, tasks: [{name: t, command: [x]}]}]\n"), wantErrPaths: []string{"spec.schedulingPolicy.type"}},
+		{name: "unknown scheduling policy", yaml: doc("  schedulingPolicy: {type: roulette}\n  groups: [{name: g, tasks: [{name: t, command: [x]}]}]\n"), wantErrPaths: []string{"spec.schedulingPolicy.type"}},
 		{name: "unknown restart mode", yaml: oneTask(cmd) + "      restartPolicy: {mode: sometimes}\n", wantErrPaths: []string{"spec.groups[0].restartPolicy.mode"}},
 		{name: "restart policy contradictions", yaml: oneTask(cmd) + "      restartPolicy: {mode: never, attempts: 2}\n", wantErrPaths: []string{"spec.groups[0].restartPolicy.attempts"}},
 		{name: "max delay below delay", yaml: oneTask(cmd) + "      restartPolicy: {delay: 10s, maxDelay: 1s, attempts: -1}\n",

@@ -167,12 +167,12 @@ func (d *decoder) policyType(path string, n *yaml.Node, w *api.Workload) {
 		return
 	}
 	switch s {
-	case api.PolicyBinpack, api.PolicySpread:
+	case api.PolicyBinpack, api.PolicySpread, api.PolicyDotProduct, api.PolicyRandom:
 		w.SchedulingPolicy.Type = s
 	case PredictiveMLOptimized:
 		w.SchedulingPolicy = api.SchedulingPolicy{Type: api.PolicyBinpack, Original: s}
 		d.notice(path, n, s, "predictive scheduling is not implemented; scheduled with binpack")
 	default:
-		d.fail(path, n, "unknown scheduling policy %q (want %s or %s)", s, api.PolicyBinpack, api.PolicySpread)
+		d.fail(path, n, "unknown scheduling policy %q (want %s, %s, %s or %s)", s, api.PolicyBinpack, api.PolicySpread, api.PolicyDotProduct, api.PolicyRandom)
 	}
 }
