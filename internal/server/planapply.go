@@ -108,7 +108,8 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	for _, id := range res.Committed {
 		cmd.Place = append(cmd.Place, plan.Place[id]...)
 	}
-	// Stops never overcommit anything; commit them all, in a stable order.
+	// Stops never overcommit anything: commit them in a stable order, except
+	// evictions whose preemptor is not placed.
 	stopNodes := make([]string, 0, len(plan.Stop))
 	for id := range plan.Stop {
 		stopNodes = append(stopNodes, id)

@@ -9,9 +9,9 @@ import (
 // MaxEvents bounds the event history the store keeps.
 const MaxEvents = 10000
 
-// eventCountKey is the index-table row that counts stored events, so the
+// eventCountKey is the counters-table row that counts stored events, so the
 // oldest can be dropped without scanning.
-const eventCountKey = "_event_count"
+const eventCountKey = "events"
 
 // AddEvent appends an event at the transaction's index, dropping the oldest
 // past MaxEvents. seq orders events of one raft entry.
@@ -33,11 +33,11 @@ func (w *WriteTxn) AddEvent(e api.Event) error {
 		}
 		count--
 	}
-	return w.txn.Insert(tableIndex, &indexEntry{Table: eventCountKey, Value: count})
+	return w.txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: count})
 }
 
 func (w *WriteTxn) eventCount() uint64 {
-	obj, err := w.txn.First(tableIndex, "id", eventCountKey)
+	obj, err := w.txn.First(tableCounters, "id", eventCountKey)
 	if err != nil || obj == nil {
 		return 0
 	}

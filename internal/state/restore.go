@@ -70,8 +70,8 @@ func Restore(d *Dump) (*Store, error) {
 			return nil, err
 		}
 	}
-	if err := setIndex(txn, eventCountKey, uint64(len(d.Events))); err != nil {
-		return nil, err
+	if err := txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: uint64(len(d.Events))}); err != nil {
+		return nil, fmt.Errorf("restore event count: %w", err)
 	}
 	for t, v := range d.Indexes {
 		if err := setIndex(txn, t, v); err != nil {

@@ -10,6 +10,9 @@ const (
 	tableEvals     = "evals"
 	tableEvents    = "events"
 	tableIndex     = "index"
+	// tableCounters holds bookkeeping numbers that are not raft indexes
+	// (kept apart so Snapshot.Index, the max of tableIndex, stays an index).
+	tableCounters = "counters"
 )
 
 // indexEntry records the raft index that last modified a table.
@@ -37,6 +40,9 @@ func schema() *memdb.DBSchema {
 		}},
 		tableEvents: {Name: tableEvents, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		}},
+		tableCounters: {Name: tableCounters, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
 		}},
 		tableIndex: {Name: tableIndex, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},

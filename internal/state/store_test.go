@@ -203,3 +203,20 @@ func TestEventsAreBoundedAndSurviveRestore(t *testing.T) {
 		t.Fatalf("after restore and one more event: %d events, want %d", n, MaxEvents)
 	}
 }
+
+// TestIndexIsTheRaftIndexWithManyEvents: bookkeeping never leaks into the
+// store's index (it once did: the event counter outgrew the raft index).
+func TestIndexIsTheRaftIndexWithManyEvents(t *testing.T) {
+	s := New()
+	mustWrite(t, s, 3, func(w *WriteTxn) error {
+		for range 50 {
+			if err := w.AddEvent(api.Event{Type: api.EventPlaced}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if got := s.Snapshot().Index(); got != 3 {
+		t.Fatalf("Index() = %d after 50 events at index 3, want 3", got)
+	}
+}
