@@ -38,6 +38,10 @@ type cell struct {
 	journal *[]change
 	// domainCache holds the gang topology domains per label key.
 	domainCache map[string][][]int32
+	// indexes maps nodes to domains per key; tallies count allocations per
+	// domain and follow this plan's placements (domains.go).
+	indexes map[string]*domainIndex
+	tallies []*tally
 }
 
 func newCell(st State, seed int64) *cell {
@@ -88,6 +92,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 	if n.detail != nil {
 		n.detail.apply(a)
 	}
+	c.follow(i, a, 1)
 	if c.journal != nil {
 		*c.journal = append(*c.journal, change{node: i, alloc: a})
 	}

@@ -101,7 +101,8 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 // the gang, leaving the cell as it was.
 func (p *placer) probe(g *group, intents []placeIntent, need int) bool {
 	t := p.cell.begin()
-	defer t.rollback()
+	stats := g.stats.clone()
+	defer func() { t.rollback(); g.stats = stats }()
 	return p.placeIn(g, intents, p.cell.order, true) >= need
 }
 
@@ -110,6 +111,7 @@ func (p *placer) probe(g *group, intents []placeIntent, need int) bool {
 // on the cell as the trial left it, then rolls the trial back.
 func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool, failed func()) (int, bool) {
 	t := p.cell.begin()
+	stats := g.stats.clone()
 	k := p.placeIn(g, intents, order, preempt)
 	if k >= need {
 		t.commit()
@@ -119,6 +121,7 @@ func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []in
 		failed()
 	}
 	t.rollback()
+	g.stats = stats
 	return k, false
 }
 

@@ -72,3 +72,19 @@ func ruleFailReason(r api.LabelRule) string {
 	}
 	return fmt.Sprintf("%s: unknown operator %q", r.Key, r.Op)
 }
+
+// ruleText writes a rule the way a user would: "zone=z1", "rack in [r1 r2]",
+// "gpu" (exists).
+func ruleText(r *api.LabelRule) string {
+	switch r.Op {
+	case api.OpExists:
+		return r.Key
+	case api.OpEqual, api.OpNotEqual:
+		v := ""
+		if len(r.Values) > 0 {
+			v = r.Values[0]
+		}
+		return r.Key + r.Op + v
+	}
+	return r.Key + " " + r.Op + " [" + strings.Join(r.Values, " ") + "]"
+}

@@ -35,6 +35,10 @@ type Options struct {
 	// Policies adds scoring policies by SchedulingPolicy.Type, ahead of the
 	// built-in binpack and spread.
 	Policies map[string]Policy
+	// Cell is the cell's configuration: the default policy and the time
+	// windows rules may be restricted to (evaluated at Now). Nil is the
+	// empty configuration.
+	Cell *api.CellConfig
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -84,13 +88,19 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 		sample: opts.sampleSize(len(c.nodes)),
 	}
 	for _, gi := range rec.groups {
-		g := compileGroup(w, gi.group, opts.Policies)
+		g := compileGroup(w, gi.group, opts)
+		g.relate(c, w)
 		place := p.placeGroup
 		if g.tg.Gang != nil {
 			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) { return p.placeGang(g, gi) }
 		}
+		placed := len(gi.place)
 		if f, ok := place(g, gi.place); !ok {
 			plan.Failures = append(plan.Failures, f)
+			placed -= f.Missing
+		}
+		if len(gi.place) > 0 {
+			plan.Explanations = append(plan.Explanations, g.explanation(len(gi.place), placed))
 		}
 	}
 	plan.Place = c.placements()

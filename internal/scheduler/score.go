@@ -30,8 +30,10 @@ type Scorer interface {
 	Score(req *Request, node NodeView) float64
 }
 
-// WeightedScorer is a Scorer with its weight in the total.
+// WeightedScorer is a Scorer with its weight in the total and the name
+// explanations show for it.
 type WeightedScorer struct {
+	Name   string
 	Scorer Scorer
 	Weight float64
 }
@@ -82,27 +84,65 @@ var (
 	_ Scorer = (*labelScorer)(nil)
 )
 
-// policyFor picks the workload's policy: Options.Policies first, then the
-// built-ins; binpack when the type is empty or unknown.
-func policyFor(w *api.Workload, extra map[string]Policy) Policy {
-	typ := ""
-	if w != nil {
-		typ = w.SchedulingPolicy.Type
+// policyType is the policy a workload is scheduled with: its own, else the
+// cell's default, else binpack.
+func policyType(w *api.Workload, opts Options) string {
+	if w != nil && w.SchedulingPolicy.Type != "" {
+		return w.SchedulingPolicy.Type
 	}
-	if p, ok := extra[typ]; ok {
+	if opts.Cell != nil && opts.Cell.SchedulingPolicy != "" {
+		return opts.Cell.SchedulingPolicy
+	}
+	return api.PolicyBinpack
+}
+
+// policyFor picks the workload's policy: Options.Policies first, then the
+// built-ins; binpack when the type is unknown.
+func policyFor(w *api.Workload, opts Options) Policy {
+	typ := policyType(w, opts)
+	if p, ok := opts.Policies[typ]; ok {
 		return p
 	}
 	scorer := builtinScorer(typ)
-	return func(*Request) []WeightedScorer { return []WeightedScorer{{Scorer: scorer, Weight: 1}} }
+	if !builtinNames[typ] {
+		typ = api.PolicyBinpack
+	}
+	return func(*Request) []WeightedScorer { return []WeightedScorer{{Name: typ, Scorer: scorer, Weight: 1}} }
 }
 
 // labelScorer adds the weights of matching prefer rules and subtracts those
 // of matching avoid rules, in hundredths: a weight-100 preference counts as
-// much as the whole binpack range.
+// much as the whole binpack range. Rules restricted to a time window count
+// only while the window is open at Options.Now; a window the cell does not
+// define is taken as always open.
 type labelScorer struct{ prefer, avoid []api.LabelRule }
 
-func newLabelScorer(p api.Placement) *labelScorer {
-	return &labelScorer{prefer: p.Prefer, avoid: p.Avoid}
+// newLabelScorer returns nil when no rule applies now.
+func newLabelScorer(p api.Placement, opts Options) *labelScorer {
+	s := &labelScorer{prefer: inWindow(p.Prefer, opts), avoid: inWindow(p.Avoid, opts)}
+	if len(s.prefer)+len(s.avoid) == 0 {
+		return nil
+	}
+	return s
+}
+
+// inWindow keeps the rules without a window or whose window is open now.
+func inWindow(rules []api.LabelRule, opts Options) []api.LabelRule {
+	out := rules[:0:0]
+	for _, r := range rules {
+		if windowOpen(r.Window, opts) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func windowOpen(name string, opts Options) bool {
+	if name == "" {
+		return true
+	}
+	w := opts.Cell.Window(name)
+	return w == nil || w.Active(opts.Now)
 }
 
 func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
@@ -118,4 +158,27 @@ func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
 		}
 	}
 	return float64(total) / 100
+}
+
+// components names each matching rule's part of the score:
+// "prefer zone=z1" +0.5, "avoid powerZone=B (peak-hours)" -0.8.
+func (s *labelScorer) components(_ *Request, n NodeView) []api.ScoreComponent {
+	var out []api.ScoreComponent
+	add := func(kind string, r *api.LabelRule, sign float64) {
+		if !matchRule(r, n.Node.Labels) {
+			return
+		}
+		name := kind + " " + ruleText(r)
+		if r.Window != "" {
+			name += " (" + r.Window + ")"
+		}
+		out = append(out, api.ScoreComponent{Name: name, Score: sign * float64(max(r.Weight, 1)) / 100})
+	}
+	for i := range s.prefer {
+		add("prefer", &s.prefer[i], 1)
+	}
+	for i := range s.avoid {
+		add("avoid", &s.avoid[i], -1)
+	}
+	return out
 }

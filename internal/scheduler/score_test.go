@@ -56,7 +56,7 @@ func TestLabelScorer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			near(t, "score", newLabelScorer(tt.group.g.Placement).Score(nil, n), tt.want)
+			near(t, "score", newLabelScorer(tt.group.g.Placement, Options{}).Score(nil, n), tt.want)
 		})
 	}
 }
@@ -83,7 +83,7 @@ func TestPolicyFor(t *testing.T) {
 		t.Run(tt.typ, func(t *testing.T) {
 			w := &api.Workload{SchedulingPolicy: api.SchedulingPolicy{Type: tt.typ}}
 			total := 0.0
-			for _, ws := range policyFor(w, extra)(req) {
+			for _, ws := range policyFor(w, Options{Policies: extra})(req) {
 				total += ws.Weight * ws.Scorer.Score(req, view)
 			}
 			near(t, "score", total, tt.want)

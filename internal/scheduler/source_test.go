@@ -67,11 +67,12 @@ func TestFeasibleSetSampling(t *testing.T) {
 }
 
 func TestFeasibleSetBestBreaksTiesBySeededOrder(t *testing.T) {
-	s := &feasibleSet{nodes: []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}}}
+	g := &group{}
+	s := &feasibleSet{g: g, nodes: []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}}}
 	j, ok := s.best()
 	mustEqual(t, "found", ok, true)
 	mustEqual(t, "best", s.nodes[j].node, int32(2))
-	_, ok = (&feasibleSet{}).best()
+	_, ok = (&feasibleSet{g: g}).best()
 	mustEqual(t, "empty", ok, false)
 }
 

@@ -91,9 +91,6 @@ func (d *decoder) constraintRule(path string, n *yaml.Node, key, value string, g
 		d.fail(path, n, "%s", problem)
 		return
 	}
-	if r.Window != "" {
-		d.notice(path, n, value, WindowNotice(r.Window))
-	}
 	for _, g := range groups {
 		rule := r
 		rule.Values = []string{rest} // each group owns its values
