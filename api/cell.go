@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	_ "time/tzdata" // windows name IANA zones; hosts without zoneinfo must agree too
 )
 
 // CellConfig is the cell-wide configuration, replicated like any other

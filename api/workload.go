@@ -19,6 +19,9 @@ const (
 	PolicyDotProduct = "dot-product"
 	// PolicyRandom picks a feasible node uniformly (deterministically per state).
 	PolicyRandom = "random"
+	// PolicyFGD places where the cell's GPU fragmentation grows least
+	// (fragmentation gradient descent, Weng et al., ATC '23).
+	PolicyFGD = "fgd"
 )
 
 // Restart modes.
