@@ -106,7 +106,7 @@ type componentExplainer interface {
 // just before placing there.
 func (g *group) nodeScore(c *cell, i int) *api.NodeScore {
 	n := &c.nodes[i]
-	view := NodeView{Node: n.node, Free: n.free}
+	view := g.view(c, i)
 	ns := &api.NodeScore{Node: n.node.ID, NodeName: n.node.Name}
 	for _, ws := range g.scorers {
 		if ex, ok := ws.Scorer.(componentExplainer); ok {

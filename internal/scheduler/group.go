@@ -35,6 +35,12 @@ type group struct {
 	keep    []target
 
 	stats groupStats // what the placement saw, for explanations (explain.go)
+
+	// readsGPUs is set when a scorer reads NodeView.GPUFree; gpuBuf is the
+	// buffer it is filled in. chooser, when set, picks the GPU of a share.
+	readsGPUs bool
+	gpuBuf    []int64
+	chooser   ShareChooser
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
@@ -69,6 +75,14 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	}
 
 	g.scorers = policyFor(w, opts)(&g.req)
+	for _, ws := range g.scorers {
+		if gs, ok := ws.Scorer.(GPUScorer); ok && gs.ReadsGPUs() {
+			g.readsGPUs = true
+		}
+		if ch, ok := ws.Scorer.(ShareChooser); ok && g.chooser == nil {
+			g.chooser = ch
+		}
+	}
 	if ls := newLabelScorer(tg.Placement, opts); ls != nil {
 		g.scorers = append(g.scorers, WeightedScorer{Name: "labels", Scorer: ls, Weight: 1})
 	}
@@ -145,8 +159,7 @@ func (g *group) fullCheck(c *cell, i int) string {
 // score is the cacheable part of node i's score: the weighted sum of the
 // group's scorers and static soft terms. It changes only when node i does.
 func (g *group) score(c *cell, i int) float64 {
-	n := &c.nodes[i]
-	view := NodeView{Node: n.node, Free: n.free}
+	view := g.view(c, i)
 	total := 0.0
 	for _, ws := range g.scorers {
 		total += ws.Weight * ws.Scorer.Score(&g.req, view)
@@ -168,4 +181,23 @@ func (g *group) verdict(c *cell, i int) (string, float64) {
 		total += t.score(c, i)
 	}
 	return "", total
+}
+
+// view is node i as the group's scorers see it.
+func (g *group) view(c *cell, i int) NodeView {
+	n := &c.nodes[i]
+	v := NodeView{Node: n.node, Free: n.free}
+	if g.readsGPUs {
+		d := c.detail(i)
+		g.gpuBuf = g.gpuBuf[:0]
+		for k := range d.gpuMilli {
+			free := 1000 - d.gpuMilli[k]
+			if d.gpuWhole[k] {
+				free = 0
+			}
+			g.gpuBuf = append(g.gpuBuf, free)
+		}
+		v.GPUFree = g.gpuBuf
+	}
+	return v
 }

@@ -11,12 +11,35 @@ type Request struct {
 	Resources api.Resources
 }
 
-// NodeView is a feasible node as scorers see it. Both fields are read-only.
+// NodeView is a feasible node as scorers see it. Every field is read-only
+// and valid only during the call.
 type NodeView struct {
 	Node *api.Node
 	// Free is what the node has left now: capacity minus allocated, plus
 	// this plan's stops, minus this plan's placements so far.
 	Free api.Resources
+	// GPUFree is each GPU's free milli-GPU (1000 when idle, 0 when held
+	// whole), indexed like Node.GPUs. It is filled only for scorers that
+	// implement GPUScorer; nil otherwise.
+	GPUFree []int64
+}
+
+// GPUScorer is implemented by scorers that read per-GPU occupancy
+// (NodeView.GPUFree), such as fragmentation-aware ones. The engine then
+// loads the occupancy of every node it scores, which costs more than the
+// aggregate view.
+type GPUScorer interface {
+	Scorer
+	ReadsGPUs() bool
+}
+
+// ShareChooser is implemented by scorers that pick the GPU a fractional
+// request shares on the chosen node, instead of the engine's best fit.
+// candidates are the GPU indexes (into Node.GPUs) of acceptable model where
+// the share fits; it returns one of them. It must be pure and may not
+// block.
+type ShareChooser interface {
+	ChooseShare(req *Request, n NodeView, candidates []int) int
 }
 
 // Scorer rates how good a feasible node is for one more replica; higher is
