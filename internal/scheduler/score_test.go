@@ -134,7 +134,9 @@ func TestGPUScorerSeesPerGPUOccupancy(t *testing.T) {
 	w := workload("w", taskGroup("g").cpu(100).gpuMilli(300))
 	w.SchedulingPolicy.Type = "half"
 	f.putWorkload(w)
-	policies := map[string]Policy{"half": func(*Request) []WeightedScorer { return []WeightedScorer{{Name: "half", Scorer: halfUsedGPU{}, Weight: 1}} }}
+	policies := map[string]Policy{"half": func(*Request) []WeightedScorer {
+		return []WeightedScorer{{Name: "half", Scorer: halfUsedGPU{}, Weight: 1}}
+	}}
 	plan := Schedule(f, &api.Evaluation{ID: "e", Workload: "w"}, Options{Seed: 1, Policies: policies})
 	a := planAllocs(plan)[0]
 	mustEqual(t, "node with a half-used GPU", a.NodeID, "b")
