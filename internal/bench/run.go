@@ -3,6 +3,8 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"maps"
 	"os"
 	"runtime"
@@ -60,6 +62,12 @@ type Result struct {
 	CPUUtilisation          float64        `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
 	GPUUtilisation          float64        `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
 	GOMAXPROCS              int            `json:"gomaxprocs"`
+	// PlanDigest hashes every plan of the run (placements with their node
+	// and hardware, stops, failures with their words) leaving out the
+	// allocation ids: two runs with the same digest made the same
+	// decisions. It tells an optimisation that must not change plans from
+	// one that does.
+	PlanDigest string `json:"planDigest"`
 }
 
 // maxAttempts bounds the re-evaluations of a workload whose plan had a
@@ -93,6 +101,8 @@ func Run(cfg Config) (*Result, error) {
 	missing := make(map[string]int, len(wls))  // per workload, from its latest evaluation
 	reasons := make(map[string]map[string]int) // per workload: failed replicas by reason
 	evalSeq := 0
+	digest := fnv.New64a()
+	var digestTime time.Duration // not part of the run's figures
 	evaluate := func(w *api.Workload, trigger string) []*api.Allocation {
 		eval := &api.Evaluation{ID: fmt.Sprintf("eval-%s-%d", w.Name, evalSeq), Workload: w.Name, Priority: w.Priority, TriggeredBy: trigger}
 		evalSeq++
@@ -101,9 +111,12 @@ func Run(cfg Config) (*Result, error) {
 		for attempt := range maxAttempts {
 			ts := time.Now()
 			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now})
+			td := time.Now()
+			digestPlan(digest, st, plan)
 			ta := time.Now()
+			digestTime += ta.Sub(td)
 			ar := st.Apply(plan)
-			res.ScheduleSeconds += ta.Sub(ts).Seconds()
+			res.ScheduleSeconds += td.Sub(ts).Seconds()
 			res.ApplySeconds += time.Since(ta).Seconds()
 			res.Evaluations++
 			res.Placements += ar.Placed
@@ -148,7 +161,8 @@ func Run(cfg Config) (*Result, error) {
 			cfg.Progress(wi+1, len(wls))
 		}
 	}
-	res.WallSeconds = time.Since(start).Seconds()
+	res.WallSeconds = (time.Since(start) - digestTime).Seconds()
+	res.PlanDigest = fmt.Sprintf("%016x", digest.Sum64())
 	if res.WallSeconds > 0 {
 		res.PlacementsPerSec = float64(res.Placements) / res.WallSeconds
 	}
@@ -199,6 +213,31 @@ func Run(cfg Config) (*Result, error) {
 	res.Overcommitted = st.Verify()
 	res.CPUUtilisation, res.GPUUtilisation = utilisation(st)
 	return res, nil
+}
+
+// digestPlan adds plan to h, in a fixed order and without allocation ids
+// (an allocation is named by workload, group and index; a stopped one is
+// looked up in st, which the plan has not been applied to yet).
+func digestPlan(h hash.Hash64, st *State, plan *api.Plan) {
+	fmt.Fprintf(h, "plan %s %d\n", plan.Workload, plan.Preemptions)
+	for _, id := range slices.Sorted(maps.Keys(plan.Place)) {
+		for _, a := range plan.Place[id] {
+			fmt.Fprintf(h, "place %s %s/%s[%d] %v %d %v %d\n", id, a.Workload, a.Group, a.Index,
+				a.Assignment.CPUs, a.Assignment.NUMANode, a.Assignment.GPUs, a.Assignment.GPUMilli)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(plan.Stop)) {
+		for _, s := range plan.Stop[id] {
+			name := "?"
+			if a := st.byID[s.AllocID]; a != nil {
+				name = fmt.Sprintf("%s/%s[%d]", a.Workload, a.Group, a.Index)
+			}
+			fmt.Fprintf(h, "stop %s %s %q %v %v\n", id, name, s.Reason, s.Lost, s.PreemptedBy != "")
+		}
+	}
+	for _, f := range plan.Failures {
+		fmt.Fprintf(h, "fail %s %d %d %q\n", f.Group, f.Missing, f.NodesEvaluated, f.Summary)
+	}
 }
 
 // topReason is the reason that rejected most nodes for a failed group.

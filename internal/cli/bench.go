@@ -87,6 +87,7 @@ func printBench(g *globals, r *bench.Result) {
 	t.row("overcommit", over)
 	t.row("unaccounted", strconv.Itoa(r.Unaccounted))
 	t.row("GOMAXPROCS", strconv.Itoa(r.GOMAXPROCS))
+	t.row("plan digest", r.PlanDigest)
 	for _, k := range slices.Sorted(maps.Keys(r.FailureReasons)) {
 		t.row("failed: "+k, strconv.Itoa(r.FailureReasons[k]))
 	}
