@@ -37,7 +37,12 @@ type cell struct {
 	// a gang trial can be rolled back (see trial.go).
 	journal *[]change
 	// domainCache holds the gang topology domains per label key.
-	domainCache map[string][][]int32
+	domainCache map[string]*domainSplit
+	// hardViews holds, per static filter signature, the nodes that pass
+	// a group's static filters (room.go).
+	hardViews map[string]*hardView
+	// room is scratch for gang room bounds, per node (room.go).
+	room []int32
 }
 
 func newCell(st State, seed int64) *cell {

@@ -35,6 +35,10 @@ type Options struct {
 	// Policies adds scoring policies by SchedulingPolicy.Type, ahead of the
 	// built-in binpack and spread.
 	Policies map[string]Policy
+
+	// placeGang, when set, replaces (*placer).placeGang: tests compare the
+	// bounded gang search with an exhaustive one.
+	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -87,7 +91,12 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 		g := compileGroup(w, gi.group, opts.Policies)
 		place := p.placeGroup
 		if g.tg.Gang != nil {
-			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) { return p.placeGang(g, gi) }
+			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) {
+				if opts.placeGang != nil {
+					return opts.placeGang(p, g, gi)
+				}
+				return p.placeGang(g, gi)
+			}
 		}
 		if f, ok := place(g, gi.place); !ok {
 			plan.Failures = append(plan.Failures, f)

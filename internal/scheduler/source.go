@@ -26,7 +26,14 @@ type feasibleSet struct {
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
 	limit = max(limit, 1)
-	return &feasibleSet{g: g, c: c, order: c.order, limit: limit, nodes: make([]candidate, 0, min(limit, len(c.nodes)))}
+	return (&feasibleSet{g: g, c: c, limit: limit}).walk(c.order)
+}
+
+// walk sets the nodes the set walks: c.order, or a part of it.
+func (s *feasibleSet) walk(order []int32) *feasibleSet {
+	s.order, s.cursor = order, 0
+	s.nodes = make([]candidate, 0, min(s.limit, len(order)))
+	return s
 }
 
 // fill walks the order until the set holds limit nodes or the cell is
