@@ -8,20 +8,33 @@ type candidate struct {
 	score float64
 }
 
+// before is the selection order: the higher score first, on ties the node
+// earlier in the seeded order. Ranks are distinct within a set, so this
+// is a total order and the best candidate is unique.
+func (a *candidate) before(b *candidate) bool {
+	return a.score > b.score || (a.score == b.score && a.rank < b.rank)
+}
+
 // feasibleSet is one group's window on the cell: up to limit feasible nodes,
 // found by walking the seeded order from a cursor that only moves forward.
 // Replicas of a group are identical and nodes only fill up while a group is
 // placed, so a node rejected once stays rejected and the walk never
 // restarts; after a placement only the chosen node is re-checked and
-// re-scored. Placing all replicas of a group costs one pass over the cell
-// plus O(limit) per replica.
+// re-scored.
+//
+// The candidates are kept as a binary heap in selection order (before), so
+// the best is nodes[0]: placing all replicas of a group costs one pass over
+// the cell plus O(log limit) per replica. Whoever changes a candidate's
+// score must restore the heap: update does it for the node just placed on;
+// rescore does it for every candidate, for a group whose scores depend on
+// placements on other nodes (O(limit)).
 type feasibleSet struct {
 	g      *group
 	c      *cell
 	order  []int32 // the nodes to walk: c.order, or a gang domain's part of it
 	limit  int
 	cursor int
-	nodes  []candidate
+	nodes  []candidate // a heap in selection order
 }
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
@@ -42,7 +55,7 @@ func (s *feasibleSet) fill() {
 	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
 		i := s.order[s.cursor]
 		if s.g.check(s.c, int(i)) == "" {
-			s.nodes = append(s.nodes, candidate{node: i, rank: int32(s.cursor), score: s.g.score(&s.c.nodes[i])})
+			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(&s.c.nodes[i])})
 		}
 		s.cursor++
 	}
@@ -51,17 +64,7 @@ func (s *feasibleSet) fill() {
 // best returns the position in s.nodes of the highest score, the earliest
 // in the seeded order on ties; false when the set is empty.
 func (s *feasibleSet) best() (int, bool) {
-	if len(s.nodes) == 0 {
-		return 0, false
-	}
-	b := 0
-	for j := 1; j < len(s.nodes); j++ {
-		n, cur := &s.nodes[j], &s.nodes[b]
-		if n.score > cur.score || (n.score == cur.score && n.rank < cur.rank) {
-			b = j
-		}
-	}
-	return b, true
+	return 0, len(s.nodes) > 0
 }
 
 // update re-checks the candidate at position j after a placement on it:
@@ -70,9 +73,74 @@ func (s *feasibleSet) update(j int) {
 	i := int(s.nodes[j].node)
 	if s.g.check(s.c, i) == "" {
 		s.nodes[j].score = s.g.score(&s.c.nodes[i])
+		s.fix(j)
 		return
 	}
+	s.remove(j)
+}
+
+// rescore re-scores every candidate and restores the heap. Feasibility is
+// not re-checked: the set still assumes that nodes only fill up.
+func (s *feasibleSet) rescore() {
+	for j := range s.nodes {
+		s.nodes[j].score = s.g.score(&s.c.nodes[s.nodes[j].node])
+	}
+	for j := len(s.nodes)/2 - 1; j >= 0; j-- {
+		s.down(j)
+	}
+}
+
+func (s *feasibleSet) push(cd candidate) {
+	s.nodes = append(s.nodes, cd)
+	s.up(len(s.nodes) - 1)
+}
+
+func (s *feasibleSet) remove(j int) {
 	last := len(s.nodes) - 1
-	s.nodes[j] = s.nodes[last]
+	if j != last {
+		s.nodes[j] = s.nodes[last]
+	}
 	s.nodes = s.nodes[:last]
+	if j < last {
+		s.fix(j)
+	}
+}
+
+// fix restores the heap after the candidate at j changed.
+func (s *feasibleSet) fix(j int) {
+	if !s.down(j) {
+		s.up(j)
+	}
+}
+
+func (s *feasibleSet) up(j int) {
+	h := s.nodes
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !h[j].before(&h[parent]) {
+			return
+		}
+		h[j], h[parent] = h[parent], h[j]
+		j = parent
+	}
+}
+
+// down sifts the candidate at j down and reports whether it moved.
+func (s *feasibleSet) down(j int) bool {
+	h, start := s.nodes, j
+	for {
+		child := 2*j + 1
+		if child >= len(h) {
+			break
+		}
+		if r := child + 1; r < len(h) && h[r].before(&h[child]) {
+			child = r
+		}
+		if !h[child].before(&h[j]) {
+			break
+		}
+		h[j], h[child] = h[child], h[j]
+		j = child
+	}
+	return j > start
 }
