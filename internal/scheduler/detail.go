@@ -25,6 +25,9 @@ type nodeDetail struct {
 	numaMem   []int64 // memory left for pinned allocations per NUMA index
 	gpuWhole  []bool  // GPU index → held whole
 	gpuMilli  []int64 // GPU index → milli held by shares
+	// conflicted is set once apply found a conflict: release is then no
+	// longer the inverse of apply.
+	conflicted bool
 }
 
 func newNodeDetail(n *api.Node) *nodeDetail {
@@ -153,6 +156,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 				}
 			}
 		}
+		d.conflicted = d.conflicted || conflict != ""
 		return conflict
 	}
 	for _, id := range asg.GPUs {
@@ -165,5 +169,49 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 			d.gpuWhole[g] = true
 		}
 	}
+	d.conflicted = d.conflicted || conflict != ""
 	return conflict
+}
+
+// release undoes apply(a) for an allocation applied without conflict: its
+// cores, NUMA memory, GPU share or whole GPUs are free again. Callers
+// must not release on a conflicted detail.
+func (d *nodeDetail) release(a *api.Allocation) {
+	asg := &a.Assignment
+	for _, cpu := range asg.CPUs {
+		if p := d.corePos(cpu); p >= 0 && d.coreTaken[p] {
+			d.coreTaken[p] = false
+			d.numaFree[d.coreNUMA[p]]++
+		}
+	}
+	if asg.NUMANode >= 0 && len(asg.CPUs) > 0 {
+		if nu := d.numaIndex(asg.NUMANode); nu >= 0 && d.numaMem[nu] != unlimitedMem {
+			d.numaMem[nu] += a.Resources.MemoryBytes
+		}
+	}
+	if asg.GPUMilli > 0 {
+		if len(asg.GPUs) > 0 {
+			if g := d.gpuIndex(asg.GPUs[0]); g >= 0 {
+				d.gpuMilli[g] -= asg.GPUMilli
+			}
+		}
+		return
+	}
+	for _, id := range asg.GPUs {
+		if g := d.gpuIndex(id); g >= 0 {
+			d.gpuWhole[g] = false
+		}
+	}
+}
+
+// cloneInto makes dst a copy of d, reusing dst's slices. The node's core
+// and cpu-id tables never change and are shared.
+func (d *nodeDetail) cloneInto(dst *nodeDetail) {
+	dst.node, dst.cpuPos, dst.coreNUMA, dst.coreCPU = d.node, d.cpuPos, d.coreNUMA, d.coreCPU
+	dst.coreTaken = append(dst.coreTaken[:0], d.coreTaken...)
+	dst.numaFree = append(dst.numaFree[:0], d.numaFree...)
+	dst.numaMem = append(dst.numaMem[:0], d.numaMem...)
+	dst.gpuWhole = append(dst.gpuWhole[:0], d.gpuWhole...)
+	dst.gpuMilli = append(dst.gpuMilli[:0], d.gpuMilli...)
+	dst.conflicted = d.conflicted
 }

@@ -68,10 +68,10 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	for l := range levels {
 		holds[l] = -1
 	}
-	// Only nodes that pass the group's static filters can take a member:
-	// every trial walks that part of the cell alone, and a domain whose
-	// room (an upper bound on what a trial could place, room.go) is below
-	// the gang's size is not tried at all. Both leave the plan as it would
+	// Only nodes that pass the group's static filters and have room for a
+	// member (room.go) can take one: every trial walks those alone, and a
+	// domain whose room (an upper bound on what a trial could place) is
+	// below the gang's size is not tried at all. Both leave the plan as it would
 	// be without them: a rolled-back trial leaves no trace, and a trial
 	// is still run where its count could raise the best count of its
 	// level, which the failure reports.
@@ -79,11 +79,12 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
 		room := p.room(g, hv.order, preempt, need)
+		cell := p.cell.withRoom(hv.order)
 		cellDone := false
 		if preempt {
 			// The whole cell first, evicting: when even it cannot hold the
 			// gang, no domain of it will, and this trial is the cell's own.
-			k, t := p.attempt(g, intents, hv.order, true)
+			k, t := p.attempt(g, intents, cell, true)
 			switch {
 			case k >= need && len(levels) == 0:
 				t.commit()
@@ -109,7 +110,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 				if b := p.cell.roomOf(d, need); b < need && b <= holds[l] {
 					continue // cannot hold the gang nor beat the level's best
 				}
-				k, ok := p.tryDomain(g, intents, need, d, preempt)
+				k, ok := p.tryDomain(g, intents, need, p.cell.withRoom(d), preempt)
 				if ok {
 					return p.placeRest(g, intents[k:])
 				}
@@ -123,7 +124,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 		}
 		// In the evicting pass this repeats the first trial, which held
 		// the gang.
-		k, ok := p.tryDomain(g, intents, need, hv.order, preempt)
+		k, ok := p.tryDomain(g, intents, need, cell, preempt)
 		if ok {
 			return p.placeRest(g, intents[k:])
 		}

@@ -22,10 +22,10 @@ import (
 //     gangs of one training job).
 //   - room: per node, how many members the aggregate dimensions could take
 //     at most — from what is free, or, when evicting, free plus every
-//     allocation that could be preempted. A domain whose room is below
-//     the gang's size cannot hold it; a trial there only matters for the
-//     best count the failure reports, so it is skipped when its room
-//     cannot beat that count either.
+//     allocation that could be preempted. Trials walk only nodes with
+//     room. A domain whose room is below the gang's size cannot hold it; a
+//     trial there only matters for the best count the failure reports, so
+//     it is skipped when its room cannot beat that count either.
 
 // staticFilter reports whether f's verdict on a node is fixed for a whole
 // plan: it reads only the node's status, labels and fingerprint and the
@@ -144,6 +144,21 @@ func (p *placer) room(g *group, order []int32, preempt bool, need int) int {
 		total = min(total+k, need)
 	}
 	return total
+}
+
+// withRoom returns the nodes of order whose room is not zero, in order.
+// A trial walking only those places exactly what it would place walking
+// order: the others fail the resource filter, and victimsOn finds nothing
+// on them, all through the trial (placements only lower a node's room and
+// an eviction moves resources from the evictable part to the free part).
+func (c *cell) withRoom(order []int32) []int32 {
+	out := make([]int32, 0, len(order))
+	for _, i := range order {
+		if c.room[i] > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // roomOf sums the room of the nodes of order, stopping at need.
