@@ -19,7 +19,7 @@ type nodeState struct {
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
-	// ready is node.Ready(), taken once when the cell is built (a node's
+	// ready is node.Ready(), taken once when the state is made (a node's
 	// status does not change during a plan), so that filters walking the
 	// cell do not touch the cold *api.Node for it.
 	ready bool
@@ -27,10 +27,22 @@ type nodeState struct {
 
 // cell is the mutable scratch state of one Schedule call. It lives only for
 // that call; nothing here is shared between calls.
+//
+// Node states are made on first use (at): a plan usually looks at a small
+// part of a large cell (the feasible sample is 5% of it), and reading every
+// node's capacity and allocation for each evaluation was the largest cost
+// of a plan at 100k nodes, and most of its garbage. Code that reads a
+// node's labels or fingerprint only should use node(i), which makes
+// nothing.
 type cell struct {
-	st       State
-	nodes    []nodeState // in State.Nodes order (sorted by ID)
-	order    []int32     // seeded visiting order, indices into nodes
+	st     State
+	nodes  []*api.Node // State.Nodes(), sorted by ID; not to be modified
+	slot   []int32     // node index → 1 + position of its state in states; 0: none yet
+	states [][]nodeState
+	used   int     // states made
+	order  []int32 // seeded visiting order, indices into nodes
+	// touched lists the nodes with a state, in the order they were made.
+	touched  []int32
 	stopping map[string]bool
 	stops    map[string][]api.StopRequest
 	// journal, while non-nil, records every placement and eviction so that
@@ -45,17 +57,21 @@ type cell struct {
 	room []int32
 }
 
+// stateChunk is how many node states are allocated at once; states never
+// move once made, so *nodeState stays valid for the whole plan.
+const stateChunk = 256
+
 func newCell(st State, seed int64) *cell {
 	nodes := st.Nodes()
 	c := &cell{
 		st:       st,
-		nodes:    make([]nodeState, len(nodes)),
+		nodes:    nodes,
+		slot:     make([]int32, len(nodes)),
 		order:    make([]int32, len(nodes)),
 		stopping: make(map[string]bool),
 		stops:    make(map[string][]api.StopRequest),
 	}
-	for i, n := range nodes {
-		c.nodes[i] = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	for i := range c.order {
 		c.order[i] = int32(i)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), orderStream))
@@ -63,11 +79,37 @@ func newCell(st State, seed int64) *cell {
 	return c
 }
 
+// size is the number of nodes in the cell.
+func (c *cell) size() int { return len(c.nodes) }
+
+// node returns node i's object: labels, fingerprint, capacity. It makes no
+// state.
+func (c *cell) node(i int) *api.Node { return c.nodes[i] }
+
+// at returns node i's state in this plan, making it on first use.
+func (c *cell) at(i int) *nodeState {
+	if k := c.slot[i]; k != 0 {
+		k--
+		return &c.states[k/stateChunk][k%stateChunk]
+	}
+	if c.used%stateChunk == 0 {
+		c.states = append(c.states, make([]nodeState, stateChunk))
+	}
+	k := c.used
+	c.used++
+	c.slot[i] = int32(k + 1)
+	c.touched = append(c.touched, int32(i))
+	n := c.nodes[i]
+	ns := &c.states[k/stateChunk][k%stateChunk]
+	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	return ns
+}
+
 // find returns the index of node id, or -1. It relies on State.Nodes being
 // sorted by ID; a node it cannot find simply gets no credit for stops.
 func (c *cell) find(id string) int {
-	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].node.ID >= id })
-	if i < len(c.nodes) && c.nodes[i].node.ID == id {
+	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].ID >= id })
+	if i < len(c.nodes) && c.nodes[i].ID == id {
 		return i
 	}
 	return -1
@@ -81,13 +123,14 @@ func (c *cell) stop(s stopIntent) {
 	c.stops[a.NodeID] = append(c.stops[a.NodeID], api.StopRequest{AllocID: a.ID, Reason: s.reason, Lost: s.lost})
 	c.stopping[a.ID] = true
 	if i := c.find(a.NodeID); i >= 0 && !a.Terminal() {
-		c.nodes[i].free = c.nodes[i].free.Add(a.Resources)
+		n := c.at(i)
+		n.free = n.free.Add(a.Resources)
 	}
 }
 
 // place charges a new allocation to node i.
 func (c *cell) place(i int, a *api.Allocation) {
-	n := &c.nodes[i]
+	n := c.at(i)
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
 	if n.detail != nil {
@@ -103,7 +146,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 // and GPUs go back to the node at once. The node's detail is dropped and
 // reloaded on next use, since it may already count the victims.
 func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
-	n := &c.nodes[i]
+	n := c.at(i)
 	for _, v := range victims {
 		c.stops[n.node.ID] = append(c.stops[n.node.ID], api.StopRequest{AllocID: v.ID, Reason: reason, PreemptedBy: by})
 		c.stopping[v.ID] = true
@@ -119,7 +162,7 @@ func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
 // from the node's live allocations (minus this plan's stops, plus its
 // placements so far).
 func (c *cell) detail(i int) *nodeDetail {
-	n := &c.nodes[i]
+	n := c.at(i)
 	if n.detail == nil {
 		d := newNodeDetail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {
@@ -138,8 +181,8 @@ func (c *cell) detail(i int) *nodeDetail {
 // placements returns the plan's Place map, nil when nothing was placed.
 func (c *cell) placements() map[string][]*api.Allocation {
 	var out map[string][]*api.Allocation
-	for i := range c.nodes {
-		if n := &c.nodes[i]; len(n.placed) > 0 {
+	for _, i := range c.touched {
+		if n := c.at(int(i)); len(n.placed) > 0 {
 			if out == nil {
 				out = make(map[string][]*api.Allocation)
 			}

@@ -219,12 +219,12 @@ func (c *cell) domainSplit(key string) *domainSplit {
 
 func (c *cell) splitBy(key string) *domainSplit {
 	byValue := make(map[string]int32)
-	d := &domainSplit{of: make([]int32, len(c.nodes))}
+	d := &domainSplit{of: make([]int32, c.size())}
 	for i := range d.of {
 		d.of[i] = -1
 	}
 	for _, i := range c.order {
-		v, ok := c.nodes[i].node.Labels[key]
+		v, ok := c.node(int(i)).Labels[key]
 		if !ok {
 			continue
 		}

@@ -60,7 +60,7 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 }
 
 func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.Allocation {
-	n := p.cell.nodes[i].node
+	n := p.cell.node(i)
 	return &api.Allocation{
 		ID:              id,
 		Workload:        p.w.Name,

@@ -191,7 +191,7 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	if g.check(c, i) == "" {
 		return s, true
 	}
-	n := c.nodes[i].node
+	n := c.node(i)
 	var cands []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.ID) {
 		// Cheapest tests first: most allocations fail on priority alone.
@@ -206,7 +206,7 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	}
 	lost := func(a *api.Allocation) float64 {
 		if j := c.find(a.NodeID); j >= 0 {
-			return share(a.Resources, c.nodes[j].node.Capacity)
+			return share(a.Resources, c.node(j).Capacity)
 		}
 		return 0
 	}
@@ -280,7 +280,7 @@ func (pr *preemptor) greedy(i int, order []*api.Allocation) []*api.Allocation {
 // still holds; then it is rebuilt without them.
 func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 	g, c := pr.g, pr.p.cell
-	n := &c.nodes[i]
+	n := c.at(i)
 	free := n.free
 	for _, v := range victims {
 		if v.NodeID == n.node.ID {

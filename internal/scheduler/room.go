@@ -126,11 +126,11 @@ func (hv *hardView) domains(c *cell, key string) [][]int32 {
 func (p *placer) room(g *group, order []int32, preempt bool, need int) int {
 	c := p.cell
 	if c.room == nil {
-		c.room = make([]int32, len(c.nodes))
+		c.room = make([]int32, c.size())
 	}
 	total := 0
 	for _, i := range order {
-		n := &c.nodes[i]
+		n := c.at(int(i))
 		avail := n.free
 		if preempt {
 			for _, a := range c.st.AllocsByNode(n.node.ID) {

@@ -85,7 +85,7 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 		w:      w,
 		ids:    newIDGen(opts.Seed, evalSalt(eval.ID)),
 		now:    opts.Now,
-		sample: opts.sampleSize(len(c.nodes)),
+		sample: opts.sampleSize(c.size()),
 	}
 	for _, gi := range rec.groups {
 		g := compileGroup(w, gi.group, opts.Policies)

@@ -55,7 +55,7 @@ func (s *feasibleSet) fill() {
 	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
 		i := s.order[s.cursor]
 		if s.g.check(s.c, int(i)) == "" {
-			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(&s.c.nodes[i])})
+			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c.at(int(i)))})
 		}
 		s.cursor++
 	}
@@ -72,7 +72,7 @@ func (s *feasibleSet) best() (int, bool) {
 func (s *feasibleSet) update(j int) {
 	i := int(s.nodes[j].node)
 	if s.g.check(s.c, i) == "" {
-		s.nodes[j].score = s.g.score(&s.c.nodes[i])
+		s.nodes[j].score = s.g.score(s.c.at(i))
 		s.fix(j)
 		return
 	}
@@ -83,7 +83,7 @@ func (s *feasibleSet) update(j int) {
 // not re-checked: the set still assumes that nodes only fill up.
 func (s *feasibleSet) rescore() {
 	for j := range s.nodes {
-		s.nodes[j].score = s.g.score(&s.c.nodes[s.nodes[j].node])
+		s.nodes[j].score = s.g.score(s.c.at(int(s.nodes[j].node)))
 	}
 	for j := len(s.nodes)/2 - 1; j >= 0; j-- {
 		s.down(j)

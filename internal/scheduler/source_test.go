@@ -60,7 +60,7 @@ func TestFeasibleSetSampling(t *testing.T) {
 				mustEqual(t, "cursor", s.cursor, tt.wantCursor)
 			}
 			for _, cand := range s.nodes {
-				mustEqual(t, "only ready nodes", c.nodes[cand.node].node.Ready(), true)
+				mustEqual(t, "only ready nodes", c.node(int(cand.node)).Ready(), true)
 				mustEqual(t, "rank is order position", c.order[cand.rank], cand.node)
 			}
 		})
