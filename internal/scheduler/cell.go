@@ -16,6 +16,8 @@ const orderStream = 0x5eed0f0de7
 // needs it actually examines.
 type nodeState struct {
 	node   *api.Node
+	index  int32         // in the cell
+	ix     *NodeIndex    // the cell's, for scorers (NodeView)
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
@@ -37,6 +39,7 @@ type nodeState struct {
 type cell struct {
 	st     State
 	nodes  []*api.Node // State.Nodes(), sorted by ID; not to be modified
+	index  *NodeIndex  // the State's index of nodes, or nil
 	slot   []int32     // node index → 1 + position of its state in states; 0: none yet
 	states [][]nodeState
 	used   int     // states made
@@ -66,6 +69,7 @@ func newCell(st State, seed int64) *cell {
 	c := &cell{
 		st:       st,
 		nodes:    nodes,
+		index:    indexFor(st, nodes),
 		slot:     make([]int32, len(nodes)),
 		order:    make([]int32, len(nodes)),
 		stopping: make(map[string]bool),
@@ -101,7 +105,7 @@ func (c *cell) at(i int) *nodeState {
 	c.touched = append(c.touched, int32(i))
 	n := c.nodes[i]
 	ns := &c.states[k/stateChunk][k%stateChunk]
-	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	*ns = nodeState{node: n, index: int32(i), ix: c.index, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
 	return ns
 }
 

@@ -37,9 +37,8 @@ func (readyFilter) check(_ *group, c *cell, i int) string {
 type requireFilter struct{}
 
 func (requireFilter) check(g *group, c *cell, i int) string {
-	labels := c.node(i).Labels
 	for j := range g.require {
-		if !matchRule(&g.require[j].LabelRule, labels) {
+		if !g.require[j].matches(c, i) {
 			return g.require[j].failReason
 		}
 	}

@@ -218,22 +218,45 @@ func (c *cell) domainSplit(key string) *domainSplit {
 }
 
 func (c *cell) splitBy(key string) *domainSplit {
-	byValue := make(map[string]int32)
 	d := &domainSplit{of: make([]int32, c.size())}
 	for i := range d.of {
 		d.of[i] = -1
 	}
+	// value returns node i's value of key as a small id: from the index
+	// when there is one, else interned here.
+	var value func(i int32) int32
+	if c.index != nil {
+		col := c.index.column(key)
+		value = func(i int32) int32 { return col.of[i] }
+	} else {
+		ids := make(map[string]int32)
+		value = func(i int32) int32 {
+			v, ok := c.node(int(i)).Labels[key]
+			if !ok {
+				return -1
+			}
+			id, seen := ids[v]
+			if !seen {
+				id = int32(len(ids))
+				ids[v] = id
+			}
+			return id
+		}
+	}
+	var domainOf []int32 // value id → 1 + domain; 0: none yet
 	for _, i := range c.order {
-		v, ok := c.node(int(i)).Labels[key]
-		if !ok {
+		v := value(i)
+		if v < 0 {
 			continue
 		}
-		k, seen := byValue[v]
-		if !seen {
-			k = int32(len(d.lists))
-			byValue[v] = k
-			d.lists = append(d.lists, nil)
+		for int(v) >= len(domainOf) {
+			domainOf = append(domainOf, 0)
 		}
+		if domainOf[v] == 0 {
+			d.lists = append(d.lists, nil)
+			domainOf[v] = int32(len(d.lists))
+		}
+		k := domainOf[v] - 1
 		d.lists[k] = append(d.lists[k], i)
 		d.of[i] = k
 	}

@@ -116,7 +116,7 @@ func (g *group) check(c *cell, i int) string {
 
 // score is the weighted sum of the group's scorers for node i.
 func (g *group) score(n *nodeState) float64 {
-	view := NodeView{Node: n.node, Free: n.free}
+	view := NodeView{Node: n.node, Free: n.free, index: n.ix, slot: n.index + 1}
 	total := 0.0
 	for _, ws := range g.scorers {
 		total += ws.Weight * ws.Scorer.Score(&g.req, view)

@@ -17,6 +17,11 @@ type NodeView struct {
 	// Free is what the node has left now: capacity minus allocated, plus
 	// this plan's stops, minus this plan's placements so far.
 	Free api.Resources
+
+	// index, when set, is the cell's NodeIndex and slot 1 + the node's
+	// position in it: built-in scorers read label values from it.
+	index *NodeIndex
+	slot  int32
 }
 
 // Scorer rates how good a feasible node is for one more replica; higher is
@@ -99,13 +104,22 @@ func policyFor(w *api.Workload, extra map[string]Policy) Policy {
 // labelScorer adds the weights of matching prefer rules and subtracts those
 // of matching avoid rules, in hundredths: a weight-100 preference counts as
 // much as the whole binpack range.
-type labelScorer struct{ prefer, avoid []api.LabelRule }
+type labelScorer struct {
+	prefer, avoid []api.LabelRule
+	// Matchers per rule, bound to index on first use with one.
+	index   *NodeIndex
+	preferM []*ruleMatcher
+	avoidM  []*ruleMatcher
+}
 
 func newLabelScorer(p api.Placement) *labelScorer {
 	return &labelScorer{prefer: p.Prefer, avoid: p.Avoid}
 }
 
 func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
+	if n.index != nil && n.slot > 0 {
+		return s.indexed(n.index, int(n.slot-1))
+	}
 	total := 0
 	for i := range s.prefer {
 		if matchRule(&s.prefer[i], n.Node.Labels) {
@@ -115,6 +129,32 @@ func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
 	for i := range s.avoid {
 		if matchRule(&s.avoid[i], n.Node.Labels) {
 			total -= max(s.avoid[i].Weight, 1)
+		}
+	}
+	return float64(total) / 100
+}
+
+// indexed is Score for node i of index, by matchers.
+func (s *labelScorer) indexed(index *NodeIndex, i int) float64 {
+	if s.index != index {
+		s.index = index
+		s.preferM, s.avoidM = s.preferM[:0], s.avoidM[:0]
+		for j := range s.prefer {
+			s.preferM = append(s.preferM, bindRule(&s.prefer[j], index.column(s.prefer[j].Key)))
+		}
+		for j := range s.avoid {
+			s.avoidM = append(s.avoidM, bindRule(&s.avoid[j], index.column(s.avoid[j].Key)))
+		}
+	}
+	total := 0
+	for j, m := range s.preferM {
+		if m.match(i) {
+			total += max(s.prefer[j].Weight, 1)
+		}
+	}
+	for j, m := range s.avoidM {
+		if m.match(i) {
+			total -= max(s.avoid[j].Weight, 1)
 		}
 	}
 	return float64(total) / 100
