@@ -56,8 +56,13 @@ type cell struct {
 	// hardViews holds, per static filter signature, the nodes that pass
 	// a group's static filters (room.go).
 	hardViews map[string]*hardView
-	// room is scratch for gang room bounds, per node (room.go).
-	room []int32
+	// rooms are the gang room tables of the plan and room the one in use
+	// (room.go).
+	rooms map[roomKey]*roomTable
+	room  []int32
+	// changes lists the nodes whose free resources or stops changed, in
+	// order, with repeats: placements, evictions and their rollbacks.
+	changes []int32
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -129,12 +134,14 @@ func (c *cell) stop(s stopIntent) {
 	if i := c.find(a.NodeID); i >= 0 && !a.Terminal() {
 		n := c.at(i)
 		n.free = n.free.Add(a.Resources)
+		c.changes = append(c.changes, int32(i))
 	}
 }
 
 // place charges a new allocation to node i.
 func (c *cell) place(i int, a *api.Allocation) {
 	n := c.at(i)
+	c.changes = append(c.changes, int32(i))
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
 	if n.detail != nil {
@@ -151,6 +158,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 // reloaded on next use, since it may already count the victims.
 func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
 	n := c.at(i)
+	c.changes = append(c.changes, int32(i))
 	for _, v := range victims {
 		c.stops[n.node.ID] = append(c.stops[n.node.ID], api.StopRequest{AllocID: v.ID, Reason: reason, PreemptedBy: by})
 		c.stopping[v.ID] = true

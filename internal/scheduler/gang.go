@@ -78,7 +78,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	hv := p.cell.hardView(g)
 	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
-		room := p.room(g, hv.order, preempt, need)
+		room := p.room(g, hv, preempt, need)
 		cell := p.cell.withRoom(hv.order)
 		cellDone := false
 		if preempt {

@@ -93,8 +93,17 @@ func TestPropertyGangBoundsKeepPlans(t *testing.T) {
 			f.apply(plan, false)
 		}
 		w := workload("gang")
-		for gi := range rapid.IntRange(1, 4).Draw(t, "gangs") {
+		// Gangs of one shape share room tables (room.go); other shapes
+		// do not.
+		shape := genGroup(t, "shape")
+		same := rapid.Bool().Draw(t, "sameShape")
+		for gi := range rapid.IntRange(1, 5).Draw(t, "gangs") {
 			g := genGroup(t, fmt.Sprint("gang", gi))
+			if same {
+				g = taskGroup(fmt.Sprint("gang", gi))
+				*g.task() = *shape.task()
+				g.g.Placement = shape.g.Placement
+			}
 			g.replicas(rapid.IntRange(1, 12).Draw(t, "gangReplicas"))
 			g.gang(rapid.IntRange(0, g.g.Replicas).Draw(t, "minMember"), rapid.SampledFrom([]string{"", "rack", "zone", "node", "gpu"}).Draw(t, "topology"))
 			w.Groups = append(w.Groups, g.g)

@@ -118,32 +118,76 @@ func (hv *hardView) domains(c *cell, key string) [][]int32 {
 	return out
 }
 
-// room computes, for every node of order, an upper bound on how many
-// replicas of g a trial could place there (c.room), each at most need, and
-// returns their sum, at most need. Without eviction it counts what is free;
-// with eviction what is free plus the allocations victimsOn could take:
-// live, strictly lower priority, of another workload, not stopped yet.
-func (p *placer) room(g *group, order []int32, preempt bool, need int) int {
+// roomKey names one room table of a plan: a static view, a request and
+// whether evictions count. Within a plan the evicting workload (its name
+// and priority) is the same for all groups.
+type roomKey struct {
+	hv      *hardView
+	want    api.Resources
+	preempt bool
+}
+
+// roomTable is the room of every node of a view (-1 outside it), kept
+// across the gangs of a plan: a table is brought up to date by
+// recomputing only the nodes changed since (cell.changes), so the gangs
+// of one training job share the work of a pass over the view.
+type roomTable struct {
+	room  []int32
+	total int64
+	seen  int // len(cell.changes) when last brought up to date
+}
+
+// maxRoom bounds a node's room; sums are compared with gang sizes only.
+const maxRoom = 1 << 20
+
+// room brings the room table of g's view up to date, makes it the cell's
+// current one (c.room) and returns the sum over the view, at most need.
+// Without eviction a node's room counts what is free; with eviction,
+// what is free plus the allocations victimsOn could take: live, strictly
+// lower priority, of another workload, not stopped yet.
+func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
 	c := p.cell
-	if c.room == nil {
-		c.room = make([]int32, c.size())
-	}
-	total := 0
-	for _, i := range order {
-		n := c.at(int(i))
-		avail := n.free
-		if preempt {
-			for _, a := range c.st.AllocsByNode(n.node.ID) {
-				if a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !c.stopping[a.ID] {
-					avail = avail.Add(a.Resources)
-				}
+	key := roomKey{hv: hv, want: g.req.Resources, preempt: preempt}
+	t, ok := c.rooms[key]
+	if !ok {
+		t = &roomTable{room: make([]int32, c.size())}
+		for i := range t.room {
+			t.room[i] = -1
+		}
+		for _, i := range hv.order {
+			t.room[i] = int32(p.nodeRoom(&key.want, int(i), preempt))
+			t.total += int64(t.room[i])
+		}
+		if c.rooms == nil {
+			c.rooms = make(map[roomKey]*roomTable)
+		}
+		c.rooms[key] = t
+	} else {
+		for _, i := range c.changes[t.seen:] {
+			if old := t.room[i]; old >= 0 {
+				t.room[i] = int32(p.nodeRoom(&key.want, int(i), preempt))
+				t.total += int64(t.room[i] - old)
 			}
 		}
-		k := fitCount(&g.req.Resources, &avail, need)
-		c.room[i] = int32(k)
-		total = min(total+k, need)
 	}
-	return total
+	t.seen = len(c.changes)
+	c.room = t.room
+	return int(min(t.total, int64(need)))
+}
+
+// nodeRoom is node i's room for want.
+func (p *placer) nodeRoom(want *api.Resources, i int, preempt bool) int {
+	c := p.cell
+	n := c.at(i)
+	avail := n.free
+	if preempt {
+		for _, a := range c.st.AllocsByNode(n.node.ID) {
+			if a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !c.stopping[a.ID] {
+				avail = avail.Add(a.Resources)
+			}
+		}
+	}
+	return fitCount(want, &avail, maxRoom)
 }
 
 // withRoom returns the nodes of order whose room is not zero, in order.
