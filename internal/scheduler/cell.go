@@ -176,7 +176,7 @@ func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
 func (c *cell) detail(i int) *nodeDetail {
 	n := c.at(i)
 	if n.detail == nil {
-		d := newNodeDetail(n.node)
+		d := c.layout(i).detail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {
 			if !a.Terminal() && !c.stopping[a.ID] {
 				d.apply(a)
@@ -188,6 +188,15 @@ func (c *cell) detail(i int) *nodeDetail {
 		n.detail = d
 	}
 	return n.detail
+}
+
+// layout returns node i's core layout: the index's shared one, or a new
+// one.
+func (c *cell) layout(i int) *nodeLayout {
+	if c.index != nil {
+		return c.index.layout(i)
+	}
+	return newLayout(c.node(i))
 }
 
 // placements returns the plan's Place map, nil when nothing was placed.

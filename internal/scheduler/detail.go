@@ -14,7 +14,9 @@ const maxCPUID = 1 << 16
 const unlimitedMem = math.MaxInt64
 
 // nodeDetail is the occupancy of a node's exclusive cores, NUMA-local memory
-// and GPUs, in flat slices indexed by position (no maps).
+// and GPUs, in flat slices indexed by position (no maps). The tables that
+// only depend on the node's NUMA layout (cpuPos, coreNUMA, coreCPU) come
+// from a nodeLayout and are shared, never written.
 type nodeDetail struct {
 	node      *api.Node
 	cpuPos    []int32 // cpu id → core position, -1 if absent
@@ -30,7 +32,18 @@ type nodeDetail struct {
 	conflicted bool
 }
 
-func newNodeDetail(n *api.Node) *nodeDetail {
+// nodeLayout is what a node's detail starts from: its cores by position
+// and NUMA node, and each NUMA node's cores and memory. It depends only on
+// the node's NUMA fingerprint, so nodes of one shape share one (NodeIndex).
+type nodeLayout struct {
+	cpuPos    []int32
+	coreNUMA  []int32
+	coreCPU   []int
+	numaCores []int
+	numaMem   []int64
+}
+
+func newLayout(n *api.Node) *nodeLayout {
 	maxID := -1
 	for _, nn := range n.NUMA {
 		for _, cpu := range nn.CPUs {
@@ -39,34 +52,47 @@ func newNodeDetail(n *api.Node) *nodeDetail {
 			}
 		}
 	}
-	d := &nodeDetail{
-		node:     n,
-		cpuPos:   make([]int32, maxID+1),
-		numaFree: make([]int, len(n.NUMA)),
-		numaMem:  make([]int64, len(n.NUMA)),
-		gpuWhole: make([]bool, len(n.GPUs)),
-		gpuMilli: make([]int64, len(n.GPUs)),
+	l := &nodeLayout{
+		cpuPos:    make([]int32, maxID+1),
+		numaCores: make([]int, len(n.NUMA)),
+		numaMem:   make([]int64, len(n.NUMA)),
 	}
-	for i := range d.cpuPos {
-		d.cpuPos[i] = -1
+	for i := range l.cpuPos {
+		l.cpuPos[i] = -1
 	}
 	for ni, nn := range n.NUMA {
-		d.numaMem[ni] = nn.MemoryBytes
+		l.numaMem[ni] = nn.MemoryBytes
 		if nn.MemoryBytes <= 0 {
-			d.numaMem[ni] = unlimitedMem
+			l.numaMem[ni] = unlimitedMem
 		}
 		for _, cpu := range nn.CPUs {
-			if cpu < 0 || cpu > maxCPUID || d.cpuPos[cpu] >= 0 {
+			if cpu < 0 || cpu > maxCPUID || l.cpuPos[cpu] >= 0 {
 				continue // malformed or duplicate id: not schedulable
 			}
-			d.cpuPos[cpu] = int32(len(d.coreCPU))
-			d.coreNUMA = append(d.coreNUMA, int32(ni))
-			d.coreCPU = append(d.coreCPU, cpu)
-			d.numaFree[ni]++
+			l.cpuPos[cpu] = int32(len(l.coreCPU))
+			l.coreNUMA = append(l.coreNUMA, int32(ni))
+			l.coreCPU = append(l.coreCPU, cpu)
+			l.numaCores[ni]++
 		}
 	}
-	d.coreTaken = make([]bool, len(d.coreCPU))
-	return d
+	return l
+}
+
+func newNodeDetail(n *api.Node) *nodeDetail { return newLayout(n).detail(n) }
+
+// detail returns an empty detail of node n, which has layout l.
+func (l *nodeLayout) detail(n *api.Node) *nodeDetail {
+	return &nodeDetail{
+		node:      n,
+		cpuPos:    l.cpuPos,
+		coreNUMA:  l.coreNUMA,
+		coreCPU:   l.coreCPU,
+		coreTaken: make([]bool, len(l.coreCPU)),
+		numaFree:  append([]int(nil), l.numaCores...),
+		numaMem:   append([]int64(nil), l.numaMem...),
+		gpuWhole:  make([]bool, len(n.GPUs)),
+		gpuMilli:  make([]int64, len(n.GPUs)),
+	}
 }
 
 func (d *nodeDetail) corePos(cpu int) int {

@@ -1,14 +1,17 @@
 package scheduler
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-dev/strata/api"
 )
 
 // NodeIndex holds what the engine derives from a set of nodes and that does
-// not change while the nodes' labels do not: for each label key used by a
-// rule, every node's value as a small integer. A State whose nodes stay
+// not change while the nodes' labels and NUMA layouts do not: for each
+// label key used by a rule, every node's value as a small integer, and
+// each node's core layout (shared by nodes of one shape). A State whose nodes stay
 // the same across many snapshots (the bench's, a simulator's) builds one
 // with NewNodeIndex and returns it from NodeIndex; the engine then matches
 // required rules, preferences and gang domains by array lookups instead of
@@ -19,9 +22,11 @@ import (
 // first use, under a lock, and never change afterwards, so one index may
 // serve concurrent Schedule calls.
 type NodeIndex struct {
-	nodes []*api.Node
-	mu    sync.Mutex
-	cols  map[string]*labelColumn
+	nodes   []*api.Node
+	mu      sync.Mutex
+	cols    map[string]*labelColumn
+	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
+	shapes  map[string]*nodeLayout       // layouts by NUMA fingerprint
 }
 
 // NodeIndexer is implemented by a State that keeps a NodeIndex. The index
@@ -33,9 +38,15 @@ type NodeIndexer interface {
 }
 
 // NewNodeIndex returns an index of nodes, the slice State.Nodes returns.
-// The nodes' labels must not change while the index is in use.
+// The nodes' labels and NUMA layouts must not change while the index is
+// in use.
 func NewNodeIndex(nodes []*api.Node) *NodeIndex {
-	return &NodeIndex{nodes: nodes, cols: make(map[string]*labelColumn)}
+	return &NodeIndex{
+		nodes:   nodes,
+		cols:    make(map[string]*labelColumn),
+		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
+		shapes:  make(map[string]*nodeLayout),
+	}
 }
 
 // indexFor returns st's index when it describes nodes, else nil.
@@ -107,4 +118,23 @@ func (m *ruleMatcher) match(i int) bool {
 		return m.accept[id]
 	}
 	return m.missing
+}
+
+// layout returns node i's core layout, shared with every node of the same
+// NUMA fingerprint.
+func (ix *NodeIndex) layout(i int) *nodeLayout {
+	if l := ix.layouts[i].Load(); l != nil {
+		return l
+	}
+	n := ix.nodes[i]
+	key := fmt.Sprint(n.NUMA)
+	ix.mu.Lock()
+	l, ok := ix.shapes[key]
+	if !ok {
+		l = newLayout(n)
+		ix.shapes[key] = l
+	}
+	ix.mu.Unlock()
+	ix.layouts[i].Store(l)
+	return l
 }
