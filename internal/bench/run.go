@@ -102,7 +102,8 @@ func Run(cfg Config) (*Result, error) {
 	reasons := make(map[string]map[string]int) // per workload: failed replicas by reason
 	evalSeq := 0
 	digest := fnv.New64a()
-	var digestTime time.Duration // not part of the run's figures
+	scratch := &scheduler.Scratch{} // evaluations run one at a time, as one worker's
+	var digestTime time.Duration    // not part of the run's figures
 	evaluate := func(w *api.Workload, trigger string) []*api.Allocation {
 		eval := &api.Evaluation{ID: fmt.Sprintf("eval-%s-%d", w.Name, evalSeq), Workload: w.Name, Priority: w.Priority, TriggeredBy: trigger}
 		evalSeq++
@@ -110,7 +111,7 @@ func Run(cfg Config) (*Result, error) {
 		var preempted []*api.Allocation
 		for attempt := range maxAttempts {
 			ts := time.Now()
-			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now})
+			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now, Scratch: scratch})
 			td := time.Now()
 			digestPlan(digest, st, plan)
 			ta := time.Now()

@@ -42,8 +42,11 @@ type cell struct {
 	index  *NodeIndex  // the State's index of nodes, or nil
 	slot   []int32     // node index → 1 + position of its state in states; 0: none yet
 	states [][]nodeState
-	used   int     // states made
-	order  []int32 // seeded visiting order, indices into nodes
+	used   int           // states made
+	spare  [][]nodeState // zeroed chunks to use before allocating
+	// scratch lent slot, order and chunks; nil when they are the cell's
+	scratch *Scratch
+	order   []int32 // seeded visiting order, indices into nodes
 	// touched lists the nodes with a state, in the order they were made.
 	touched  []int32
 	stopping map[string]bool
@@ -69,16 +72,22 @@ type cell struct {
 // move once made, so *nodeState stays valid for the whole plan.
 const stateChunk = 256
 
-func newCell(st State, seed int64) *cell {
+func newCell(st State, seed int64) *cell { return newCellWith(st, seed, nil) }
+
+// newCellWith makes a cell in scr's memory when scr is free (then the cell
+// must be released), in memory of its own otherwise.
+func newCellWith(st State, seed int64, scr *Scratch) *cell {
 	nodes := st.Nodes()
 	c := &cell{
 		st:       st,
 		nodes:    nodes,
 		index:    indexFor(st, nodes),
-		slot:     make([]int32, len(nodes)),
-		order:    make([]int32, len(nodes)),
 		stopping: make(map[string]bool),
 		stops:    make(map[string][]api.StopRequest),
+	}
+	if !scr.take(c, len(nodes)) {
+		c.slot = make([]int32, len(nodes))
+		c.order = make([]int32, len(nodes))
 	}
 	for i := range c.order {
 		c.order[i] = int32(i)
@@ -102,7 +111,12 @@ func (c *cell) at(i int) *nodeState {
 		return &c.states[k/stateChunk][k%stateChunk]
 	}
 	if c.used%stateChunk == 0 {
-		c.states = append(c.states, make([]nodeState, stateChunk))
+		if k := len(c.spare); k > 0 {
+			c.states = append(c.states, c.spare[k-1])
+			c.spare = c.spare[:k-1]
+		} else {
+			c.states = append(c.states, make([]nodeState, stateChunk))
+		}
 	}
 	k := c.used
 	c.used++

@@ -47,8 +47,11 @@ func TestBindRuleAgreesWithMatchRule(t *testing.T) {
 
 // TestPropertyIndexKeepsPlans: random cells and workloads with required,
 // preferred and avoided labels (some nodes lack them) and gangs over label
-// domains give the same plans with and without a NodeIndex.
+// domains give the same plans with and without a NodeIndex and a Scratch.
+// One Scratch serves every run, as a worker's would: cells of every size
+// one after another.
 func TestPropertyIndexKeepsPlans(t *testing.T) {
+	scr := &Scratch{}
 	rapid.Check(t, func(t *rapid.T) {
 		var nodes []*nodeBuilder
 		for i := range rapid.IntRange(1, 14).Draw(t, "nodes") {
@@ -93,7 +96,7 @@ func TestPropertyIndexKeepsPlans(t *testing.T) {
 			}
 			f.putWorkload(w)
 			eval := &api.Evaluation{ID: w.Name, Workload: w.Name}
-			got := Schedule(indexed, eval, Options{Seed: int64(k)})
+			got := Schedule(indexed, eval, Options{Seed: int64(k), Scratch: scr})
 			want := Schedule(f, eval, Options{Seed: int64(k)})
 			a, _ := json.Marshal(got)
 			b, _ := json.Marshal(want)
@@ -103,4 +106,21 @@ func TestPropertyIndexKeepsPlans(t *testing.T) {
 			f.apply(got, false)
 		}
 	})
+}
+
+func TestScratchInUseIsNotShared(t *testing.T) {
+	f := newFake(nodesN(3, nil)...)
+	scr := &Scratch{}
+	a := newCellWith(f, 1, scr)
+	b := newCellWith(f, 1, scr)
+	mustEqual(t, "first borrows", a.scratch == scr, true)
+	mustEqual(t, "second has its own", b.scratch == nil, true)
+	a.at(2).free.CPUMilli = 1
+	a.release()
+	b.release()
+	c := newCellWith(f, 1, scr)
+	mustEqual(t, "free again", c.scratch == scr, true)
+	mustEqual(t, "slots cleared", c.slot[2], int32(0))
+	mustEqual(t, "state made afresh", c.at(2).free.CPUMilli, int64(4000))
+	c.release()
 }

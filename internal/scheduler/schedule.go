@@ -35,6 +35,9 @@ type Options struct {
 	// Policies adds scoring policies by SchedulingPolicy.Type, ahead of the
 	// built-in binpack and spread.
 	Policies map[string]Policy
+	// Scratch, when set, is memory the call may reuse (see Scratch); it
+	// does not change the plan.
+	Scratch *Scratch
 
 	// placeGang, when set, replaces (*placer).placeGang: tests compare the
 	// bounded gang search with an exhaustive one.
@@ -76,7 +79,8 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
 	rec := reconcile(w, allocs, nodeUp(st))
 
-	c := newCell(st, opts.Seed)
+	c := newCellWith(st, opts.Seed, opts.Scratch)
+	defer c.release()
 	for _, s := range rec.stops {
 		c.stop(s)
 	}
