@@ -20,6 +20,9 @@ const maxPlanAttempts = 5
 type worker struct {
 	srv *Server
 	id  int
+	// scratch is the scheduler's working memory, reused by this worker's
+	// evaluations, which run one at a time.
+	scratch scheduler.Scratch
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -51,7 +54,7 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, err error) {
 	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
 		snap := w.srv.State().Snapshot()
-		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now()})
+		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(), Scratch: &w.scratch})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 
 		final := *e
