@@ -36,6 +36,7 @@ type nodeDetail struct {
 // and NUMA node, and each NUMA node's cores and memory. It depends only on
 // the node's NUMA fingerprint, so nodes of one shape share one (NodeIndex).
 type nodeLayout struct {
+	numa      []api.NUMANode // the fingerprint it was made from
 	cpuPos    []int32
 	coreNUMA  []int32
 	coreCPU   []int
@@ -53,6 +54,7 @@ func newLayout(n *api.Node) *nodeLayout {
 		}
 	}
 	l := &nodeLayout{
+		numa:      n.NUMA,
 		cpuPos:    make([]int32, maxID+1),
 		numaCores: make([]int, len(n.NUMA)),
 		numaMem:   make([]int64, len(n.NUMA)),

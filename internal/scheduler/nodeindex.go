@@ -1,7 +1,7 @@
 package scheduler
 
 import (
-	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -26,7 +26,7 @@ type NodeIndex struct {
 	mu      sync.Mutex
 	cols    map[string]*labelColumn
 	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
-	shapes  map[string]*nodeLayout       // layouts by NUMA fingerprint
+	shapes  map[uint64][]*nodeLayout     // layouts by a hash of their NUMA fingerprint
 }
 
 // NodeIndexer is implemented by a State that keeps a NodeIndex. The index
@@ -45,7 +45,7 @@ func NewNodeIndex(nodes []*api.Node) *NodeIndex {
 		nodes:   nodes,
 		cols:    make(map[string]*labelColumn),
 		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
-		shapes:  make(map[string]*nodeLayout),
+		shapes:  make(map[uint64][]*nodeLayout),
 	}
 }
 
@@ -127,14 +127,41 @@ func (ix *NodeIndex) layout(i int) *nodeLayout {
 		return l
 	}
 	n := ix.nodes[i]
-	key := fmt.Sprint(n.NUMA)
+	key := numaHash(n.NUMA)
 	ix.mu.Lock()
-	l, ok := ix.shapes[key]
-	if !ok {
+	var l *nodeLayout
+	for _, cand := range ix.shapes[key] {
+		if sameNUMA(cand.numa, n.NUMA) {
+			l = cand
+			break
+		}
+	}
+	if l == nil {
 		l = newLayout(n)
-		ix.shapes[key] = l
+		ix.shapes[key] = append(ix.shapes[key], l)
 	}
 	ix.mu.Unlock()
 	ix.layouts[i].Store(l)
 	return l
+}
+
+func numaHash(numa []api.NUMANode) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
+	for _, nn := range numa {
+		mix(int64(nn.ID))
+		mix(nn.MemoryBytes)
+		mix(int64(len(nn.CPUs)))
+		for _, cpu := range nn.CPUs {
+			mix(int64(cpu))
+		}
+	}
+	return h
+}
+
+func sameNUMA(a, b []api.NUMANode) bool {
+	return slices.EqualFunc(a, b, func(x, y api.NUMANode) bool {
+		return x.ID == y.ID && x.MemoryBytes == y.MemoryBytes && slices.Equal(x.CPUs, y.CPUs)
+	})
 }

@@ -124,3 +124,19 @@ func TestScratchInUseIsNotShared(t *testing.T) {
 	mustEqual(t, "state made afresh", c.at(2).free.CPUMilli, int64(4000))
 	c.release()
 }
+
+func TestLayoutsSharedByShape(t *testing.T) {
+	f := newFake(
+		node("a").numa(0, "4Gi", cpus(0, 4)...).numa(1, "4Gi", cpus(4, 8)...),
+		node("b").numa(0, "4Gi", cpus(0, 4)...).numa(1, "4Gi", cpus(4, 8)...),
+		node("c").numa(0, "4Gi", cpus(0, 4)...).numa(1, "8Gi", cpus(4, 8)...),
+		node("d").numa(0, "4Gi", cpus(0, 4)...).numa(1, "4Gi", 4, 5, 6, 9),
+	)
+	ix := NewNodeIndex(f.Nodes())
+	mustEqual(t, "same shape shares", ix.layout(0) == ix.layout(1), true)
+	mustEqual(t, "other NUMA memory", ix.layout(0) == ix.layout(2), false)
+	mustEqual(t, "other cpus", ix.layout(0) == ix.layout(3), false)
+	for i, n := range f.Nodes() {
+		mustEqual(t, n.ID, fmt.Sprint(ix.layout(i).detail(n)), fmt.Sprint(newNodeDetail(n)))
+	}
+}
