@@ -25,6 +25,9 @@ type Config struct {
 	Seed        int64  // drives the cell, the mix and every evaluation
 	Policy      string // binpack (default), spread or mixed
 	NoGangs     bool   // training jobs as plain groups instead of gangs of 16
+	// Sample is scheduler.Options.FeasibleSample: 0 for the default
+	// (5% of the nodes, at least 100), negative to score every node.
+	Sample int
 	// Progress, when set, is called after each evaluation.
 	Progress func(done, total int)
 }
@@ -36,6 +39,7 @@ type Result struct {
 	Workloads      int      `json:"workloads"`
 	Policy         string   `json:"policy"`
 	Seed           int64    `json:"seed"`
+	Sample         int      `json:"sample"`     // feasible nodes sampled per group (-1: all)
 	Placed         int      `json:"placed"`     // live allocations at the end
 	Placements     int      `json:"placements"` // allocations committed, replacements of preempted ones included
 	Preempted      int      `json:"preempted"`  // allocations evicted by higher-priority placements
@@ -92,8 +96,11 @@ func Run(cfg Config) (*Result, error) {
 	t0 := time.Now()
 	st := NewState(GenerateNodes(cfg.Nodes, cfg.Seed))
 	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, !cfg.NoGangs, cfg.Seed)
+	if cfg.Sample == 0 {
+		cfg.Sample = scheduler.DefaultSampleSize(cfg.Nodes)
+	}
 	res := &Result{
-		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed,
+		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed, Sample: cfg.Sample,
 		FailureReasons: map[string]int{}, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GenerateSeconds: time.Since(t0).Seconds(),
 	}
@@ -111,7 +118,7 @@ func Run(cfg Config) (*Result, error) {
 		var preempted []*api.Allocation
 		for attempt := range maxAttempts {
 			ts := time.Now()
-			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now, Scratch: scratch})
+			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now, Scratch: scratch, FeasibleSample: cfg.Sample})
 			td := time.Now()
 			digestPlan(digest, st, plan)
 			ta := time.Now()
