@@ -293,3 +293,18 @@ func (c *Client) Events(ctx context.Context, workload string, q *Query) ([]*Even
 	m, err := c.get(ctx, path, q, &out)
 	return out, m, err
 }
+
+// CellConfig returns the cell configuration.
+func (c *Client) CellConfig(ctx context.Context, q *Query) (*CellConfig, QueryMeta, error) {
+	var out CellConfig
+	m, err := c.get(ctx, "/v1/cell/config", q, &out)
+	return &out, m, err
+}
+
+// SetCellConfig replaces the cell configuration with a CellConfig document
+// (YAML or JSON) as written.
+func (c *Client) SetCellConfig(ctx context.Context, doc []byte) (*CellConfig, error) {
+	var out CellConfig
+	_, err := c.do(ctx, http.MethodPut, "/v1/cell/config", bytes.NewReader(doc), "application/yaml", &out)
+	return &out, err
+}

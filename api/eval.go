@@ -33,6 +33,8 @@ type Evaluation struct {
 	StatusDescription string `json:"statusDescription,omitempty"`
 	// Failures explains, per group, what could not be placed.
 	Failures []GroupFailure `json:"failures,omitempty"`
+	// Explanations say, per group placed or tried, what the scheduler saw.
+	Explanations []Explanation `json:"explanations,omitempty"`
 
 	CreateTime  time.Time `json:"createTime"`
 	CreateIndex uint64    `json:"createIndex"`
@@ -70,6 +72,49 @@ type Plan struct {
 	Preemptions int `json:"preemptions,omitempty"`
 
 	Failures []GroupFailure `json:"failures,omitempty"`
+	// Explanations say, per group the plan places replicas of, what the
+	// scheduler saw: filter counts and the chosen node's score components.
+	Explanations []Explanation `json:"explanations,omitempty"`
+}
+
+// Explanation says how one evaluation placed one group.
+type Explanation struct {
+	Group  string `json:"group"`
+	Wanted int    `json:"wanted"` // replicas the evaluation tried to place
+	Placed int    `json:"placed"`
+	// NodesExamined counts the nodes the filters ran on: with feasible-node
+	// sampling, the part of the cell walked until enough fitted.
+	NodesExamined int `json:"nodesExamined"`
+	// NodesFeasible counts the examined nodes that passed every filter.
+	NodesFeasible int `json:"nodesFeasible"`
+	// Filtered counts the examined nodes each filter rejected, by reason,
+	// largest first.
+	Filtered []FilterCount `json:"filtered,omitempty"`
+	// Chosen is the node the first replica went to, with its score.
+	Chosen *NodeScore `json:"chosen,omitempty"`
+}
+
+// FilterCount is how many nodes one filter rejected for one reason.
+type FilterCount struct {
+	Filter string `json:"filter"` // ready, require, resources, gpu, numa, spread rack, ...
+	Reason string `json:"reason"` // insufficient cpu, rack != r3, ...
+	Nodes  int    `json:"nodes"`
+}
+
+// NodeScore is a node's total score and what it is made of, largest
+// contribution first.
+type NodeScore struct {
+	Node       string           `json:"node"`
+	NodeName   string           `json:"nodeName,omitempty"`
+	Score      float64          `json:"score"`
+	Components []ScoreComponent `json:"components"`
+}
+
+// ScoreComponent is one weighted term of a node's score: a policy
+// (binpack, spread, ...), a prefer or avoid rule, a relation rule.
+type ScoreComponent struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
 }
 
 // StopRequest asks for one allocation to stop.

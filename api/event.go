@@ -15,6 +15,7 @@ const (
 	EventPreempted          = "preempted"
 	EventAllocFailed        = "allocation-failed"
 	EventUnplaceable        = "unplaceable"
+	EventCellConfig         = "cell-config"
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.

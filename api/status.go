@@ -32,6 +32,11 @@ type GroupStatus struct {
 	Preempted int `json:"preempted"`
 	// Failure says why instances are not placed, when some are not.
 	Failure *GroupFailure `json:"failure,omitempty"`
+	// Explanation is what the newest evaluation that tried to place some
+	// of the group saw: nodes examined, what each filter rejected, and the
+	// chosen node's score components. ExplainedBy names that evaluation.
+	Explanation *Explanation `json:"explanation,omitempty"`
+	ExplainedBy string       `json:"explainedBy,omitempty"`
 }
 
 // WorkloadSummary is one row of GET /v1/workloads.

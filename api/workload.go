@@ -19,6 +19,9 @@ const (
 	PolicyDotProduct = "dot-product"
 	// PolicyRandom picks a feasible node uniformly (deterministically per state).
 	PolicyRandom = "random"
+	// PolicyFGD places where the cell's GPU fragmentation grows least
+	// (fragmentation gradient descent, Weng et al., ATC '23).
+	PolicyFGD = "fgd"
 )
 
 // Restart modes.
@@ -38,7 +41,8 @@ type Workload struct {
 	PriorityClass string `json:"priorityClass"`
 	Priority      int    `json:"priority"`
 
-	// SchedulingPolicy picks the scoring policy (binpack, spread, ...).
+	// SchedulingPolicy picks the scoring policy (binpack, spread, ...). An
+	// empty Type means the cell's default (CellConfig.SchedulingPolicy).
 	SchedulingPolicy SchedulingPolicy `json:"schedulingPolicy"`
 	Groups           []*TaskGroup     `json:"groups"`
 
@@ -57,7 +61,7 @@ type Workload struct {
 
 // SchedulingPolicy selects and tunes the placement scoring of a workload.
 type SchedulingPolicy struct {
-	Type string `json:"type"` // binpack (default), spread, ...
+	Type string `json:"type,omitempty"` // binpack, spread, fgd, dot-product, random; empty: the cell's default
 	// Original keeps what the user wrote when Type was mapped from another
 	// vocabulary (e.g. the seed's PredictiveMLOptimized).
 	Original string `json:"original,omitempty"`
@@ -135,7 +139,71 @@ type Placement struct {
 	Require []LabelRule `json:"require,omitempty"` // hard: a node must match every rule
 	Prefer  []LabelRule `json:"prefer,omitempty"`  // soft: matching nodes score higher by Weight
 	Avoid   []LabelRule `json:"avoid,omitempty"`   // soft: matching nodes score lower by Weight
+
+	// Spread spreads the group's replicas over the domains of a topology
+	// key (Kubernetes' topologySpreadConstraints).
+	Spread []SpreadRule `json:"spread,omitempty"`
+	// Affinity keeps replicas in a topology domain that already runs
+	// another workload (same rack as X); AntiAffinity keeps them out of
+	// such domains. A rule without a workload refers to the group's own
+	// replicas: antiAffinity {key: rack} means never two in one rack.
+	Affinity     []AffinityRule `json:"affinity,omitempty"`
+	AntiAffinity []AffinityRule `json:"antiAffinity,omitempty"`
+	// CommunicatesWith names workloads this group exchanges traffic with;
+	// nodes closer to them in network hops score higher.
+	CommunicatesWith []PeerRule `json:"communicatesWith,omitempty"`
+	// DataLocality prefers (or requires) nodes holding shards of a dataset.
+	DataLocality []DataRule `json:"dataLocality,omitempty"`
 }
+
+// Placement rule modes: a hard rule filters nodes, a soft one scores them.
+const (
+	ModeHard = "hard"
+	ModeSoft = "soft"
+)
+
+// SpreadRule limits how unevenly the group's replicas may sit across the
+// domains of Key: placing a replica in a domain must not leave it more than
+// MaxSkew above the least-loaded eligible domain. A hard rule filters
+// nodes; a soft one only scores them, by Weight.
+type SpreadRule struct {
+	Key     string `json:"key"`
+	MaxSkew int    `json:"maxSkew"`
+	Mode    string `json:"mode"`             // hard (default) or soft
+	Weight  int    `json:"weight,omitempty"` // 1..100, soft only
+}
+
+// AffinityRule relates a group to the allocations of a workload (or, with
+// no Workload, to the group's own replicas) at the level of a topology
+// key: the same rack, zone, node, ...
+type AffinityRule struct {
+	Workload string `json:"workload,omitempty"` // empty: this group's own replicas
+	Group    string `json:"group,omitempty"`    // empty: every group of Workload
+	Key      string `json:"key"`
+	Mode     string `json:"mode"`             // hard (default) or soft
+	Weight   int    `json:"weight,omitempty"` // 1..100, soft only
+}
+
+// PeerRule names a workload the group talks to (with no Workload, its own
+// replicas talk to each other). Nodes are scored by the mean network hop
+// count from them to the peer's allocations, by Weight.
+type PeerRule struct {
+	Workload string `json:"workload,omitempty"`
+	Weight   int    `json:"weight"` // 1..100
+}
+
+// DataRule prefers nodes holding shards of Dataset: a node advertises them
+// with the label data.strata.dev/<dataset> (its value, when an integer, is
+// the shard count). Mode hard requires at least one shard on the node.
+type DataRule struct {
+	Dataset string `json:"dataset"`
+	Mode    string `json:"mode"`             // soft (default) or hard
+	Weight  int    `json:"weight,omitempty"` // 1..100, soft only
+}
+
+// DatasetLabelPrefix prefixes the node label that says a node holds shards
+// of a dataset: data.strata.dev/imagenet=12.
+const DatasetLabelPrefix = "data.strata.dev/"
 
 // Label rule operators.
 const (
@@ -152,8 +220,9 @@ type LabelRule struct {
 	Op     string   `json:"op"`
 	Values []string `json:"values,omitempty"`
 	Weight int      `json:"weight,omitempty"` // 1..100 for prefer/avoid
-	// Window restricts an avoid rule to a named time window of the cell
-	// (e.g. "peak-hours"). Not yet enforced: see Workload.Unenforced.
+	// Window restricts a prefer or avoid rule to a named time window of
+	// the cell (e.g. "peak-hours", see CellConfig.TimeWindows): outside it
+	// the rule does not apply.
 	Window string `json:"window,omitempty"`
 	// Source is the user's original text when the rule was mapped from the
 	// seed's placementConstraints shorthand.

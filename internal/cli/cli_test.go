@@ -93,3 +93,32 @@ func TestSimOnOpenb(t *testing.T) {
 		t.Fatalf("bad mode: exit %d %s", code, errOut)
 	}
 }
+
+func TestSimExplain(t *testing.T) {
+	nodes := repoFile(t, "shared/traces/openb/openb_node_list_gpu_node.csv")
+	pods := repoFile(t, "shared/traces/openb/openb_pod_list_default.csv")
+	out, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "strata-binpack", "--seed", "42",
+		"--explain", "openb-pod-0042", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rows []simRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("decode %q: %v", out, err)
+	}
+	e := rows[0].Explanation
+	if e == nil || e.Pod != "openb-pod-0042" || !e.Placed || e.Node == "" || e.Nodes != 1213 {
+		t.Fatalf("explanation %+v", e)
+	}
+	rejected := 0
+	for _, r := range e.Rejected {
+		rejected += r.Nodes
+	}
+	if e.Feasible+rejected != e.Nodes || len(e.Components) == 0 || e.Components[0].Name != "binpack" {
+		t.Fatalf("explanation does not add up or lacks the binpack component: %+v", e)
+	}
+	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "BestFit", "--seed", "42",
+		"--explain", "no-such-pod"); code != 1 || !strings.Contains(errOut, `no pod named "no-such-pod"`) {
+		t.Fatalf("unknown pod: exit %d %s", code, errOut)
+	}
+}

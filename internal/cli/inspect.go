@@ -55,8 +55,12 @@ func newStatusCmd(g *globals) *cobra.Command {
 
 func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 	wl := st.Workload
+	policy := wl.SchedulingPolicy.Type
+	if policy == "" {
+		policy = "the cell's default"
+	}
 	fmt.Fprintf(w, "Name:      %s\nStatus:    %s\nVersion:   %d\nPriority:  %s (%d)\nPolicy:    %s\n",
-		wl.Name, st.Status, wl.Version, wl.PriorityClass, wl.Priority, wl.SchedulingPolicy.Type)
+		wl.Name, st.Status, wl.Version, wl.PriorityClass, wl.Priority, policy)
 	fmt.Fprintln(w)
 	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "COMPLETE", "FAILED", "LOST", "PREEMPTED")
 	for _, g := range st.Groups {
@@ -67,6 +71,9 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 	for _, g := range st.Groups {
 		if f := g.Failure; f != nil {
 			fmt.Fprintf(w, "\nGroup %q: %d not placed (%d nodes evaluated): %s\n", g.Name, f.Missing, f.NodesEvaluated, f.Summary)
+		}
+		if e := g.Explanation; e != nil {
+			printExplanation(w, g.Name, g.ExplainedBy, e)
 		}
 	}
 	if e := st.LatestEval; e != nil {
@@ -250,4 +257,34 @@ func numaSummary(n *api.Node) string {
 		parts[i] = fmt.Sprintf("%d:%dcpu", z.ID, len(z.CPUs))
 	}
 	return strings.Join(parts, ",")
+}
+
+// maxComponents is how many score components status shows; -o json has all.
+const maxComponents = 5
+
+// printExplanation shows what the scheduler saw when it last placed a group.
+func printExplanation(w io.Writer, group, evalID string, e *api.Explanation) {
+	fmt.Fprintf(w, "\nGroup %q, last placement (evaluation %s): placed %d of %d; %s examined, %d feasible\n",
+		group, shortID(evalID), e.Placed, e.Wanted, plural(e.NodesExamined, "node"), e.NodesFeasible)
+	if len(e.Filtered) > 0 {
+		fmt.Fprintln(w, "  filtered out:")
+		for _, f := range e.Filtered {
+			fmt.Fprintf(w, "    %6d  %-12s %s\n", f.Nodes, f.Filter, f.Reason)
+		}
+	}
+	if c := e.Chosen; c != nil {
+		fmt.Fprintf(w, "  first replica on %s, score %.4g:", c.NodeName, c.Score)
+		for k, comp := range c.Components {
+			if k == maxComponents {
+				fmt.Fprintf(w, " … %d more", len(c.Components)-k)
+				break
+			}
+			sep := ","
+			if k == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %+.4g", sep, comp.Name, comp.Score)
+		}
+		fmt.Fprintln(w)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -79,3 +80,11 @@ func bytesStr(n int64) string {
 	return fmt.Sprintf("%.1f%s", v, unit)
 }
 func cpuStr(m int64) string { return resources.FormatCPU(m) }
+
+// plural writes "1 node", "3 nodes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

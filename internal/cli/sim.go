@@ -34,6 +34,7 @@ type simFlags struct {
 	plotPath    string
 	noProgress  bool
 	sample      int
+	explain     string
 }
 
 func newSimCmd(g *globals) *cobra.Command {
@@ -62,7 +63,8 @@ server runs), a comma list, or "all".`,
              --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
   strata sim --nodes N.csv --pods P.csv --policy all -o json
   strata sim --nodes N.csv --pods P.csv --policy BestFit --seed 42 --csv series.csv --plot alloc.png
-  strata sim --format native --pods scenario.yaml --mode replay`,
+  strata sim --format native --pods scenario.yaml --mode replay
+  strata sim --nodes N.csv --pods P.csv --policy FGD,strata-binpack --explain openb-pod-0042`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(g); err != nil {
@@ -86,6 +88,7 @@ server runs), a comma list, or "all".`,
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar, even on a terminal")
 	fl.IntVar(&f.sample, "sample", -1, "strata-* policies: feasible nodes sampled before picking the best (-1: all, 0: the server's default)")
+	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	addOutputFlag(cmd, g)
 	return cmd
 }
@@ -172,6 +175,8 @@ type simRow struct {
 	PendingP50 float64 `json:"pendingP50,omitempty"`
 	PendingP99 float64 `json:"pendingP99,omitempty"`
 	Seconds    float64 `json:"seconds"`
+
+	Explanation *cluster.Explanation `json:"explanation,omitempty"`
 }
 
 func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error {
@@ -187,7 +192,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	if f.policy == "all" {
 		policies = append(policy.Names(), "strata-binpack", "strata-spread")
 	}
-	averaged := mode == sim.ModeInflation && !seedGiven
+	averaged := mode == sim.ModeInflation && !seedGiven && f.explain == ""
 	var seeds []int64
 	if averaged {
 		if seeds, err = parseSeeds(f.seeds); err != nil {
@@ -203,7 +208,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	var full []any
 	for _, name := range policies {
 		cfg := sim.Config{Nodes: t.Nodes, Pods: t.Pods, NodeEvents: t.NodeEvents, Mode: mode, Policy: name,
-			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !single}
+			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !single, Explain: f.explain}
 		if sp, ok := strings.CutPrefix(name, "strata-"); ok {
 			// The server's own scheduler, scoring every feasible node (the
 			// paper's simulator does) unless --sample says otherwise.
@@ -231,7 +236,11 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		}
 		rows = append(rows, simRow{Policy: name, Seeds: []int64{f.seed}, GPUAlloc: res.GPUAlloc, CPUAlloc: res.CPUAlloc,
 			MemAlloc: res.MemAlloc, FragRatio: res.FragRatio, Placed: res.Placed, Failed: res.Failed,
-			PendingP50: res.Pending.P50, PendingP99: res.Pending.P99, Seconds: time.Since(start).Seconds()})
+			PendingP50: res.Pending.P50, PendingP99: res.Pending.P99, Seconds: time.Since(start).Seconds(),
+			Explanation: res.Explanation})
+		if f.explain != "" && res.Explanation == nil {
+			return failf("--explain: no pod named %q was submitted (inflated copies are named %s~k)", f.explain, f.explain)
+		}
 		full = append(full, res)
 		if single {
 			if err := writeSimFiles(f, res); err != nil {
@@ -253,7 +262,63 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		tb.row(r.Policy, seedsLabel(r.Seeds), ff1(r.GPUAlloc), ff1(r.CPUAlloc), ff1(r.MemAlloc), ff1(r.FragRatio),
 			fmt.Sprintf("%.2fs", r.Seconds))
 	}
-	return tb.flush()
+	if err := tb.flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Explanation != nil {
+			printSimExplanation(g.stdout, r.Policy, r.Seeds[0], r.Explanation)
+		}
+	}
+	return nil
+}
+
+// printSimExplanation shows why a pod went where it did under one policy.
+func printSimExplanation(w io.Writer, policy string, seed int64, e *cluster.Explanation) {
+	fmt.Fprintf(w, "\n%s under %s (seed %d", e.Pod, policy, seed)
+	if e.Attempts > 1 {
+		fmt.Fprintf(w, ", attempt %d", e.Attempts)
+	}
+	fmt.Fprint(w, "): ")
+	if e.Placed {
+		fmt.Fprintf(w, "placed on %s", e.Node)
+		if len(e.GPUs) > 0 {
+			fmt.Fprintf(w, ", GPUs %v", e.GPUs)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintln(w, "not placed")
+	}
+	fmt.Fprintf(w, "  %d nodes, %d feasible\n", e.Nodes, e.Feasible)
+	for _, r := range e.Rejected {
+		fmt.Fprintf(w, "  %6d  %s\n", r.Nodes, r.Reason)
+	}
+	if len(e.Components) > 0 {
+		fmt.Fprintf(w, "  score %.4g:", e.Score)
+		for k, c := range e.Components {
+			if k == maxComponents {
+				fmt.Fprintf(w, " … %d more", len(e.Components)-k)
+				break
+			}
+			sep := ","
+			if k == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %+.4g", sep, c.Name, c.Score)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(e.RunnersUp) > 0 {
+		fmt.Fprint(w, "  runners-up:")
+		for k, n := range e.RunnersUp {
+			sep := ","
+			if k == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %.4g", sep, n.Node, n.Score)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func writeSimFiles(f *simFlags, res *sim.Result) error {

@@ -34,6 +34,9 @@ func (c *cell) assign(g *group, i int) api.Assignment {
 	switch {
 	case g.gpuMilli > 0:
 		k := pickShare(g, d, numaID)
+		if g.chooser != nil {
+			k = g.chooseShare(c, i, d, k)
+		}
 		asg.GPUs = []string{d.node.GPUs[k].ID}
 		asg.GPUMilli = g.gpuMilli
 	case g.gpus > 0:
@@ -120,4 +123,21 @@ func pickShare(g *group, d *nodeDetail, numaID int) int {
 		}
 	}
 	return best
+}
+
+// chooseShare asks the group's ShareChooser which acceptable GPU with room
+// for the share to use; fallback (the best fit) when it answers something
+// else.
+func (g *group) chooseShare(c *cell, i int, d *nodeDetail, fallback int) int {
+	var candidates []int
+	for k := range d.node.GPUs {
+		if !d.gpuWhole[k] && g.acceptsModel(d.node.GPUs[k].Model) && d.gpuMilli[k]+g.gpuMilli <= 1000 {
+			candidates = append(candidates, k)
+		}
+	}
+	k := g.chooser.ChooseShare(&g.req, g.view(c, i), candidates)
+	if !slices.Contains(candidates, k) {
+		return fallback
+	}
+	return k
 }

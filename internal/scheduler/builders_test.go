@@ -129,7 +129,7 @@ func compiled(w *api.Workload, g *groupBuilder) *group {
 	if w == nil {
 		w = workload("w", g)
 	}
-	return compileGroup(w, g.g, nil)
+	return compileGroup(w, g.g, Options{})
 }
 
 // mustEqual is the one assertion style of this package's tests.

@@ -16,8 +16,6 @@ const orderStream = 0x5eed0f0de7
 // needs it actually examines.
 type nodeState struct {
 	node   *api.Node
-	index  int32         // in the cell
-	ix     *NodeIndex    // the cell's, for scorers (NodeView)
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
@@ -37,13 +35,13 @@ type nodeState struct {
 // node's labels or fingerprint only should use node(i), which makes
 // nothing.
 type cell struct {
-	st     State
-	nodes  []*api.Node // State.Nodes(), sorted by ID; not to be modified
-	index  *NodeIndex  // the State's index of nodes, or nil
-	slot   []int32     // node index → 1 + position of its state in states; 0: none yet
-	states [][]nodeState
-	used   int           // states made
-	spare  [][]nodeState // zeroed chunks to use before allocating
+	st        State
+	nodes     []*api.Node // State.Nodes(), sorted by ID; not to be modified
+	nodeIndex *NodeIndex  // the State's index of nodes, or nil
+	slot      []int32     // node index → 1 + position of its state in states; 0: none yet
+	states    [][]nodeState
+	used      int           // states made
+	spare     [][]nodeState // zeroed chunks to use before allocating
 	// scratch lent slot, order and chunks; nil when they are the cell's
 	scratch *Scratch
 	order   []int32 // seeded visiting order, indices into nodes
@@ -66,6 +64,10 @@ type cell struct {
 	// changes lists the nodes whose free resources or stops changed, in
 	// order, with repeats: placements, evictions and their rollbacks.
 	changes []int32
+	// indexes maps nodes to domains per key; tallies count allocations per
+	// domain and follow this plan's placements (domains.go).
+	indexes map[string]*domainIndex
+	tallies []*tally
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -79,11 +81,11 @@ func newCell(st State, seed int64) *cell { return newCellWith(st, seed, nil) }
 func newCellWith(st State, seed int64, scr *Scratch) *cell {
 	nodes := st.Nodes()
 	c := &cell{
-		st:       st,
-		nodes:    nodes,
-		index:    indexFor(st, nodes),
-		stopping: make(map[string]bool),
-		stops:    make(map[string][]api.StopRequest),
+		st:        st,
+		nodes:     nodes,
+		nodeIndex: indexFor(st, nodes),
+		stopping:  make(map[string]bool),
+		stops:     make(map[string][]api.StopRequest),
 	}
 	if !scr.take(c, len(nodes)) {
 		c.slot = make([]int32, len(nodes))
@@ -124,7 +126,7 @@ func (c *cell) at(i int) *nodeState {
 	c.touched = append(c.touched, int32(i))
 	n := c.nodes[i]
 	ns := &c.states[k/stateChunk][k%stateChunk]
-	*ns = nodeState{node: n, index: int32(i), ix: c.index, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
 	return ns
 }
 
@@ -161,6 +163,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 	if n.detail != nil {
 		n.detail.apply(a)
 	}
+	c.follow(i, a, 1)
 	if c.journal != nil {
 		*c.journal = append(*c.journal, change{node: i, alloc: a})
 	}
@@ -207,8 +210,8 @@ func (c *cell) detail(i int) *nodeDetail {
 // layout returns node i's core layout: the index's shared one, or a new
 // one.
 func (c *cell) layout(i int) *nodeLayout {
-	if c.index != nil {
-		return c.index.layout(i)
+	if c.nodeIndex != nil {
+		return c.nodeIndex.layout(i)
 	}
 	return newLayout(c.node(i))
 }

@@ -14,7 +14,7 @@ import (
 func (c *cell) explain(g *group, missing int) api.GroupFailure {
 	reasons := make(map[string]int)
 	for i := range c.size() {
-		if r := g.check(c, i); r != "" {
+		if r := g.fullCheck(c, i); r != "" {
 			reasons[r]++
 		}
 	}

@@ -87,8 +87,11 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 			k, t := p.attempt(g, intents, cell, true)
 			switch {
 			case k >= need && len(levels) == 0:
-				t.commit()
-				return p.placeRest(g, intents[k:])
+				if k, ok := p.keep(t, k, g, intents, need, cell, p.cell.order, true); ok {
+					return p.placeRest(g, intents[k:])
+				}
+				cellDone = true
+				continue
 			case k < need:
 				// The reasons are taken with the cell as full as the gang
 				// could make it: on the empty cell every node might accept
@@ -107,10 +110,10 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 				holds[l] = max(holds[l], 0)
 			}
 			for _, d := range hv.domains(p.cell, key) {
-				if b := p.cell.roomOf(d, need); b < need && b <= holds[l] {
+				if b := p.cell.roomOf(d.nodes, need); b < need && b <= holds[l] {
 					continue // cannot hold the gang nor beat the level's best
 				}
-				k, ok := p.tryDomain(g, intents, need, p.cell.withRoom(d), preempt)
+				k, ok := p.tryDomain(g, intents, need, p.cell.withRoom(d.nodes), d.full, preempt)
 				if ok {
 					return p.placeRest(g, intents[k:])
 				}
@@ -124,7 +127,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 		}
 		// In the evicting pass this repeats the first trial, which held
 		// the gang.
-		k, ok := p.tryDomain(g, intents, need, cell, preempt)
+		k, ok := p.tryDomain(g, intents, need, cell, p.cell.order, preempt)
 		if ok {
 			return p.placeRest(g, intents[k:])
 		}
@@ -137,20 +140,40 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 // attempt places as many of intents as fit on the nodes of order, as a
 // trial the caller commits or rolls back.
 func (p *placer) attempt(g *group, intents []placeIntent, order []int32, preempt bool) (int, *trial) {
-	t := p.begin()
+	t := p.begin(g)
 	return p.placeIn(g, intents, order, preempt), t
 }
 
-// tryDomain places as many of intents as fit on the nodes of order and
+// tryDomain places as many of intents as fit on the nodes of order, a
+// domain (full, in seeded order) cut down to its nodes with room, and
 // keeps them if they are at least need; otherwise it rolls the trial back.
-func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool) (int, bool) {
+func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
 	k, t := p.attempt(g, intents, order, preempt)
-	if k >= need {
+	if k < need {
+		t.rollback()
+		return k, false
+	}
+	return p.keep(t, k, g, intents, need, order, full, preempt)
+}
+
+// keep commits a trial on order that placed k >= need members. When order
+// is a cut of full, the trial is first replayed on full: it places the
+// very same members (the nodes left out never fit, room.go), and the
+// group's statistics then count every node the walk examined, as the
+// explanation of the plan should.
+func (p *placer) keep(t *trial, k int, g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
+	if len(order) == len(full) {
 		t.commit()
 		return k, true
 	}
 	t.rollback()
-	return k, false
+	k, t = p.attempt(g, intents, full, preempt)
+	if k < need { // cannot happen; never keep a partial gang
+		t.rollback()
+		return k, false
+	}
+	t.commit()
+	return k, true
 }
 
 // placeRest places the members beyond the gang's size anywhere.
@@ -225,8 +248,8 @@ func (c *cell) splitBy(key string) *domainSplit {
 	// value returns node i's value of key as a small id: from the index
 	// when there is one, else interned here.
 	var value func(i int32) int32
-	if c.index != nil {
-		col := c.index.column(key)
+	if c.nodeIndex != nil {
+		col := c.nodeIndex.column(key)
 		value = func(i int32) int32 { return col.of[i] }
 	} else {
 		ids := make(map[string]int32)

@@ -29,7 +29,7 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 		holds[l] = -1
 	}
 	try := func(order []int32, preempt bool, failed func()) (int, bool) {
-		t := p.begin()
+		t := p.begin(g)
 		k := p.placeIn(g, intents, order, preempt)
 		if k >= need {
 			t.commit()
@@ -45,7 +45,7 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 	for _, preempt := range []bool{false, true} {
 		tried := levels
 		if preempt && len(levels) > 0 {
-			t := p.begin()
+			t := p.begin(g)
 			if p.placeIn(g, intents, p.cell.order, true) < need {
 				tried = nil
 			}
@@ -105,6 +105,7 @@ func TestPropertyGangBoundsKeepPlans(t *testing.T) {
 				g.g.Placement = shape.g.Placement
 			}
 			g.replicas(rapid.IntRange(1, 12).Draw(t, "gangReplicas"))
+			genRelations(t, g)
 			g.gang(rapid.IntRange(0, g.g.Replicas).Draw(t, "minMember"), rapid.SampledFrom([]string{"", "rack", "zone", "node", "gpu"}).Draw(t, "topology"))
 			w.Groups = append(w.Groups, g.g)
 		}
@@ -122,4 +123,26 @@ func TestPropertyGangBoundsKeepPlans(t *testing.T) {
 			f.apply(got, false)
 		}
 	})
+}
+
+// genRelations adds random relation rules (spread, affinity and
+// anti-affinity to the group's own replicas or to "bg0") to a group, so
+// that the equivalence tests cover dynamic and static terms.
+func genRelations(t *rapid.T, g *groupBuilder) {
+	mode := func(label string) string {
+		return rapid.SampledFrom([]string{api.ModeHard, api.ModeSoft}).Draw(t, label)
+	}
+	key := func(label string) string { return rapid.SampledFrom([]string{"rack", "zone", "node"}).Draw(t, label) }
+	switch rapid.IntRange(0, 5).Draw(t, "relation") {
+	case 1:
+		g.spread(key("spreadKey"), rapid.IntRange(1, 2).Draw(t, "maxSkew"), mode("spreadMode"))
+	case 2:
+		g.antiAffinity("", key("antiKey"), mode("antiMode"))
+	case 3:
+		g.affinity("", key("affKey"), mode("affMode"))
+	case 4:
+		g.affinity("bg0", key("otherKey"), mode("otherMode"))
+	case 5:
+		g.antiAffinity("bg0", key("otherAntiKey"), mode("otherAntiMode"))
+	}
 }

@@ -25,9 +25,25 @@ type group struct {
 	scorers   []WeightedScorer
 	numaText  string
 	modelText string
+
+	// Relation rules (relations.go): static soft terms are scored with the
+	// scorers; dynamic terms are evaluated at selection, since the plan's
+	// own placements move them. keep lists workloads the group has
+	// affinity to, which preemption must not evict.
+	static  []term
+	dynamic []term
+	keep    []target
+
+	stats groupStats // what the placement saw, for explanations (explain.go)
+
+	// readsGPUs is set when a scorer reads NodeView.GPUFree; gpuBuf is the
+	// buffer it is filled in. chooser, when set, picks the GPU of a share.
+	readsGPUs bool
+	gpuBuf    []int64
+	chooser   ShareChooser
 }
 
-func compileGroup(w *api.Workload, tg *api.TaskGroup, policies map[string]Policy) *group {
+func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	g := &group{tg: tg, require: compileRules(tg.Placement.Require)}
 	res := tg.Resources()
 	if tg.ExclusiveCores() {
@@ -58,9 +74,17 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, policies map[string]Policy
 		g.filters = append(g.filters, gpuFitFilter{})
 	}
 
-	g.scorers = policyFor(w, policies)(&g.req)
-	if len(tg.Placement.Prefer)+len(tg.Placement.Avoid) > 0 {
-		g.scorers = append(g.scorers, WeightedScorer{Scorer: newLabelScorer(tg.Placement), Weight: 1})
+	g.scorers = policyFor(w, opts)(&g.req)
+	for _, ws := range g.scorers {
+		if gs, ok := ws.Scorer.(GPUScorer); ok && gs.ReadsGPUs() {
+			g.readsGPUs = true
+		}
+		if ch, ok := ws.Scorer.(ShareChooser); ok && g.chooser == nil {
+			g.chooser = ch
+		}
+	}
+	if ls := newLabelScorer(tg.Placement, opts); ls != nil {
+		g.scorers = append(g.scorers, WeightedScorer{Name: "labels", Scorer: ls, Weight: 1})
 	}
 	return g
 }
@@ -104,22 +128,76 @@ func (g *group) acceptsModel(m string) bool {
 }
 
 // check runs the filter chain on node i and returns the first rejection, or
-// "" when the node can take one more replica now.
+// "" when the node can take one more replica now, dynamic terms aside
+// (see verdict).
 func (g *group) check(c *cell, i int) string {
-	for _, f := range g.filters {
-		if r := f.check(g, c, i); r != "" {
-			return r
-		}
-	}
-	return ""
+	_, r := g.firstReject(c, i)
+	return r
 }
 
-// score is the weighted sum of the group's scorers for node i.
-func (g *group) score(n *nodeState) float64 {
-	view := NodeView{Node: n.node, Free: n.free, index: n.ix, slot: n.index + 1}
+// firstReject is check with the position of the rejecting filter (-1 when
+// none rejects).
+func (g *group) firstReject(c *cell, i int) (int, string) {
+	for k, f := range g.filters {
+		if r := f.check(g, c, i); r != "" {
+			return k, r
+		}
+	}
+	return -1, ""
+}
+
+// fullCheck is check followed by the dynamic terms: every reason node i
+// cannot take a replica as the plan stands now.
+func (g *group) fullCheck(c *cell, i int) string {
+	if r := g.check(c, i); r != "" {
+		return r
+	}
+	r, _ := g.verdict(c, i)
+	return r
+}
+
+// score is the cacheable part of node i's score: the weighted sum of the
+// group's scorers and static soft terms. It changes only when node i does.
+func (g *group) score(c *cell, i int) float64 {
+	view := g.view(c, i)
 	total := 0.0
 	for _, ws := range g.scorers {
 		total += ws.Weight * ws.Scorer.Score(&g.req, view)
 	}
+	for _, t := range g.static {
+		total += t.score(c, i)
+	}
 	return total
+}
+
+// verdict evaluates the dynamic terms on node i: the first hard one's
+// rejection, or "" and the soft ones' total score.
+func (g *group) verdict(c *cell, i int) (string, float64) {
+	total := 0.0
+	for _, t := range g.dynamic {
+		if r := t.reject(c, i); r != "" {
+			return r, 0
+		}
+		total += t.score(c, i)
+	}
+	return "", total
+}
+
+// view is node i as the group's scorers see it.
+func (g *group) view(c *cell, i int) NodeView {
+	n := c.at(i)
+	v := NodeView{Node: n.node, Free: n.free, index: c.nodeIndex, slot: int32(i) + 1}
+	if g.readsGPUs {
+		d := c.detail(i)
+		g.gpuBuf = g.gpuBuf[:0]
+		for k := range d.gpuMilli {
+			free := 1000 - d.gpuMilli[k]
+			if d.gpuWhole[k] {
+				free = 0
+			}
+			g.gpuBuf = append(g.gpuBuf, free)
+		}
+		v.GPUFree = g.gpuBuf
+	}
+	return v
 }

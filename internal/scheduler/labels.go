@@ -22,8 +22,8 @@ type labelRule struct {
 func (r *labelRule) matches(c *cell, i int) bool {
 	if !r.bound {
 		r.bound = true
-		if c.index != nil {
-			r.m = bindRule(&r.LabelRule, c.index.column(r.Key))
+		if c.nodeIndex != nil {
+			r.m = bindRule(&r.LabelRule, c.nodeIndex.column(r.Key))
 		}
 	}
 	if r.m != nil {
@@ -89,4 +89,20 @@ func ruleFailReason(r api.LabelRule) string {
 		return r.Key + " in " + list
 	}
 	return fmt.Sprintf("%s: unknown operator %q", r.Key, r.Op)
+}
+
+// ruleText writes a rule the way a user would: "zone=z1", "rack in [r1 r2]",
+// "gpu" (exists).
+func ruleText(r *api.LabelRule) string {
+	switch r.Op {
+	case api.OpExists:
+		return r.Key
+	case api.OpEqual, api.OpNotEqual:
+		v := ""
+		if len(r.Values) > 0 {
+			v = r.Values[0]
+		}
+		return r.Key + r.Op + v
+	}
+	return r.Key + " " + r.Op + " [" + strings.Join(r.Values, " ") + "]"
 }

@@ -85,6 +85,7 @@ func TestPropertyIndexKeepsPlans(t *testing.T) {
 					key, op, vals := rule("avoid")
 					g.avoid(rapid.IntRange(0, 100).Draw(t, "avoidWeight"), key, op, vals...)
 				}
+				genRelations(t, g)
 				if rapid.IntRange(0, 2).Draw(t, "gangRoll") == 0 {
 					g.gang(0, rapid.SampledFrom([]string{"rack", "zone", ""}).Draw(t, "topology"))
 				}

@@ -36,12 +36,14 @@ func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, 
 // keeps preemption a last resort.
 func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
 	set := (&feasibleSet{g: g, c: p.cell, limit: max(p.sample, 1)}).walk(order)
+	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
 		set.fill()
 		j, ok := set.best()
 		if ok {
 			i := int(set.nodes[j].node)
+			p.noteChoice(g, &set.stats, i)
 			p.cell.place(i, p.newAlloc(g, intent, i, p.ids.next()))
 			set.update(j)
 			continue
@@ -52,11 +54,19 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 		if pre == nil {
 			pre = newPreemptor(p, g, order)
 		}
-		if !pre.place(intent) {
+		if !pre.place(intent, &set.stats) {
 			return k
 		}
 	}
 	return len(intents)
+}
+
+// noteChoice records the score components of the group's first chosen
+// node, before the replica lands there.
+func (p *placer) noteChoice(g *group, stats *groupStats, i int) {
+	if stats.chosen == nil && g.stats.chosen == nil {
+		stats.chosen = g.nodeScore(p.cell, i)
+	}
 }
 
 func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.Allocation {

@@ -64,6 +64,9 @@ var (
 	_ Scorer = Random{}
 )
 
+// builtinNames are the policy types builtinScorer knows.
+var builtinNames = map[string]bool{api.PolicyBinpack: true, api.PolicySpread: true, api.PolicyDotProduct: true, api.PolicyRandom: true}
+
 // builtinScorer is the scorer of a built-in policy type, BinPack otherwise.
 func builtinScorer(typ string) Scorer {
 	switch typ {

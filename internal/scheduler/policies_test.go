@@ -44,7 +44,7 @@ func TestPolicyForBuiltins(t *testing.T) {
 		"": BinPack{}, api.PolicyBinpack: BinPack{}, api.PolicySpread: Spread{},
 		api.PolicyDotProduct: DotProduct{}, api.PolicyRandom: Random{}, "unknown": BinPack{},
 	} {
-		got := policyFor(&api.Workload{SchedulingPolicy: api.SchedulingPolicy{Type: typ}}, nil)(&Request{})
+		got := policyFor(&api.Workload{SchedulingPolicy: api.SchedulingPolicy{Type: typ}}, Options{})(&Request{})
 		if len(got) != 1 || got[0].Scorer != want {
 			t.Fatalf("policy %q: scorers %+v, want %T", typ, got, want)
 		}

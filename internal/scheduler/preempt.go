@@ -53,7 +53,7 @@ func newPreemptor(p *placer, g *group, order []int32) *preemptor {
 
 // place puts one replica on the node with the cheapest victim set, evicting
 // the victims in the same plan, and reports whether there was one.
-func (pr *preemptor) place(intent placeIntent) bool {
+func (pr *preemptor) place(intent placeIntent, stats *groupStats) bool {
 	if !pr.ready {
 		for rank, i := range pr.order {
 			if s, ok := pr.victimsOn(int(i), rank); ok {
@@ -62,16 +62,24 @@ func (pr *preemptor) place(intent placeIntent) bool {
 		}
 		pr.ready = true
 	}
-	if len(pr.sets) == 0 {
-		return false
-	}
-	b := 0
-	for j := 1; j < len(pr.sets); j++ {
-		if pr.sets[j].cheaper(&pr.sets[b]) {
+	b := -1
+	for j := range pr.sets {
+		if len(pr.g.dynamic) > 0 {
+			// Spread and rules about the group's own replicas move with
+			// every placement; evicting others never changes them.
+			if r, _ := pr.g.verdict(pr.p.cell, pr.sets[j].node); r != "" {
+				continue
+			}
+		}
+		if b < 0 || pr.sets[j].cheaper(&pr.sets[b]) {
 			b = j
 		}
 	}
+	if b < 0 {
+		return false
+	}
 	s := pr.sets[b]
+	pr.p.noteChoice(pr.g, stats, s.node)
 	c, w := pr.p.cell, pr.p.w
 	id := pr.p.ids.next()
 	touched := []int{s.node}
@@ -195,7 +203,7 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	var cands []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.ID) {
 		// Cheapest tests first: most allocations fail on priority alone.
-		if a.Priority < pr.p.w.Priority && !a.Terminal() && a.Workload != pr.p.w.Name && !c.stopping[a.ID] {
+		if a.Priority < pr.p.w.Priority && !a.Terminal() && a.Workload != pr.p.w.Name && !c.stopping[a.ID] && !g.keeps(a) {
 			if _, ok := pr.unit(a); ok {
 				cands = append(cands, a)
 			}

@@ -115,7 +115,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 // checkPlan asserts what the plan applier would: CheckNode accepts every
 // node's part, placements go to ready nodes only and stops name live
 // allocations.
-func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
+func checkPlan(t fataler, f *fakeState, plan *api.Plan) {
 	for nodeID, place := range plan.Place {
 		stopping := map[string]bool{}
 		for _, s := range plan.Stop[nodeID] {
@@ -159,7 +159,7 @@ func checkPlan(t *rapid.T, f *fakeState, plan *api.Plan) {
 
 // checkState recomputes every node's usage from its allocations, with an
 // accounting independent of the scheduler's.
-func checkState(t *rapid.T, f *fakeState) {
+func checkState(t fataler, f *fakeState) {
 	for _, n := range f.nodes {
 		var used api.Resources
 		cores := map[int]string{}
@@ -196,4 +196,10 @@ func checkState(t *rapid.T, f *fakeState) {
 			}
 		}
 	}
+}
+
+// fataler is what the plan and state checks need of *testing.T and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
 }

@@ -61,8 +61,13 @@ func staticKey(g *group) string {
 
 // hardView is the part of the cell a group's static filters accept.
 type hardView struct {
-	order []int32              // in seeded order
-	split map[string][][]int32 // domains per key, cut down
+	order []int32                 // in seeded order
+	split map[string][]viewDomain // domains per key, cut down
+}
+
+// viewDomain is a domain cut down to a view, and the whole domain.
+type viewDomain struct {
+	nodes, full []int32
 }
 
 func (c *cell) hardView(g *group) *hardView {
@@ -70,7 +75,7 @@ func (c *cell) hardView(g *group) *hardView {
 	if hv, ok := c.hardViews[key]; ok {
 		return hv
 	}
-	hv := &hardView{split: make(map[string][][]int32)}
+	hv := &hardView{split: make(map[string][]viewDomain)}
 	for _, i := range c.order {
 		if c.passesStatic(g, int(i)) {
 			hv.order = append(hv.order, i)
@@ -94,7 +99,7 @@ func (c *cell) passesStatic(g *group, i int) bool {
 
 // domains is the cell's domains of key (see (*cell).domains) cut down to
 // the view, in the same order; domains left empty are dropped.
-func (hv *hardView) domains(c *cell, key string) [][]int32 {
+func (hv *hardView) domains(c *cell, key string) []viewDomain {
 	if d, ok := hv.split[key]; ok {
 		return d
 	}
@@ -108,10 +113,10 @@ func (hv *hardView) domains(c *cell, key string) [][]int32 {
 			lists[k] = append(lists[k], i)
 		}
 	}
-	out := lists[:0]
-	for _, l := range lists {
+	var out []viewDomain
+	for k, l := range lists {
 		if len(l) > 0 {
-			out = append(out, l)
+			out = append(out, viewDomain{nodes: l, full: split.lists[k]})
 		}
 	}
 	hv.split[key] = out

@@ -35,6 +35,10 @@ type Options struct {
 	// Policies adds scoring policies by SchedulingPolicy.Type, ahead of the
 	// built-in binpack and spread.
 	Policies map[string]Policy
+	// Cell is the cell's configuration: the default policy and the time
+	// windows rules may be restricted to (evaluated at Now). Nil is the
+	// empty configuration.
+	Cell *api.CellConfig
 	// Scratch, when set, is memory the call may reuse (see Scratch); it
 	// does not change the plan.
 	Scratch *Scratch
@@ -92,7 +96,8 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 		sample: opts.sampleSize(c.size()),
 	}
 	for _, gi := range rec.groups {
-		g := compileGroup(w, gi.group, opts.Policies)
+		g := compileGroup(w, gi.group, opts)
+		g.relate(c, w)
 		place := p.placeGroup
 		if g.tg.Gang != nil {
 			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) {
@@ -102,8 +107,13 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 				return p.placeGang(g, gi)
 			}
 		}
+		placed := len(gi.place)
 		if f, ok := place(g, gi.place); !ok {
 			plan.Failures = append(plan.Failures, f)
+			placed -= f.Missing
+		}
+		if len(gi.place) > 0 {
+			plan.Explanations = append(plan.Explanations, g.explanation(len(gi.place), placed))
 		}
 	}
 	plan.Place = c.placements()

@@ -11,17 +11,40 @@ type Request struct {
 	Resources api.Resources
 }
 
-// NodeView is a feasible node as scorers see it. Both fields are read-only.
+// NodeView is a feasible node as scorers see it. Every field is read-only
+// and valid only during the call.
 type NodeView struct {
 	Node *api.Node
 	// Free is what the node has left now: capacity minus allocated, plus
 	// this plan's stops, minus this plan's placements so far.
 	Free api.Resources
+	// GPUFree is each GPU's free milli-GPU (1000 when idle, 0 when held
+	// whole), indexed like Node.GPUs. It is filled only for scorers that
+	// implement GPUScorer; nil otherwise.
+	GPUFree []int64
 
 	// index, when set, is the cell's NodeIndex and slot 1 + the node's
 	// position in it: built-in scorers read label values from it.
 	index *NodeIndex
 	slot  int32
+}
+
+// GPUScorer is implemented by scorers that read per-GPU occupancy
+// (NodeView.GPUFree), such as fragmentation-aware ones. The engine then
+// loads the occupancy of every node it scores, which costs more than the
+// aggregate view.
+type GPUScorer interface {
+	Scorer
+	ReadsGPUs() bool
+}
+
+// ShareChooser is implemented by scorers that pick the GPU a fractional
+// request shares on the chosen node, instead of the engine's best fit.
+// candidates are the GPU indexes (into Node.GPUs) of acceptable model where
+// the share fits; it returns one of them. It must be pure and may not
+// block.
+type ShareChooser interface {
+	ChooseShare(req *Request, n NodeView, candidates []int) int
 }
 
 // Scorer rates how good a feasible node is for one more replica; higher is
@@ -35,8 +58,10 @@ type Scorer interface {
 	Score(req *Request, node NodeView) float64
 }
 
-// WeightedScorer is a Scorer with its weight in the total.
+// WeightedScorer is a Scorer with its weight in the total and the name
+// explanations show for it.
 type WeightedScorer struct {
+	Name   string
 	Scorer Scorer
 	Weight float64
 }
@@ -87,23 +112,37 @@ var (
 	_ Scorer = (*labelScorer)(nil)
 )
 
-// policyFor picks the workload's policy: Options.Policies first, then the
-// built-ins; binpack when the type is empty or unknown.
-func policyFor(w *api.Workload, extra map[string]Policy) Policy {
-	typ := ""
-	if w != nil {
-		typ = w.SchedulingPolicy.Type
+// policyType is the policy a workload is scheduled with: its own, else the
+// cell's default, else binpack.
+func policyType(w *api.Workload, opts Options) string {
+	if w != nil && w.SchedulingPolicy.Type != "" {
+		return w.SchedulingPolicy.Type
 	}
-	if p, ok := extra[typ]; ok {
+	if opts.Cell != nil && opts.Cell.SchedulingPolicy != "" {
+		return opts.Cell.SchedulingPolicy
+	}
+	return api.PolicyBinpack
+}
+
+// policyFor picks the workload's policy: Options.Policies first, then the
+// built-ins; binpack when the type is unknown.
+func policyFor(w *api.Workload, opts Options) Policy {
+	typ := policyType(w, opts)
+	if p, ok := opts.Policies[typ]; ok {
 		return p
 	}
 	scorer := builtinScorer(typ)
-	return func(*Request) []WeightedScorer { return []WeightedScorer{{Scorer: scorer, Weight: 1}} }
+	if !builtinNames[typ] {
+		typ = api.PolicyBinpack
+	}
+	return func(*Request) []WeightedScorer { return []WeightedScorer{{Name: typ, Scorer: scorer, Weight: 1}} }
 }
 
 // labelScorer adds the weights of matching prefer rules and subtracts those
 // of matching avoid rules, in hundredths: a weight-100 preference counts as
-// much as the whole binpack range.
+// much as the whole binpack range. Rules restricted to a time window count
+// only while the window is open at Options.Now; a window the cell does not
+// define is taken as always open.
 type labelScorer struct {
 	prefer, avoid []api.LabelRule
 	// Matchers per rule, bound to index on first use with one.
@@ -112,8 +151,32 @@ type labelScorer struct {
 	avoidM  []*ruleMatcher
 }
 
-func newLabelScorer(p api.Placement) *labelScorer {
-	return &labelScorer{prefer: p.Prefer, avoid: p.Avoid}
+// newLabelScorer returns nil when no rule applies now.
+func newLabelScorer(p api.Placement, opts Options) *labelScorer {
+	s := &labelScorer{prefer: inWindow(p.Prefer, opts), avoid: inWindow(p.Avoid, opts)}
+	if len(s.prefer)+len(s.avoid) == 0 {
+		return nil
+	}
+	return s
+}
+
+// inWindow keeps the rules without a window or whose window is open now.
+func inWindow(rules []api.LabelRule, opts Options) []api.LabelRule {
+	out := rules[:0:0]
+	for _, r := range rules {
+		if windowOpen(r.Window, opts) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func windowOpen(name string, opts Options) bool {
+	if name == "" {
+		return true
+	}
+	w := opts.Cell.Window(name)
+	return w == nil || w.Active(opts.Now)
 }
 
 func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
@@ -158,4 +221,27 @@ func (s *labelScorer) indexed(index *NodeIndex, i int) float64 {
 		}
 	}
 	return float64(total) / 100
+}
+
+// components names each matching rule's part of the score:
+// "prefer zone=z1" +0.5, "avoid powerZone=B (peak-hours)" -0.8.
+func (s *labelScorer) components(_ *Request, n NodeView) []api.ScoreComponent {
+	var out []api.ScoreComponent
+	add := func(kind string, r *api.LabelRule, sign float64) {
+		if !matchRule(r, n.Node.Labels) {
+			return
+		}
+		name := kind + " " + ruleText(r)
+		if r.Window != "" {
+			name += " (" + r.Window + ")"
+		}
+		out = append(out, api.ScoreComponent{Name: name, Score: sign * float64(max(r.Weight, 1)) / 100})
+	}
+	for i := range s.prefer {
+		add("prefer", &s.prefer[i], 1)
+	}
+	for i := range s.avoid {
+		add("avoid", &s.avoid[i], -1)
+	}
+	return out
 }

@@ -56,7 +56,7 @@ func TestLabelScorer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			near(t, "score", newLabelScorer(tt.group.g.Placement).Score(nil, n), tt.want)
+			near(t, "score", newLabelScorer(tt.group.g.Placement, Options{}).Score(nil, n), tt.want)
 		})
 	}
 }
@@ -83,7 +83,7 @@ func TestPolicyFor(t *testing.T) {
 		t.Run(tt.typ, func(t *testing.T) {
 			w := &api.Workload{SchedulingPolicy: api.SchedulingPolicy{Type: tt.typ}}
 			total := 0.0
-			for _, ws := range policyFor(w, extra)(req) {
+			for _, ws := range policyFor(w, Options{Policies: extra})(req) {
 				total += ws.Weight * ws.Scorer.Score(req, view)
 			}
 			near(t, "score", total, tt.want)
@@ -105,4 +105,41 @@ func TestPreferOutweighsBinpack(t *testing.T) {
 	f.putWorkload(workload("w", taskGroup("g").cpu(500)))
 	plan = schedule(f, "w", 1)
 	mustEqual(t, "node without preference", planAllocs(plan)[0].NodeID, "n1")
+}
+
+// halfUsedGPU prefers nodes with a half-used GPU and shares the last GPU
+// that fits: a stand-in for fragmentation-aware policies.
+type halfUsedGPU struct{}
+
+func (halfUsedGPU) ReadsGPUs() bool { return true }
+func (halfUsedGPU) Score(_ *Request, n NodeView) float64 {
+	for _, f := range n.GPUFree {
+		if f == 500 {
+			return 1
+		}
+	}
+	return 0
+}
+func (halfUsedGPU) ChooseShare(_ *Request, _ NodeView, candidates []int) int {
+	return candidates[len(candidates)-1]
+}
+
+func TestGPUScorerSeesPerGPUOccupancy(t *testing.T) {
+	f := newFake(
+		node("a").cpu(8000).mem("8Gi").gpu("0", "A100", 0).gpu("1", "A100", 0),
+		node("b").cpu(8000).mem("8Gi").gpu("0", "A100", 0).gpu("1", "A100", 0).gpu("2", "A100", 0),
+	)
+	f.putAlloc(&api.Allocation{ID: "x", Workload: "other", NodeID: "b", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning,
+		Resources: api.Resources{CPUMilli: 100, GPUMilli: 500}, Assignment: api.Assignment{NUMANode: -1, GPUs: []string{"1"}, GPUMilli: 500}})
+	w := workload("w", taskGroup("g").cpu(100).gpuMilli(300))
+	w.SchedulingPolicy.Type = "half"
+	f.putWorkload(w)
+	policies := map[string]Policy{"half": func(*Request) []WeightedScorer {
+		return []WeightedScorer{{Name: "half", Scorer: halfUsedGPU{}, Weight: 1}}
+	}}
+	plan := Schedule(f, &api.Evaluation{ID: "e", Workload: "w"}, Options{Seed: 1, Policies: policies})
+	a := planAllocs(plan)[0]
+	mustEqual(t, "node with a half-used GPU", a.NodeID, "b")
+	mustEqual(t, "the chooser's GPU, not the best fit (1)", a.Assignment.GPUs[0], "2")
+	mustEqual(t, "explained", plan.Explanations[0].Chosen.Components[0].Name, "half")
 }

@@ -25,9 +25,10 @@ func (a *candidate) before(b *candidate) bool {
 // The candidates are kept as a binary heap in selection order (before), so
 // the best is nodes[0]: placing all replicas of a group costs one pass over
 // the cell plus O(log limit) per replica. Whoever changes a candidate's
-// score must restore the heap: update does it for the node just placed on;
-// rescore does it for every candidate, for a group whose scores depend on
-// placements on other nodes (O(limit)).
+// cached score must restore the heap: update does it for the node just
+// placed on; rescore does it for every candidate (O(limit)). A group with
+// dynamic terms (spread, rules about its own replicas) selects by a scan
+// instead (bestDynamic), since their part of the score is not cached.
 type feasibleSet struct {
 	g      *group
 	c      *cell
@@ -35,6 +36,7 @@ type feasibleSet struct {
 	limit  int
 	cursor int
 	nodes  []candidate // a heap in selection order
+	stats  groupStats  // nodes examined, feasible and rejected by each filter
 }
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
@@ -54,16 +56,23 @@ func (s *feasibleSet) walk(order []int32) *feasibleSet {
 func (s *feasibleSet) fill() {
 	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
 		i := s.order[s.cursor]
-		if s.g.check(s.c, int(i)) == "" {
-			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c.at(int(i)))})
+		if k, reason := s.g.firstReject(s.c, int(i)); k < 0 {
+			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
+			s.stats.feasible++
+		} else {
+			s.stats.reject(k, reason)
 		}
 		s.cursor++
 	}
+	s.stats.examined = s.cursor
 }
 
 // best returns the position in s.nodes of the highest score, the earliest
 // in the seeded order on ties; false when the set is empty.
 func (s *feasibleSet) best() (int, bool) {
+	if len(s.g.dynamic) > 0 {
+		return s.bestDynamic()
+	}
 	return 0, len(s.nodes) > 0
 }
 
@@ -72,7 +81,7 @@ func (s *feasibleSet) best() (int, bool) {
 func (s *feasibleSet) update(j int) {
 	i := int(s.nodes[j].node)
 	if s.g.check(s.c, i) == "" {
-		s.nodes[j].score = s.g.score(s.c.at(i))
+		s.nodes[j].score = s.g.score(s.c, i)
 		s.fix(j)
 		return
 	}
@@ -83,7 +92,7 @@ func (s *feasibleSet) update(j int) {
 // not re-checked: the set still assumes that nodes only fill up.
 func (s *feasibleSet) rescore() {
 	for j := range s.nodes {
-		s.nodes[j].score = s.g.score(s.c.at(int(s.nodes[j].node)))
+		s.nodes[j].score = s.g.score(s.c, int(s.nodes[j].node))
 	}
 	for j := len(s.nodes)/2 - 1; j >= 0; j-- {
 		s.down(j)
@@ -143,4 +152,36 @@ func (s *feasibleSet) down(j int) bool {
 		j = child
 	}
 	return j > start
+}
+
+// bestDynamic is best for a group with dynamic terms (spread, rules about
+// its own replicas): they are evaluated now, on every candidate, since the
+// last placement may have moved them on nodes it did not touch. When every
+// candidate is blocked by one, the window widens by another limit's worth
+// of nodes until one passes or the cell is exhausted, so "does not fit"
+// still means that no node fits.
+func (s *feasibleSet) bestDynamic() (int, bool) {
+	step := s.limit
+	for {
+		b, bestScore := -1, 0.0
+		for j := range s.nodes {
+			n := &s.nodes[j]
+			reason, extra := s.g.verdict(s.c, int(n.node))
+			if reason != "" {
+				continue
+			}
+			total := n.score + extra
+			if b < 0 || total > bestScore || (total == bestScore && n.rank < s.nodes[b].rank) {
+				b, bestScore = j, total
+			}
+		}
+		if b >= 0 {
+			return b, true
+		}
+		if s.cursor >= len(s.order) {
+			return 0, false
+		}
+		s.limit += step
+		s.fill()
+	}
 }

@@ -68,14 +68,15 @@ func TestFeasibleSetSampling(t *testing.T) {
 }
 
 func TestFeasibleSetBestBreaksTiesBySeededOrder(t *testing.T) {
-	s := &feasibleSet{}
+	g := &group{}
+	s := &feasibleSet{g: g}
 	for _, cd := range []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}} {
 		s.push(cd)
 	}
 	j, ok := s.best()
 	mustEqual(t, "found", ok, true)
 	mustEqual(t, "best", s.nodes[j].node, int32(2))
-	_, ok = (&feasibleSet{}).best()
+	_, ok = (&feasibleSet{g: g}).best()
 	mustEqual(t, "empty", ok, false)
 }
 
@@ -102,7 +103,7 @@ func TestFeasibleSetUpdateDropsFullNodes(t *testing.T) {
 // and checks that best is always what a linear scan picks.
 func TestPropertyFeasibleSetHeapPicksLinearBest(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := &feasibleSet{}
+		s := &feasibleSet{g: &group{}}
 		score := rapid.IntRange(0, 5) // few values: many ties
 		rank := int32(0)
 		for range rapid.IntRange(1, 60).Draw(t, "steps") {

@@ -20,14 +20,17 @@ type change struct {
 // pipeline's) and, when too few fit, the trial is rolled back and the cell
 // is as it was before, stops included.
 //
-// The allocation ids a trial drew are given back too, so that a plan does
-// not depend on which trials were run before it: the engine may skip
-// trials it can prove hopeless (room.go) without changing a single id.
+// The allocation ids a trial drew and what it added to the group's
+// statistics are given back too, so that a plan does not depend on which
+// trials were run before it: the engine may skip trials it can prove
+// hopeless (room.go) without changing a single id or count.
 type trial struct {
 	c       *cell
 	changes []change
 	ids     *rand.PCG // the placer's id stream, restored on rollback
 	idState rand.PCG
+	g       *group // whose stats are restored on rollback
+	stats   groupStats
 }
 
 func (c *cell) begin() *trial {
@@ -36,11 +39,12 @@ func (c *cell) begin() *trial {
 	return t
 }
 
-// begin starts a trial on the placer's cell that also restores its id
-// stream on rollback.
-func (p *placer) begin() *trial {
+// begin starts a trial of group g on the placer's cell that also restores
+// its id stream and g's statistics on rollback.
+func (p *placer) begin(g *group) *trial {
 	t := p.cell.begin()
 	t.ids, t.idState = p.ids.pcg, *p.ids.pcg
+	t.g, t.stats = g, g.stats.clone()
 	return t
 }
 
@@ -54,6 +58,9 @@ func (t *trial) rollback() {
 	c.journal = nil
 	if t.ids != nil {
 		*t.ids = t.idState
+	}
+	if t.g != nil {
+		t.g.stats = t.stats
 	}
 	for k := len(t.changes) - 1; k >= 0; k-- {
 		ch := t.changes[k]
@@ -71,6 +78,7 @@ func (t *trial) rollback() {
 		} else {
 			n.free = n.free.Add(ch.alloc.Resources)
 			n.placed = n.placed[:len(n.placed)-1]
+			c.follow(ch.node, ch.alloc, -1)
 		}
 		n.detail = nil
 	}

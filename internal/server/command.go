@@ -19,6 +19,7 @@ const (
 	cmdUpsertEvals
 	cmdApplyPlan
 	cmdAllocClientUpdate
+	cmdSetCellConfig
 )
 
 func (c commandType) String() string {
@@ -37,6 +38,8 @@ func (c commandType) String() string {
 		return "apply-plan"
 	case cmdAllocClientUpdate:
 		return "alloc-client-update"
+	case cmdSetCellConfig:
+		return "set-cell-config"
 	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
@@ -92,6 +95,12 @@ type allocClientUpdateCmd struct {
 	Updates []*api.AllocUpdate `json:"updates"`
 	Evals   []*api.Evaluation  `json:"evals,omitempty"`
 	Time    time.Time          `json:"time"` // stamped by the proposer, for events
+}
+
+// setCellConfigCmd replaces the cell configuration.
+type setCellConfigCmd struct {
+	Config *api.CellConfig `json:"config"`
+	Time   time.Time       `json:"time"` // stamped by the proposer, for events
 }
 
 // encodeCommand frames a command as one type byte followed by JSON.

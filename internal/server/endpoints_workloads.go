@@ -24,6 +24,7 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	wl.SubmitTime = s.cfg.Now()
+	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
 	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
 	idx, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
 	if err != nil {

@@ -46,6 +46,8 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 		out = append(out, api.Event{Time: c.Time, Type: t, NodeID: c.NodeID, Message: fmt.Sprintf("node %s %s: %s", name, c.Status, c.Reason)})
 	case *applyPlanCmd:
 		out = append(out, planEvents(snap, c)...)
+	case *setCellConfigCmd:
+		out = append(out, api.Event{Time: c.Time, Type: api.EventCellConfig, Message: describeConfig(c.Config)})
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
 			old := snap.Alloc(u.ID)
@@ -121,4 +123,17 @@ func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return out, snap.TableIndex(ws, state.TableEvents), nil
 	})
+}
+
+// describeConfig words a cell configuration for the event list.
+func describeConfig(c *api.CellConfig) string {
+	policy := c.SchedulingPolicy
+	if policy == "" {
+		policy = api.PolicyBinpack
+	}
+	msg := "cell configuration set: default policy " + policy
+	if names := c.WindowNames(); len(names) > 0 {
+		msg += ", time windows " + strings.Join(names, ", ")
+	}
+	return msg
 }

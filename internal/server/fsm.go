@@ -100,6 +100,8 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		body = &applyPlanCmd{}
 	case cmdAllocClientUpdate:
 		body = &allocClientUpdateCmd{}
+	case cmdSetCellConfig:
+		body = &setCellConfigCmd{}
 	default:
 		return nil, fmt.Errorf("unknown command type %d", uint8(t))
 	}
@@ -162,6 +164,8 @@ func applyCommand(w *state.WriteTxn, body any) error {
 			}
 		}
 		return upsertEvals(w, c.Evals)
+	case *setCellConfigCmd:
+		return w.SetCellConfig(c.Config)
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

@@ -45,6 +45,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
 	mux.HandleFunc("GET /v1/events", s.handleListEvents)
 	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
+	mux.HandleFunc("GET /v1/cell/config", s.handleGetCellConfig)
+	mux.HandleFunc("PUT /v1/cell/config", s.handleSetCellConfig)
 
 	// The agents' own endpoints.
 	mux.HandleFunc("POST /v1/agent/nodes", s.handleRegisterNode)

@@ -59,8 +59,25 @@ func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Eval
 			}
 		}
 	}
+	explain(evals, byGroup)
 	st.Status = overallStatus(w, st.Groups)
 	return st
+}
+
+// explain gives each group the explanation of the newest evaluation that
+// tried to place some of it.
+func explain(evals []*api.Evaluation, byGroup map[string]*api.GroupStatus) {
+	newest := map[string]uint64{}
+	for _, e := range evals {
+		for i := range e.Explanations {
+			x := &e.Explanations[i]
+			gs := byGroup[x.Group]
+			if gs == nil || (gs.Explanation != nil && newest[x.Group] >= e.CreateIndex) {
+				continue
+			}
+			gs.Explanation, gs.ExplainedBy, newest[x.Group] = x, e.ID, e.CreateIndex
+		}
+	}
 }
 
 func overallStatus(w *api.Workload, groups []api.GroupStatus) string {

@@ -54,11 +54,13 @@ func (w *worker) run(ctx context.Context) {
 func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, err error) {
 	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
 		snap := w.srv.State().Snapshot()
-		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(), Scratch: &w.scratch})
+		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(),
+			Cell: snap.CellConfig(), Scratch: &w.scratch})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 
 		final := *e
 		final.Failures = plan.Failures
+		final.Explanations = plan.Explanations
 		final.Status, final.StatusDescription = api.EvalComplete, ""
 		if len(plan.Failures) > 0 {
 			final.Status = api.EvalBlocked

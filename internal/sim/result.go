@@ -57,6 +57,9 @@ type Result struct {
 	MemAlloc float64 `json:"memAlloc"`
 	// FragRatio is the final GPU fragmentation ratio, % of idle GPU milli.
 	FragRatio float64 `json:"fragRatio"`
+	// Explanation is Config.Explain's pod's placement, when asked for and
+	// the pod arrived.
+	Explanation *cluster.Explanation `json:"explanation,omitempty"`
 
 	Pending     PendingStats `json:"pending"`
 	Preemptions int          `json:"preemptions"` // always 0: no policy preempts yet

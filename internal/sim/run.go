@@ -57,6 +57,11 @@ type Config struct {
 	// NoSeries drops the per-pod/per-event series from the Result (the
 	// final figures are still computed).
 	NoSeries bool
+	// Explain names a pod whose placement the Result explains
+	// (Result.Explanation): the decision that placed it, or its last
+	// attempt when it never was. In inflation mode sampled copies are
+	// named pod~k.
+	Explain string
 }
 
 // Run simulates cfg. It returns early with ctx's error when ctx is done.
@@ -122,12 +127,16 @@ type engine struct {
 	fragTracker *frag.Tracker
 	res         *Result
 	arrivedGPU  int64
+	explained   bool // the explained pod was placed: explanation final
 }
 
 // place asks the placer and commits its answer; a placement the cluster
 // rejects is a policy bug, reported as an error.
 func (e *engine) place(p *trace.Pod) (cluster.AllocID, bool, error) {
 	pl, ok := e.placer.Place(e.c, p)
+	if e.cfg.Explain != "" && p.Name == e.cfg.Explain && !e.explained {
+		e.explain(p, pl, ok)
+	}
 	if !ok {
 		return -1, false, nil
 	}
@@ -136,6 +145,19 @@ func (e *engine) place(p *trace.Pod) (cluster.AllocID, bool, error) {
 		return -1, false, fmt.Errorf("policy %s placed %s badly: %w", e.res.Policy, p.Name, err)
 	}
 	return id, true, nil
+}
+
+// explain records why p went where it did, before the cluster changes.
+func (e *engine) explain(p *trace.Pod, pl cluster.Placement, ok bool) {
+	x := e.c.Explain(p, pl, ok)
+	if ex, can := e.placer.(cluster.Explainer); can {
+		ex.Explain(e.c, p, pl, ok, &x)
+	}
+	if prev := e.res.Explanation; prev != nil {
+		x.Attempts = prev.Attempts
+	}
+	x.Attempts++
+	e.res.Explanation, e.explained = &x, ok
 }
 
 func (e *engine) sampleFrag(t int64) {

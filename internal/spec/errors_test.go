@@ -113,10 +113,10 @@ func TestParseErrors(t *testing.T) {
           - {key: zone, values: [z1], weight: 500}
           - {key: zone, op: exists, values: [z1]}
           - 42
-        spread: [rack]
+        spread: [{key: rack, maxSkew: 0}]
 `, wantErrPaths: []string{"spec.groups[0].placement.require[0].op", "spec.groups[0].placement.require[1].values", "spec.groups[0].placement.require[2].weight",
 			"spec.groups[0].placement.require[3]", "spec.groups[0].placement.require[4].key", "spec.groups[0].placement.prefer[0].weight",
-			"spec.groups[0].placement.prefer[1].values", "spec.groups[0].placement.prefer[2]", "spec.groups[0].placement.spread"}},
+			"spec.groups[0].placement.prefer[1].values", "spec.groups[0].placement.prefer[2]", "spec.groups[0].placement.spread[0].maxSkew"}},
 		{name: "bad seed constraints", yaml: doc(`  containers: [{name: c, command: [x]}]
   placementConstraints:
     rack: "prefer-"

@@ -37,6 +37,11 @@ func TestExamples(t *testing.T) {
 		"pinned.yaml": func(t *testing.T, w *api.Workload) {
 			equal(t, "exclusive cores", w.Groups[0].ExclusiveCores(), true)
 		},
+		"training.yaml": func(t *testing.T, w *api.Workload) {
+			pl := w.Groups[0].Placement
+			equal(t, "rules", []int{len(pl.Spread), len(pl.Affinity), len(pl.CommunicatesWith), len(pl.DataLocality)}, []int{1, 1, 2, 1})
+			equal(t, "gang", w.Groups[0].Gang.Topology, "rack")
+		},
 		"gpu-share.yaml": func(t *testing.T, w *api.Workload) {
 			task := w.Groups[0].Tasks[0]
 			equal(t, "gpu share", []int64{task.Resources.GPUs, task.Resources.GPUMilli}, []int64{0, 500})
@@ -49,6 +54,14 @@ func TestExamples(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if name == "cell.yaml" {
+				c, err := ParseCellConfig(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				equal(t, "windows", c.WindowNames(), []string{"peak-hours"})
+				return
 			}
 			w := mustParse(t, string(data))
 			if check, ok := checks[name]; ok {

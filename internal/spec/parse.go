@@ -93,9 +93,9 @@ func yamlError(err error) *FieldError {
 
 func (d *decoder) workload(root *yaml.Node) *api.Workload {
 	w := &api.Workload{
-		PriorityClass:    DefaultPriorityClass,
-		Priority:         PriorityFor(DefaultPriorityClass),
-		SchedulingPolicy: api.SchedulingPolicy{Type: api.PolicyBinpack},
+		PriorityClass: DefaultPriorityClass,
+		Priority:      PriorityFor(DefaultPriorityClass),
+		// SchedulingPolicy stays empty unless given: the cell's default.
 	}
 	if root.Kind != yaml.MappingNode {
 		d.fail("", root, "expected a mapping (a Workload document), got %s", describe(root))

@@ -27,10 +27,9 @@ func equal(t *testing.T, what string, got, want any) {
 func TestDefaults(t *testing.T) {
 	w := mustParse(t, oneTask(cmd))
 	want := &api.Workload{
-		Name:             "w",
-		PriorityClass:    api.PriorityBatch,
-		Priority:         500,
-		SchedulingPolicy: api.SchedulingPolicy{Type: api.PolicyBinpack},
+		Name:          "w",
+		PriorityClass: api.PriorityBatch,
+		Priority:      500,
 		Groups: []*api.TaskGroup{{
 			Name:     "g",
 			Replicas: 1,
@@ -107,11 +106,7 @@ spec:
 		KillTimeout:    90 * time.Second,
 		PidsLimit:      256,
 	})
-	equal(t, "notices", w.Unenforced, []api.Notice{{
-		Field:   "spec.groups[0].placement.avoid[1].window",
-		Value:   "peak-hours",
-		Message: `time window "peak-hours" not yet enforced; the rule is applied as a soft rule at all times`,
-	}})
+	equal(t, "notices", w.Unenforced, []api.Notice(nil))
 }
 
 func TestRestartPolicyDefaults(t *testing.T) {

@@ -24,10 +24,11 @@ const (
 
 func (k ruleKind) soft() bool { return k != kindRequire }
 
-// WindowNotice is the notice of a prefer or avoid rule restricted to a time
-// window: the rule is kept and applied as a soft rule at all times.
-func WindowNotice(window string) string {
-	return fmt.Sprintf("time window %q not yet enforced; the rule is applied as a soft rule at all times", window)
+// UndefinedWindowNotice is the notice of a rule restricted to a time window
+// the cell does not define: the rule then applies at all times. The server
+// adds it when a workload is registered (spec.Parse does not know the cell).
+func UndefinedWindowNotice(window string) string {
+	return fmt.Sprintf("time window %q is not defined by the cell; the rule applies at all times", window)
 }
 
 func (d *decoder) placement(path string, n *yaml.Node) api.Placement {
@@ -40,6 +41,16 @@ func (d *decoder) placement(path string, n *yaml.Node) api.Placement {
 			pl.Prefer = d.rules(p, v, kindPrefer)
 		case "avoid":
 			pl.Avoid = d.rules(p, v, kindAvoid)
+		case "spread":
+			pl.Spread = d.spreadRules(p, v)
+		case "affinity":
+			pl.Affinity = d.affinityRules(p, v)
+		case "antiAffinity":
+			pl.AntiAffinity = d.affinityRules(p, v)
+		case "communicatesWith":
+			pl.CommunicatesWith = d.peerRules(p, v)
+		case "dataLocality":
+			pl.DataLocality = d.dataRules(p, v)
 		default:
 			return false
 		}
@@ -150,9 +161,6 @@ func (d *decoder) rule(path string, n *yaml.Node, kind ruleKind) (api.LabelRule,
 	d.checkOp(join(path, "values"), n, r)
 	if len(d.errs.List) > errsBefore {
 		return r, false
-	}
-	if r.Window != "" {
-		d.notice(join(path, "window"), window, r.Window, WindowNotice(r.Window))
 	}
 	return r, true
 }

@@ -91,9 +91,6 @@ func (d *decoder) constraintRule(path string, n *yaml.Node, key, value string, g
 		d.fail(path, n, "%s", problem)
 		return
 	}
-	if r.Window != "" {
-		d.notice(path, n, value, WindowNotice(r.Window))
-	}
 	for _, g := range groups {
 		rule := r
 		rule.Values = []string{rest} // each group owns its values
@@ -166,13 +163,13 @@ func (d *decoder) policyType(path string, n *yaml.Node, w *api.Workload) {
 	if !ok {
 		return
 	}
-	switch s {
-	case api.PolicyBinpack, api.PolicySpread, api.PolicyDotProduct, api.PolicyRandom:
+	switch {
+	case knownPolicy(s):
 		w.SchedulingPolicy.Type = s
-	case PredictiveMLOptimized:
+	case s == PredictiveMLOptimized:
 		w.SchedulingPolicy = api.SchedulingPolicy{Type: api.PolicyBinpack, Original: s}
 		d.notice(path, n, s, "predictive scheduling is not implemented; scheduled with binpack")
 	default:
-		d.fail(path, n, "unknown scheduling policy %q (want %s, %s, %s or %s)", s, api.PolicyBinpack, api.PolicySpread, api.PolicyDotProduct, api.PolicyRandom)
+		d.fail(path, n, "unknown scheduling policy %q (want %s)", s, policyList())
 	}
 }

@@ -47,7 +47,6 @@ func TestSeedMapping(t *testing.T) {
 		{Field: "apiVersion", Value: "internal.hyperscaler.com/v1alpha1", Message: "accepted as strata.dev/v1"},
 		{Field: "spec.containers[0].image", Value: "custom-ml-image:v2.1", Message: ImageOnlyNotice},
 		{Field: "spec.placementConstraints.numaNode", Value: "preferred-node-0", Message: NotEnforced},
-		{Field: "spec.placementConstraints.powerZone", Value: "avoid-zone-B-peak-hours", Message: WindowNotice("peak-hours")},
 		{Field: "spec.placementConstraints.networkTrafficProfile", Value: "high-bandwidth-internal-only", Message: NotEnforced},
 		{Field: "spec.schedulingPolicy.type", Value: "PredictiveMLOptimized", Message: "predictive scheduling is not implemented; scheduled with binpack"},
 		{Field: "spec.schedulingPolicy.rebalanceFrequency", Value: "daily", Message: "rebalancing is not implemented; accepted, not yet enforced"},

@@ -14,6 +14,7 @@ type Dump struct {
 	Allocs    []*api.Allocation `json:"allocs"`
 	Evals     []*api.Evaluation `json:"evals"`
 	Events    []*api.Event      `json:"events,omitempty"`
+	Config    *api.CellConfig   `json:"config,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
 }
 
@@ -28,7 +29,10 @@ func (s *Snapshot) Dump() *Dump {
 		Events:    s.Events(nil, ""),
 		Indexes:   map[string]uint64{},
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents} {
+	if c := s.CellConfig(); c.ModifyIndex > 0 {
+		d.Config = c
+	}
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -67,6 +71,11 @@ func Restore(d *Dump) (*Store, error) {
 	}
 	for _, e := range d.Events {
 		if err := insert(tableEvents, e); err != nil {
+			return nil, err
+		}
+	}
+	if d.Config != nil {
+		if err := insert(tableConfig, &configRow{ID: cellConfigID, Config: d.Config}); err != nil {
 			return nil, err
 		}
 	}

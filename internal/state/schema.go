@@ -1,6 +1,10 @@
 package state
 
-import "github.com/hashicorp/go-memdb"
+import (
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/strata-dev/strata/api"
+)
 
 // Table names.
 const (
@@ -9,6 +13,7 @@ const (
 	tableAllocs    = "allocs"
 	tableEvals     = "evals"
 	tableEvents    = "events"
+	tableConfig    = "config"
 	tableIndex     = "index"
 	// tableCounters holds bookkeeping numbers that are not raft indexes
 	// (kept apart so Snapshot.Index, the max of tableIndex, stays an index).
@@ -41,6 +46,9 @@ func schema() *memdb.DBSchema {
 		tableEvents: {Name: tableEvents, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 		}},
+		tableConfig: {Name: tableConfig, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		}},
 		tableCounters: {Name: tableCounters, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
 		}},
@@ -49,3 +57,11 @@ func schema() *memdb.DBSchema {
 		}},
 	}}
 }
+
+// configRow holds the cell configuration, the one row of tableConfig.
+type configRow struct {
+	ID     string
+	Config *api.CellConfig
+}
+
+const cellConfigID = "cell"

@@ -50,6 +50,7 @@ const (
 	TableAllocs    = tableAllocs
 	TableEvals     = tableEvals
 	TableEvents    = tableEvents
+	TableConfig    = tableConfig
 )
 
 // Workload returns the named workload or nil.
@@ -197,4 +198,14 @@ func (s *Snapshot) AllocsByIDPrefix(prefix string) []*api.Allocation {
 // EvalsByIDPrefix returns the evaluations whose id starts with prefix.
 func (s *Snapshot) EvalsByIDPrefix(prefix string) []*api.Evaluation {
 	return s.evals(nil, "id_prefix", prefix)
+}
+
+// CellConfig returns the cell configuration; the empty one (never nil)
+// when none was set.
+func (s *Snapshot) CellConfig() *api.CellConfig {
+	obj, err := s.txn.First(tableConfig, "id", cellConfigID)
+	if err != nil || obj == nil {
+		return &api.CellConfig{}
+	}
+	return obj.(*configRow).Config
 }

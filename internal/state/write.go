@@ -211,3 +211,10 @@ func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
 	}
 	return w.UpsertAlloc(a)
 }
+
+// SetCellConfig replaces the cell configuration (a fresh object owned by
+// the store from now on).
+func (w *WriteTxn) SetCellConfig(c *api.CellConfig) error {
+	c.ModifyIndex = w.index
+	return w.insert(tableConfig, &configRow{ID: cellConfigID, Config: c})
+}

@@ -25,9 +25,13 @@ type Placer struct {
 	vers   []uint64
 	ids    map[string]int
 	wl     *api.Workload
+	last   *api.Plan // of the latest Place, for Explain
 }
 
-var _ cluster.Placer = (*Placer)(nil)
+var (
+	_ cluster.Placer    = (*Placer)(nil)
+	_ cluster.Explainer = (*Placer)(nil)
+)
 
 // New returns a placer that schedules with policy (a scheduler policy type:
 // binpack or spread). sample is scheduler.Options.FeasibleSample (0: the
@@ -43,6 +47,7 @@ func (p *Placer) Place(c *cluster.Cluster, pod *trace.Pod) (cluster.Placement, b
 	p.calls++
 	eval := &api.Evaluation{ID: "sim-" + strconv.FormatInt(p.calls, 10), Workload: p.wl.Name, Status: api.EvalPending}
 	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample})
+	p.last = plan
 	for nodeID, placed := range plan.Place {
 		if len(placed) != 1 {
 			continue
@@ -156,3 +161,20 @@ func (p *Placer) AllocsByNode(id string) []*api.Allocation {
 }
 
 func (p *Placer) Index() uint64 { return uint64(p.calls) }
+
+// Explain implements cluster.Explainer with the scheduler's own
+// explanation of the latest plan: the chosen node's score components.
+func (p *Placer) Explain(_ *cluster.Cluster, _ *trace.Pod, _ cluster.Placement, placed bool, e *cluster.Explanation) {
+	if p.last == nil || !placed {
+		return
+	}
+	for _, x := range p.last.Explanations {
+		if x.Chosen == nil {
+			continue
+		}
+		e.Score = x.Chosen.Score
+		for _, c := range x.Chosen.Components {
+			e.Components = append(e.Components, cluster.ScoreComponent{Name: c.Name, Score: c.Score})
+		}
+	}
+}

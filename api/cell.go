@@ -1,0 +1,150 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	_ "time/tzdata" // windows name IANA zones; hosts without zoneinfo must agree too
+)
+
+// CellConfig is the cell-wide configuration, replicated like any other
+// state: every server schedules with the same one.
+type CellConfig struct {
+	// SchedulingPolicy is the policy of workloads that name none; binpack
+	// when empty.
+	SchedulingPolicy string `json:"schedulingPolicy,omitempty"`
+	// TimeWindows are the named windows that prefer and avoid rules may be
+	// restricted to, e.g. a power zone's peak hours.
+	TimeWindows []TimeWindow `json:"timeWindows,omitempty"`
+
+	ModifyIndex uint64 `json:"modifyIndex"`
+}
+
+// Window returns the named window, or nil.
+func (c *CellConfig) Window(name string) *TimeWindow {
+	if c == nil {
+		return nil
+	}
+	for i := range c.TimeWindows {
+		if c.TimeWindows[i].Name == name {
+			return &c.TimeWindows[i]
+		}
+	}
+	return nil
+}
+
+// WindowNames lists the windows' names in order.
+func (c *CellConfig) WindowNames() []string {
+	if c == nil {
+		return nil
+	}
+	names := make([]string, len(c.TimeWindows))
+	for i, w := range c.TimeWindows {
+		names[i] = w.Name
+	}
+	return names
+}
+
+// TimeWindow is a recurring daily window, e.g. weekdays 09:00–18:00 in
+// Europe/Berlin. A window whose End is not after its Start wraps past
+// midnight (22:00–06:00) and then belongs to the day it starts on.
+type TimeWindow struct {
+	Name     string   `json:"name"`
+	Days     []string `json:"days,omitempty"` // mon … sun; empty means every day
+	Start    string   `json:"start"`          // HH:MM, inclusive
+	End      string   `json:"end"`            // HH:MM, exclusive
+	TimeZone string   `json:"timeZone,omitempty"`
+}
+
+// Weekdays are the accepted day names, in time.Weekday order.
+var Weekdays = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+// ParseClock reads "HH:MM" as minutes after midnight.
+func ParseClock(s string) (int, error) {
+	var h, m int
+	if len(s) != 5 || s[2] != ':' {
+		return 0, fmt.Errorf("want HH:MM, got %q", s)
+	}
+	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil || h > 23 || m > 59 {
+		return 0, fmt.Errorf("want HH:MM between 00:00 and 23:59, got %q", s)
+	}
+	return h*60 + m, nil
+}
+
+// Active reports whether t falls inside the window. The window must be
+// valid (see Validate); an invalid one is never active.
+func (w *TimeWindow) Active(t time.Time) bool {
+	start, err1 := ParseClock(w.Start)
+	end, err2 := ParseClock(w.End)
+	loc, err3 := w.location()
+	if err1 != nil || err2 != nil || err3 != nil {
+		return false
+	}
+	t = t.In(loc)
+	minute := t.Hour()*60 + t.Minute()
+	day := t.Weekday()
+	if end > start {
+		return minute >= start && minute < end && w.onDay(day)
+	}
+	// Wraps past midnight: the part before midnight belongs to today, the
+	// part after it to yesterday's window.
+	if minute >= start {
+		return w.onDay(day)
+	}
+	return minute < end && w.onDay((day+6)%7)
+}
+
+func (w *TimeWindow) onDay(d time.Weekday) bool {
+	if len(w.Days) == 0 {
+		return true
+	}
+	for _, name := range w.Days {
+		if strings.EqualFold(name, Weekdays[d]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *TimeWindow) location() (*time.Location, error) {
+	if w.TimeZone == "" || w.TimeZone == "UTC" {
+		return time.UTC, nil
+	}
+	return time.LoadLocation(w.TimeZone)
+}
+
+// Validate checks the window and returns field problems keyed by the field
+// name (name, days[1], start, ...), in field order.
+func (w *TimeWindow) Validate() []FieldError {
+	var errs []FieldError
+	add := func(path, format string, args ...any) {
+		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if w.Name == "" {
+		add("name", "required")
+	}
+	for i, d := range w.Days {
+		ok := false
+		for _, known := range Weekdays {
+			ok = ok || strings.EqualFold(d, known)
+		}
+		if !ok {
+			add(fmt.Sprintf("days[%d]", i), "unknown day %q (want one of %s)", d, strings.Join(Weekdays, ", "))
+		}
+	}
+	start, err := ParseClock(w.Start)
+	if err != nil {
+		add("start", "%s", err)
+	}
+	end, err2 := ParseClock(w.End)
+	if err2 != nil {
+		add("end", "%s", err2)
+	}
+	if err == nil && err2 == nil && start == end {
+		add("end", "must differ from start (%s): the window would be empty", w.Start)
+	}
+	if _, err := w.location(); err != nil {
+		add("timeZone", "unknown time zone %q", w.TimeZone)
+	}
+	return errs
+}

@@ -1,0 +1,183 @@
+package scheduler
+
+import (
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/topology"
+)
+
+// domainIndex maps every node of the cell to its domain of one topology
+// key (or network level), as small integers, so that counting allocations
+// per rack or zone costs an array access rather than a label lookup.
+type domainIndex struct {
+	of    []int32  // node → domain; -1 when the node has no such label
+	names []string // domain → its value, for reasons
+}
+
+// index returns the cell's domain index for key, built on first use and
+// kept for the plan (labels do not change during one).
+func (c *cell) index(key string) *domainIndex {
+	return c.cachedIndex(key, func(n *api.Node) (string, bool) { return topology.Domain(key, n.ID, n.Labels) })
+}
+
+// levelIndex is index for a network level: a node's domain is the first of
+// the level's keys it has.
+func (c *cell) levelIndex(l topology.Level) *domainIndex {
+	return c.cachedIndex("net:"+strings.Join(l.Keys, "|"), func(n *api.Node) (string, bool) {
+		return topology.LevelDomain(l, n.ID, n.Labels)
+	})
+}
+
+func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bool)) *domainIndex {
+	if ix, ok := c.indexes[cacheKey]; ok {
+		return ix
+	}
+	ix := &domainIndex{of: make([]int32, len(c.nodes))}
+	ids := make(map[string]int32)
+	for i := range c.nodes {
+		v, ok := domainOf(c.nodes[i])
+		if !ok {
+			ix.of[i] = -1
+			continue
+		}
+		d, seen := ids[v]
+		if !seen {
+			d = int32(len(ix.names))
+			ids[v] = d
+			ix.names = append(ix.names, v)
+		}
+		ix.of[i] = d
+	}
+	if c.indexes == nil {
+		c.indexes = make(map[string]*domainIndex)
+	}
+	c.indexes[cacheKey] = ix
+	return ix
+}
+
+// target names the allocations a rule is about: every group of a workload,
+// or one group of it.
+type target struct{ workload, group string }
+
+func (t target) matches(a *api.Allocation) bool {
+	return a.Workload == t.workload && (t.group == "" || a.Group == t.group)
+}
+
+// String is "web" or "web/api".
+func (t target) String() string {
+	if t.group == "" {
+		return t.workload
+	}
+	return t.workload + "/" + t.group
+}
+
+// tally counts a target's live allocations per domain of one index. A
+// tally whose target includes the workload being scheduled is registered
+// with the cell and follows the plan: every placement (and its rollback)
+// moves its counts, so a rule about the group's own replicas sees those
+// placed a moment ago.
+type tally struct {
+	ix     *domainIndex
+	t      target
+	counts []int32
+	total  int
+
+	// Spread bookkeeping: the domains that count for the minimum and the
+	// minimum itself, kept incrementally (recomputed only when the last
+	// domain at the minimum grows).
+	eligible []bool
+	min      int32
+	atMin    int
+}
+
+// newTally counts t's live allocations on ix, leaving out what this plan
+// stops. When t includes the workload being placed, the tally is
+// registered to follow this plan's placements.
+func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
+	tl := &tally{ix: ix, t: t, counts: make([]int32, len(ix.names))}
+	for _, a := range c.st.AllocsByWorkload(t.workload) {
+		if !t.matches(a) || !live(a) || c.stopping[a.ID] {
+			continue
+		}
+		if i := c.find(a.NodeID); i >= 0 {
+			tl.add(i, 1)
+		}
+	}
+	for _, i := range c.touched { // only nodes with a state have placements
+		for _, a := range c.at(int(i)).placed {
+			if t.matches(a) {
+				tl.add(int(i), 1)
+			}
+		}
+	}
+	if self {
+		c.tallies = append(c.tallies, tl)
+	}
+	return tl
+}
+
+// add moves node i's domain count by delta.
+func (tl *tally) add(i int, delta int32) {
+	d := tl.ix.of[i]
+	tl.total += int(delta)
+	if d < 0 {
+		return
+	}
+	before := tl.counts[d]
+	tl.counts[d] += delta
+	if tl.eligible == nil || !tl.eligible[d] {
+		return
+	}
+	switch after := tl.counts[d]; {
+	case after < tl.min:
+		tl.min, tl.atMin = after, 1
+	case after == tl.min:
+		tl.atMin++
+	case before == tl.min:
+		if tl.atMin--; tl.atMin == 0 {
+			tl.recomputeMin()
+		}
+	}
+}
+
+// count is the target's allocations in node i's domain, -1 when the node
+// has no domain of the key.
+func (tl *tally) count(i int) int32 {
+	if d := tl.ix.of[i]; d >= 0 {
+		return tl.counts[d]
+	}
+	return -1
+}
+
+// trackMin makes the tally keep the minimum over the eligible domains.
+func (tl *tally) trackMin(eligible []bool) {
+	tl.eligible = eligible
+	tl.recomputeMin()
+}
+
+func (tl *tally) recomputeMin() {
+	tl.min, tl.atMin = 0, 0
+	first := true
+	for d, ok := range tl.eligible {
+		if !ok {
+			continue
+		}
+		switch c := tl.counts[d]; {
+		case first || c < tl.min:
+			tl.min, tl.atMin, first = c, 1, false
+		case c == tl.min:
+			tl.atMin++
+		}
+	}
+}
+
+// follow moves every registered tally for a placement (delta 1) or its
+// rollback (delta -1) on node i.
+func (c *cell) follow(i int, a *api.Allocation, delta int32) {
+	for _, tl := range c.tallies {
+		if tl.t.matches(a) {
+			tl.add(i, delta)
+		}
+	}
+}
