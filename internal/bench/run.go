@@ -223,7 +223,7 @@ func Run(cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// digestPlan adds plan to h, in a fixed order and without allocation ids
+// digestPlan adds plan to h, explanations included, in a fixed order and without allocation ids
 // (an allocation is named by workload, group and index; a stopped one is
 // looked up in st, which the plan has not been applied to yet).
 func digestPlan(h hash.Hash64, st *State, plan *api.Plan) {
@@ -245,6 +245,13 @@ func digestPlan(h hash.Hash64, st *State, plan *api.Plan) {
 	}
 	for _, f := range plan.Failures {
 		fmt.Fprintf(h, "fail %s %d %d %q\n", f.Group, f.Missing, f.NodesEvaluated, f.Summary)
+	}
+	for _, e := range plan.Explanations {
+		fmt.Fprintf(h, "explain %s %d %d %d %d %v", e.Group, e.Wanted, e.Placed, e.NodesExamined, e.NodesFeasible, e.Filtered)
+		if e.Chosen != nil {
+			fmt.Fprintf(h, " chosen %s %v %v", e.Chosen.NodeName, e.Chosen.Score, e.Chosen.Components)
+		}
+		h.Write([]byte("\n"))
 	}
 }
 
