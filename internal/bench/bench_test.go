@@ -127,6 +127,15 @@ func BenchmarkCell10kNodes100kTasks(b *testing.B) { benchCell(b, 10_000, 100_000
 // jobs as plain groups: the difference is the cost of gang placement.
 func BenchmarkCell10kNodes100kTasksNoGangs(b *testing.B) { benchCell(b, 10_000, 100_000, false) }
 
+// BenchmarkCell100kNodes1MTasks is the full-scale cell with the
+// full mix, gangs included; run it with -benchtime 1x.
+func BenchmarkCell100kNodes1MTasks(b *testing.B) {
+	if testing.Short() {
+		b.Skip("full-scale cell")
+	}
+	benchCell(b, 100_000, 1_000_000, true)
+}
+
 // BenchmarkCell100kNodes1MTasksNoGangs is the full-scale cell
 // without gangs; run it with -benchtime 1x.
 func BenchmarkCell100kNodes1MTasksNoGangs(b *testing.B) {

@@ -3,6 +3,8 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"maps"
 	"os"
 	"runtime"
@@ -23,6 +25,9 @@ type Config struct {
 	Seed        int64  // drives the cell, the mix and every evaluation
 	Policy      string // binpack (default), spread or mixed
 	NoGangs     bool   // training jobs as plain groups instead of gangs of 16
+	// Sample is scheduler.Options.FeasibleSample: 0 for the default
+	// (5% of the nodes, at least 100), negative to score every node.
+	Sample int
 	// Progress, when set, is called after each evaluation.
 	Progress func(done, total int)
 }
@@ -34,6 +39,7 @@ type Result struct {
 	Workloads      int      `json:"workloads"`
 	Policy         string   `json:"policy"`
 	Seed           int64    `json:"seed"`
+	Sample         int      `json:"sample"`     // feasible nodes sampled per group (-1: all)
 	Placed         int      `json:"placed"`     // live allocations at the end
 	Placements     int      `json:"placements"` // allocations committed, replacements of preempted ones included
 	Preempted      int      `json:"preempted"`  // allocations evicted by higher-priority placements
@@ -60,6 +66,12 @@ type Result struct {
 	CPUUtilisation          float64        `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
 	GPUUtilisation          float64        `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
 	GOMAXPROCS              int            `json:"gomaxprocs"`
+	// PlanDigest hashes every plan of the run (placements with their node
+	// and hardware, stops, failures with their words) leaving out the
+	// allocation ids: two runs with the same digest made the same
+	// decisions. It tells an optimisation that must not change plans from
+	// one that does.
+	PlanDigest string `json:"planDigest"`
 }
 
 // maxAttempts bounds the re-evaluations of a workload whose plan had a
@@ -84,8 +96,11 @@ func Run(cfg Config) (*Result, error) {
 	t0 := time.Now()
 	st := NewState(GenerateNodes(cfg.Nodes, cfg.Seed))
 	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, !cfg.NoGangs, cfg.Seed)
+	if cfg.Sample == 0 {
+		cfg.Sample = scheduler.DefaultSampleSize(cfg.Nodes)
+	}
 	res := &Result{
-		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed,
+		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed, Sample: cfg.Sample,
 		FailureReasons: map[string]int{}, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GenerateSeconds: time.Since(t0).Seconds(),
 	}
@@ -93,6 +108,9 @@ func Run(cfg Config) (*Result, error) {
 	missing := make(map[string]int, len(wls))  // per workload, from its latest evaluation
 	reasons := make(map[string]map[string]int) // per workload: failed replicas by reason
 	evalSeq := 0
+	digest := fnv.New64a()
+	scratch := &scheduler.Scratch{} // evaluations run one at a time, as one worker's
+	var digestTime time.Duration    // not part of the run's figures
 	evaluate := func(w *api.Workload, trigger string) []*api.Allocation {
 		eval := &api.Evaluation{ID: fmt.Sprintf("eval-%s-%d", w.Name, evalSeq), Workload: w.Name, Priority: w.Priority, TriggeredBy: trigger}
 		evalSeq++
@@ -100,10 +118,13 @@ func Run(cfg Config) (*Result, error) {
 		var preempted []*api.Allocation
 		for attempt := range maxAttempts {
 			ts := time.Now()
-			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now})
+			plan = scheduler.Schedule(st, eval, scheduler.Options{Seed: cfg.Seed*1_000_003 + int64(evalSeq)*7 + int64(attempt), Now: now, Scratch: scratch, FeasibleSample: cfg.Sample})
+			td := time.Now()
+			digestPlan(digest, st, plan)
 			ta := time.Now()
+			digestTime += ta.Sub(td)
 			ar := st.Apply(plan)
-			res.ScheduleSeconds += ta.Sub(ts).Seconds()
+			res.ScheduleSeconds += td.Sub(ts).Seconds()
 			res.ApplySeconds += time.Since(ta).Seconds()
 			res.Evaluations++
 			res.Placements += ar.Placed
@@ -148,7 +169,8 @@ func Run(cfg Config) (*Result, error) {
 			cfg.Progress(wi+1, len(wls))
 		}
 	}
-	res.WallSeconds = time.Since(start).Seconds()
+	res.WallSeconds = (time.Since(start) - digestTime).Seconds()
+	res.PlanDigest = fmt.Sprintf("%016x", digest.Sum64())
 	if res.WallSeconds > 0 {
 		res.PlacementsPerSec = float64(res.Placements) / res.WallSeconds
 	}
@@ -199,6 +221,38 @@ func Run(cfg Config) (*Result, error) {
 	res.Overcommitted = st.Verify()
 	res.CPUUtilisation, res.GPUUtilisation = utilisation(st)
 	return res, nil
+}
+
+// digestPlan adds plan to h, explanations included, in a fixed order and without allocation ids
+// (an allocation is named by workload, group and index; a stopped one is
+// looked up in st, which the plan has not been applied to yet).
+func digestPlan(h hash.Hash64, st *State, plan *api.Plan) {
+	fmt.Fprintf(h, "plan %s %d\n", plan.Workload, plan.Preemptions)
+	for _, id := range slices.Sorted(maps.Keys(plan.Place)) {
+		for _, a := range plan.Place[id] {
+			fmt.Fprintf(h, "place %s %s/%s[%d] %v %d %v %d\n", id, a.Workload, a.Group, a.Index,
+				a.Assignment.CPUs, a.Assignment.NUMANode, a.Assignment.GPUs, a.Assignment.GPUMilli)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(plan.Stop)) {
+		for _, s := range plan.Stop[id] {
+			name := "?"
+			if a := st.byID[s.AllocID]; a != nil {
+				name = fmt.Sprintf("%s/%s[%d]", a.Workload, a.Group, a.Index)
+			}
+			fmt.Fprintf(h, "stop %s %s %q %v %v\n", id, name, s.Reason, s.Lost, s.PreemptedBy != "")
+		}
+	}
+	for _, f := range plan.Failures {
+		fmt.Fprintf(h, "fail %s %d %d %q\n", f.Group, f.Missing, f.NodesEvaluated, f.Summary)
+	}
+	for _, e := range plan.Explanations {
+		fmt.Fprintf(h, "explain %s %d %d %d %d %v", e.Group, e.Wanted, e.Placed, e.NodesExamined, e.NodesFeasible, e.Filtered)
+		if e.Chosen != nil {
+			fmt.Fprintf(h, " chosen %s %v %v", e.Chosen.NodeName, e.Chosen.Score, e.Chosen.Components)
+		}
+		h.Write([]byte("\n"))
+	}
 }
 
 // topReason is the reason that rejected most nodes for a failed group.

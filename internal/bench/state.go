@@ -26,9 +26,15 @@ type State struct {
 	byWorkload map[string][]*api.Allocation
 	byID       map[string]*api.Allocation
 	index      uint64
+	// nodeIndex serves every evaluation: nodes and their labels never
+	// change here, only their allocations.
+	nodeIndex *scheduler.NodeIndex
 }
 
-var _ scheduler.State = (*State)(nil)
+var (
+	_ scheduler.State       = (*State)(nil)
+	_ scheduler.NodeIndexer = (*State)(nil)
+)
 
 // NewState returns a State holding nodes (sorted by ID here). Their
 // Allocated is reset: the state starts empty.
@@ -48,8 +54,13 @@ func NewState(nodes []*api.Node) *State {
 		n.Allocated = api.Resources{}
 		s.nodeIdx[n.ID] = int32(i)
 	}
+	s.nodeIndex = scheduler.NewNodeIndex(s.nodes)
 	return s
 }
+
+// NodeIndex returns the index of Nodes() the scheduler reads label values
+// from.
+func (s *State) NodeIndex() *scheduler.NodeIndex { return s.nodeIndex }
 
 // Nodes returns every node sorted by ID.
 func (s *State) Nodes() []*api.Node { return s.nodes }

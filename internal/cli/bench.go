@@ -63,6 +63,7 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 	fl.Int64Var(&cfg.Seed, "seed", 1, "seed of the cell, the workload mix and the evaluations")
 	fl.StringVar(&cfg.Policy, "policy", bench.PolicyBinpack, "scheduling policy: binpack, spread or mixed (services spread, the rest binpack)")
 	fl.BoolVar(&cfg.NoGangs, "no-gangs", false, "place training jobs as plain groups instead of gangs of 16")
+	fl.IntVar(&cfg.Sample, "sample", 0, "feasible nodes sampled per group before picking the best (0: 5% of the nodes, at least 100; -1: all)")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress line, even on a terminal")
 	addOutputFlag(cmd, g)
 	return cmd
@@ -70,7 +71,7 @@ heap in use, and an independent check that no node is overcommitted (exit 1 if o
 
 func printBench(g *globals, r *bench.Result) {
 	t := newTable(g.stdout, "FIGURE", "VALUE")
-	t.row("cell", fmt.Sprintf("%d nodes, %d tasks in %d workloads, policy %s, seed %d", r.Nodes, r.Tasks, r.Workloads, r.Policy, r.Seed))
+	t.row("cell", fmt.Sprintf("%d nodes, %d tasks in %d workloads, policy %s, seed %d, sample %d", r.Nodes, r.Tasks, r.Workloads, r.Policy, r.Seed, r.Sample))
 	t.row("placed", fmt.Sprintf("%d live at the end (%d placements committed, %d preempted)", r.Placed, r.Placements, r.Preempted))
 	t.row("failed", strconv.Itoa(r.Failed))
 	t.row("gangs", fmt.Sprintf("%d of %d placed whole, %d placed partial, %d left partial by preemption", r.GangsPlaced, r.Gangs, len(r.GangViolations), len(r.GangsBrokenByPreemption)))
@@ -87,6 +88,7 @@ func printBench(g *globals, r *bench.Result) {
 	t.row("overcommit", over)
 	t.row("unaccounted", strconv.Itoa(r.Unaccounted))
 	t.row("GOMAXPROCS", strconv.Itoa(r.GOMAXPROCS))
+	t.row("plan digest", r.PlanDigest)
 	for _, k := range slices.Sorted(maps.Keys(r.FailureReasons)) {
 		t.row("failed: "+k, strconv.Itoa(r.FailureReasons[k]))
 	}

@@ -19,7 +19,7 @@ type nodeState struct {
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
-	// ready is node.Ready(), taken once when the cell is built (a node's
+	// ready is node.Ready(), taken once when the state is made (a node's
 	// status does not change during a plan), so that filters walking the
 	// cell do not touch the cold *api.Node for it.
 	ready bool
@@ -27,34 +27,71 @@ type nodeState struct {
 
 // cell is the mutable scratch state of one Schedule call. It lives only for
 // that call; nothing here is shared between calls.
+//
+// Node states are made on first use (at): a plan usually looks at a small
+// part of a large cell (the feasible sample is 5% of it), and reading every
+// node's capacity and allocation for each evaluation was the largest cost
+// of a plan at 100k nodes, and most of its garbage. Code that reads a
+// node's labels or fingerprint only should use node(i), which makes
+// nothing.
 type cell struct {
-	st       State
-	nodes    []nodeState // in State.Nodes order (sorted by ID)
-	order    []int32     // seeded visiting order, indices into nodes
+	st        State
+	nodes     []*api.Node // State.Nodes(), sorted by ID; not to be modified
+	nodeIndex *NodeIndex  // the State's index of nodes, or nil
+	slot      []int32     // node index → 1 + position of its state in states; 0: none yet
+	states    [][]nodeState
+	used      int           // states made
+	spare     [][]nodeState // zeroed chunks to use before allocating
+	// scratch lent slot, order and chunks; nil when they are the cell's
+	scratch *Scratch
+	order   []int32 // seeded visiting order, indices into nodes
+	// touched lists the nodes with a state, in the order they were made.
+	touched  []int32
 	stopping map[string]bool
 	stops    map[string][]api.StopRequest
 	// journal, while non-nil, records every placement and eviction so that
 	// a gang trial can be rolled back (see trial.go).
 	journal *[]change
 	// domainCache holds the gang topology domains per label key.
-	domainCache map[string][][]int32
+	domainCache map[string]*domainSplit
+	// hardViews holds, per static filter signature, the nodes that pass
+	// a group's static filters (room.go).
+	hardViews map[string]*hardView
+	// rooms are the gang room tables of the plan and room the one in use
+	// (room.go).
+	rooms map[roomKey]*roomTable
+	room  []int32
+	// changes lists the nodes whose free resources or stops changed, in
+	// order, with repeats: placements, evictions and their rollbacks.
+	changes []int32
 	// indexes maps nodes to domains per key; tallies count allocations per
 	// domain and follow this plan's placements (domains.go).
 	indexes map[string]*domainIndex
 	tallies []*tally
 }
 
-func newCell(st State, seed int64) *cell {
+// stateChunk is how many node states are allocated at once; states never
+// move once made, so *nodeState stays valid for the whole plan.
+const stateChunk = 256
+
+func newCell(st State, seed int64) *cell { return newCellWith(st, seed, nil) }
+
+// newCellWith makes a cell in scr's memory when scr is free (then the cell
+// must be released), in memory of its own otherwise.
+func newCellWith(st State, seed int64, scr *Scratch) *cell {
 	nodes := st.Nodes()
 	c := &cell{
-		st:       st,
-		nodes:    make([]nodeState, len(nodes)),
-		order:    make([]int32, len(nodes)),
-		stopping: make(map[string]bool),
-		stops:    make(map[string][]api.StopRequest),
+		st:        st,
+		nodes:     nodes,
+		nodeIndex: indexFor(st, nodes),
+		stopping:  make(map[string]bool),
+		stops:     make(map[string][]api.StopRequest),
 	}
-	for i, n := range nodes {
-		c.nodes[i] = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	if !scr.take(c, len(nodes)) {
+		c.slot = make([]int32, len(nodes))
+		c.order = make([]int32, len(nodes))
+	}
+	for i := range c.order {
 		c.order[i] = int32(i)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), orderStream))
@@ -62,11 +99,42 @@ func newCell(st State, seed int64) *cell {
 	return c
 }
 
+// size is the number of nodes in the cell.
+func (c *cell) size() int { return len(c.nodes) }
+
+// node returns node i's object: labels, fingerprint, capacity. It makes no
+// state.
+func (c *cell) node(i int) *api.Node { return c.nodes[i] }
+
+// at returns node i's state in this plan, making it on first use.
+func (c *cell) at(i int) *nodeState {
+	if k := c.slot[i]; k != 0 {
+		k--
+		return &c.states[k/stateChunk][k%stateChunk]
+	}
+	if c.used%stateChunk == 0 {
+		if k := len(c.spare); k > 0 {
+			c.states = append(c.states, c.spare[k-1])
+			c.spare = c.spare[:k-1]
+		} else {
+			c.states = append(c.states, make([]nodeState, stateChunk))
+		}
+	}
+	k := c.used
+	c.used++
+	c.slot[i] = int32(k + 1)
+	c.touched = append(c.touched, int32(i))
+	n := c.nodes[i]
+	ns := &c.states[k/stateChunk][k%stateChunk]
+	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	return ns
+}
+
 // find returns the index of node id, or -1. It relies on State.Nodes being
 // sorted by ID; a node it cannot find simply gets no credit for stops.
 func (c *cell) find(id string) int {
-	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].node.ID >= id })
-	if i < len(c.nodes) && c.nodes[i].node.ID == id {
+	i := sort.Search(len(c.nodes), func(i int) bool { return c.nodes[i].ID >= id })
+	if i < len(c.nodes) && c.nodes[i].ID == id {
 		return i
 	}
 	return -1
@@ -80,13 +148,16 @@ func (c *cell) stop(s stopIntent) {
 	c.stops[a.NodeID] = append(c.stops[a.NodeID], api.StopRequest{AllocID: a.ID, Reason: s.reason, Lost: s.lost})
 	c.stopping[a.ID] = true
 	if i := c.find(a.NodeID); i >= 0 && !a.Terminal() {
-		c.nodes[i].free = c.nodes[i].free.Add(a.Resources)
+		n := c.at(i)
+		n.free = n.free.Add(a.Resources)
+		c.changes = append(c.changes, int32(i))
 	}
 }
 
 // place charges a new allocation to node i.
 func (c *cell) place(i int, a *api.Allocation) {
-	n := &c.nodes[i]
+	n := c.at(i)
+	c.changes = append(c.changes, int32(i))
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
 	if n.detail != nil {
@@ -103,7 +174,8 @@ func (c *cell) place(i int, a *api.Allocation) {
 // and GPUs go back to the node at once. The node's detail is dropped and
 // reloaded on next use, since it may already count the victims.
 func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
-	n := &c.nodes[i]
+	n := c.at(i)
+	c.changes = append(c.changes, int32(i))
 	for _, v := range victims {
 		c.stops[n.node.ID] = append(c.stops[n.node.ID], api.StopRequest{AllocID: v.ID, Reason: reason, PreemptedBy: by})
 		c.stopping[v.ID] = true
@@ -119,9 +191,9 @@ func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
 // from the node's live allocations (minus this plan's stops, plus its
 // placements so far).
 func (c *cell) detail(i int) *nodeDetail {
-	n := &c.nodes[i]
+	n := c.at(i)
 	if n.detail == nil {
-		d := newNodeDetail(n.node)
+		d := c.layout(i).detail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {
 			if !a.Terminal() && !c.stopping[a.ID] {
 				d.apply(a)
@@ -135,11 +207,20 @@ func (c *cell) detail(i int) *nodeDetail {
 	return n.detail
 }
 
+// layout returns node i's core layout: the index's shared one, or a new
+// one.
+func (c *cell) layout(i int) *nodeLayout {
+	if c.nodeIndex != nil {
+		return c.nodeIndex.layout(i)
+	}
+	return newLayout(c.node(i))
+}
+
 // placements returns the plan's Place map, nil when nothing was placed.
 func (c *cell) placements() map[string][]*api.Allocation {
 	var out map[string][]*api.Allocation
-	for i := range c.nodes {
-		if n := &c.nodes[i]; len(n.placed) > 0 {
+	for _, i := range c.touched {
+		if n := c.at(int(i)); len(n.placed) > 0 {
 			if out == nil {
 				out = make(map[string][]*api.Allocation)
 			}

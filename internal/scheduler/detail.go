@@ -14,7 +14,9 @@ const maxCPUID = 1 << 16
 const unlimitedMem = math.MaxInt64
 
 // nodeDetail is the occupancy of a node's exclusive cores, NUMA-local memory
-// and GPUs, in flat slices indexed by position (no maps).
+// and GPUs, in flat slices indexed by position (no maps). The tables that
+// only depend on the node's NUMA layout (cpuPos, coreNUMA, coreCPU) come
+// from a nodeLayout and are shared, never written.
 type nodeDetail struct {
 	node      *api.Node
 	cpuPos    []int32 // cpu id → core position, -1 if absent
@@ -25,9 +27,24 @@ type nodeDetail struct {
 	numaMem   []int64 // memory left for pinned allocations per NUMA index
 	gpuWhole  []bool  // GPU index → held whole
 	gpuMilli  []int64 // GPU index → milli held by shares
+	// conflicted is set once apply found a conflict: release is then no
+	// longer the inverse of apply.
+	conflicted bool
 }
 
-func newNodeDetail(n *api.Node) *nodeDetail {
+// nodeLayout is what a node's detail starts from: its cores by position
+// and NUMA node, and each NUMA node's cores and memory. It depends only on
+// the node's NUMA fingerprint, so nodes of one shape share one (NodeIndex).
+type nodeLayout struct {
+	numa      []api.NUMANode // the fingerprint it was made from
+	cpuPos    []int32
+	coreNUMA  []int32
+	coreCPU   []int
+	numaCores []int
+	numaMem   []int64
+}
+
+func newLayout(n *api.Node) *nodeLayout {
 	maxID := -1
 	for _, nn := range n.NUMA {
 		for _, cpu := range nn.CPUs {
@@ -36,34 +53,48 @@ func newNodeDetail(n *api.Node) *nodeDetail {
 			}
 		}
 	}
-	d := &nodeDetail{
-		node:     n,
-		cpuPos:   make([]int32, maxID+1),
-		numaFree: make([]int, len(n.NUMA)),
-		numaMem:  make([]int64, len(n.NUMA)),
-		gpuWhole: make([]bool, len(n.GPUs)),
-		gpuMilli: make([]int64, len(n.GPUs)),
+	l := &nodeLayout{
+		numa:      n.NUMA,
+		cpuPos:    make([]int32, maxID+1),
+		numaCores: make([]int, len(n.NUMA)),
+		numaMem:   make([]int64, len(n.NUMA)),
 	}
-	for i := range d.cpuPos {
-		d.cpuPos[i] = -1
+	for i := range l.cpuPos {
+		l.cpuPos[i] = -1
 	}
 	for ni, nn := range n.NUMA {
-		d.numaMem[ni] = nn.MemoryBytes
+		l.numaMem[ni] = nn.MemoryBytes
 		if nn.MemoryBytes <= 0 {
-			d.numaMem[ni] = unlimitedMem
+			l.numaMem[ni] = unlimitedMem
 		}
 		for _, cpu := range nn.CPUs {
-			if cpu < 0 || cpu > maxCPUID || d.cpuPos[cpu] >= 0 {
+			if cpu < 0 || cpu > maxCPUID || l.cpuPos[cpu] >= 0 {
 				continue // malformed or duplicate id: not schedulable
 			}
-			d.cpuPos[cpu] = int32(len(d.coreCPU))
-			d.coreNUMA = append(d.coreNUMA, int32(ni))
-			d.coreCPU = append(d.coreCPU, cpu)
-			d.numaFree[ni]++
+			l.cpuPos[cpu] = int32(len(l.coreCPU))
+			l.coreNUMA = append(l.coreNUMA, int32(ni))
+			l.coreCPU = append(l.coreCPU, cpu)
+			l.numaCores[ni]++
 		}
 	}
-	d.coreTaken = make([]bool, len(d.coreCPU))
-	return d
+	return l
+}
+
+func newNodeDetail(n *api.Node) *nodeDetail { return newLayout(n).detail(n) }
+
+// detail returns an empty detail of node n, which has layout l.
+func (l *nodeLayout) detail(n *api.Node) *nodeDetail {
+	return &nodeDetail{
+		node:      n,
+		cpuPos:    l.cpuPos,
+		coreNUMA:  l.coreNUMA,
+		coreCPU:   l.coreCPU,
+		coreTaken: make([]bool, len(l.coreCPU)),
+		numaFree:  append([]int(nil), l.numaCores...),
+		numaMem:   append([]int64(nil), l.numaMem...),
+		gpuWhole:  make([]bool, len(n.GPUs)),
+		gpuMilli:  make([]int64, len(n.GPUs)),
+	}
 }
 
 func (d *nodeDetail) corePos(cpu int) int {
@@ -153,6 +184,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 				}
 			}
 		}
+		d.conflicted = d.conflicted || conflict != ""
 		return conflict
 	}
 	for _, id := range asg.GPUs {
@@ -165,5 +197,49 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 			d.gpuWhole[g] = true
 		}
 	}
+	d.conflicted = d.conflicted || conflict != ""
 	return conflict
+}
+
+// release undoes apply(a) for an allocation applied without conflict: its
+// cores, NUMA memory, GPU share or whole GPUs are free again. Callers
+// must not release on a conflicted detail.
+func (d *nodeDetail) release(a *api.Allocation) {
+	asg := &a.Assignment
+	for _, cpu := range asg.CPUs {
+		if p := d.corePos(cpu); p >= 0 && d.coreTaken[p] {
+			d.coreTaken[p] = false
+			d.numaFree[d.coreNUMA[p]]++
+		}
+	}
+	if asg.NUMANode >= 0 && len(asg.CPUs) > 0 {
+		if nu := d.numaIndex(asg.NUMANode); nu >= 0 && d.numaMem[nu] != unlimitedMem {
+			d.numaMem[nu] += a.Resources.MemoryBytes
+		}
+	}
+	if asg.GPUMilli > 0 {
+		if len(asg.GPUs) > 0 {
+			if g := d.gpuIndex(asg.GPUs[0]); g >= 0 {
+				d.gpuMilli[g] -= asg.GPUMilli
+			}
+		}
+		return
+	}
+	for _, id := range asg.GPUs {
+		if g := d.gpuIndex(id); g >= 0 {
+			d.gpuWhole[g] = false
+		}
+	}
+}
+
+// cloneInto makes dst a copy of d, reusing dst's slices. The node's core
+// and cpu-id tables never change and are shared.
+func (d *nodeDetail) cloneInto(dst *nodeDetail) {
+	dst.node, dst.cpuPos, dst.coreNUMA, dst.coreCPU = d.node, d.cpuPos, d.coreNUMA, d.coreCPU
+	dst.coreTaken = append(dst.coreTaken[:0], d.coreTaken...)
+	dst.numaFree = append(dst.numaFree[:0], d.numaFree...)
+	dst.numaMem = append(dst.numaMem[:0], d.numaMem...)
+	dst.gpuWhole = append(dst.gpuWhole[:0], d.gpuWhole...)
+	dst.gpuMilli = append(dst.gpuMilli[:0], d.gpuMilli...)
+	dst.conflicted = d.conflicted
 }

@@ -34,5 +34,10 @@
 //     (MinMember, counting members already running) or nothing, in the
 //     tightest topology domain that holds it.
 //   - Allocation ids are drawn from Options.Seed mixed with the evaluation id;
-//     callers must vary the seed between attempts to get fresh ids.
+//     callers must vary the seed between attempts to get fresh ids. Ids
+//     drawn by a gang trial that is rolled back are given back.
+//   - Two optional aids make repeated calls cheaper without changing any
+//     plan: a State may implement NodeIndexer (label values and core
+//     layouts of nodes that do not change across snapshots), and a caller
+//     that schedules one evaluation at a time may pass Options.Scratch.
 package scheduler

@@ -36,7 +36,7 @@ func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bo
 	ix := &domainIndex{of: make([]int32, len(c.nodes))}
 	ids := make(map[string]int32)
 	for i := range c.nodes {
-		v, ok := domainOf(c.nodes[i].node)
+		v, ok := domainOf(c.nodes[i])
 		if !ok {
 			ix.of[i] = -1
 			continue
@@ -104,10 +104,10 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 			tl.add(i, 1)
 		}
 	}
-	for i := range c.nodes {
-		for _, a := range c.nodes[i].placed {
+	for _, i := range c.touched { // only nodes with a state have placements
+		for _, a := range c.at(int(i)).placed {
 			if t.matches(a) {
-				tl.add(i, 1)
+				tl.add(int(i), 1)
 			}
 		}
 	}

@@ -105,9 +105,9 @@ type componentExplainer interface {
 // weighted components, largest in size first, as the scheduler saw it
 // just before placing there.
 func (g *group) nodeScore(c *cell, i int) *api.NodeScore {
-	n := &c.nodes[i]
+	n := c.node(i)
 	view := g.view(c, i)
-	ns := &api.NodeScore{Node: n.node.ID, NodeName: n.node.Name}
+	ns := &api.NodeScore{Node: n.ID, NodeName: n.Name}
 	for _, ws := range g.scorers {
 		if ex, ok := ws.Scorer.(componentExplainer); ok {
 			for _, part := range ex.components(&g.req, view) {

@@ -13,7 +13,7 @@ import (
 // this plan leaves it, and counted under its first rejection.
 func (c *cell) explain(g *group, missing int) api.GroupFailure {
 	reasons := make(map[string]int)
-	for i := range c.nodes {
+	for i := range c.size() {
 		if r := g.fullCheck(c, i); r != "" {
 			reasons[r]++
 		}
@@ -21,11 +21,11 @@ func (c *cell) explain(g *group, missing int) api.GroupFailure {
 	f := api.GroupFailure{
 		Group:          g.tg.Name,
 		Missing:        missing,
-		NodesEvaluated: len(c.nodes),
+		NodesEvaluated: c.size(),
 		Reasons:        reasons,
 		Summary:        summarize(reasons),
 	}
-	if len(c.nodes) == 0 {
+	if c.size() == 0 {
 		f.Summary = "no nodes in the cell"
 	}
 	return f

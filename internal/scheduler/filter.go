@@ -27,7 +27,7 @@ type filter interface {
 type readyFilter struct{}
 
 func (readyFilter) check(_ *group, c *cell, i int) string {
-	if !c.nodes[i].ready {
+	if !c.at(i).ready {
 		return reasonNotReady
 	}
 	return ""
@@ -37,9 +37,8 @@ func (readyFilter) check(_ *group, c *cell, i int) string {
 type requireFilter struct{}
 
 func (requireFilter) check(g *group, c *cell, i int) string {
-	labels := c.nodes[i].node.Labels
 	for j := range g.require {
-		if !matchRule(&g.require[j].LabelRule, labels) {
+		if !g.require[j].matches(c, i) {
 			return g.require[j].failReason
 		}
 	}
@@ -51,7 +50,7 @@ func (requireFilter) check(g *group, c *cell, i int) string {
 type resourceFilter struct{}
 
 func (resourceFilter) check(g *group, c *cell, i int) string {
-	want, free := &g.req.Resources, &c.nodes[i].free
+	want, free := &g.req.Resources, &c.at(i).free
 	switch {
 	case want.CPUMilli > free.CPUMilli:
 		return reasonCPU
@@ -72,7 +71,7 @@ func (resourceFilter) check(g *group, c *cell, i int) string {
 type gpuModelFilter struct{}
 
 func (gpuModelFilter) check(g *group, c *cell, i int) string {
-	gpus := c.nodes[i].node.GPUs
+	gpus := c.node(i).GPUs
 	if len(gpus) == 0 {
 		return reasonGPU
 	}

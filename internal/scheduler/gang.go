@@ -68,26 +68,66 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	for l := range levels {
 		holds[l] = -1
 	}
+	// Only nodes that pass the group's static filters and have room for a
+	// member (room.go) can take one: every trial walks those alone, and a
+	// domain whose room (an upper bound on what a trial could place) is
+	// below the gang's size is not tried at all. Both leave the plan as it would
+	// be without them: a rolled-back trial leaves no trace, and a trial
+	// is still run where its count could raise the best count of its
+	// level, which the failure reports.
+	hv := p.cell.hardView(g)
 	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
-		tried := levels
-		if preempt && len(levels) > 0 && !p.probe(g, intents, need) {
-			// Not even the whole cell holds the gang by evicting: no
-			// domain of it will, so the domains are not tried again.
-			tried = nil
+		room := p.room(g, hv, preempt, need)
+		cell := p.cell.withRoom(hv.order)
+		cellDone := false
+		if preempt {
+			// The whole cell first, evicting: when even it cannot hold the
+			// gang, no domain of it will, and this trial is the cell's own.
+			k, t := p.attempt(g, intents, cell, true)
+			switch {
+			case k >= need && len(levels) == 0:
+				if k, ok := p.keep(t, k, g, intents, need, cell, p.cell.order, true); ok {
+					return p.placeRest(g, intents[k:])
+				}
+				cellDone = true
+				continue
+			case k < need:
+				// The reasons are taken with the cell as full as the gang
+				// could make it: on the empty cell every node might accept
+				// one member.
+				f = p.cell.explain(g, len(intents))
+				holds[len(levels)] = max(holds[len(levels)], k)
+				cellDone = true
+			}
+			t.rollback()
 		}
-		for l, key := range tried {
-			for _, d := range p.cell.domains(key) {
-				k, ok := p.tryDomain(g, intents, need, d, preempt, nil)
+		for l, key := range levels {
+			if cellDone {
+				break
+			}
+			if len(p.cell.domains(key)) > 0 {
+				holds[l] = max(holds[l], 0)
+			}
+			for _, d := range hv.domains(p.cell, key) {
+				if b := p.cell.roomOf(d.nodes, need); b < need && b <= holds[l] {
+					continue // cannot hold the gang nor beat the level's best
+				}
+				k, ok := p.tryDomain(g, intents, need, p.cell.withRoom(d.nodes), d.full, preempt)
 				if ok {
 					return p.placeRest(g, intents[k:])
 				}
 				holds[l] = max(holds[l], k)
 			}
 		}
-		// The reasons are taken with the cell as full as the gang could
-		// make it: on the empty cell every node might accept one member.
-		k, ok := p.tryDomain(g, intents, need, p.cell.order, preempt, func() { f = p.cell.explain(g, len(intents)) })
+		if cellDone || (!preempt && room < need) {
+			// Without eviction a cell that has no room for the gang is
+			// not tried: the evicting pass places at least as many.
+			continue
+		}
+		// In the evicting pass this repeats the first trial, which held
+		// the gang.
+		k, ok := p.tryDomain(g, intents, need, cell, p.cell.order, preempt)
 		if ok {
 			return p.placeRest(g, intents[k:])
 		}
@@ -97,32 +137,43 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	return f, false
 }
 
-// probe reports whether the whole cell, evicting lower-priority work, holds
-// the gang, leaving the cell as it was.
-func (p *placer) probe(g *group, intents []placeIntent, need int) bool {
-	t := p.cell.begin()
-	stats := g.stats.clone()
-	defer func() { t.rollback(); g.stats = stats }()
-	return p.placeIn(g, intents, p.cell.order, true) >= need
+// attempt places as many of intents as fit on the nodes of order, as a
+// trial the caller commits or rolls back.
+func (p *placer) attempt(g *group, intents []placeIntent, order []int32, preempt bool) (int, *trial) {
+	t := p.begin(g)
+	return p.placeIn(g, intents, order, preempt), t
 }
 
-// tryDomain places as many of intents as fit on the nodes of order and
-// keeps them if they are at least need; otherwise it calls failed (if set)
-// on the cell as the trial left it, then rolls the trial back.
-func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order []int32, preempt bool, failed func()) (int, bool) {
-	t := p.cell.begin()
-	stats := g.stats.clone()
-	k := p.placeIn(g, intents, order, preempt)
-	if k >= need {
+// tryDomain places as many of intents as fit on the nodes of order, a
+// domain (full, in seeded order) cut down to its nodes with room, and
+// keeps them if they are at least need; otherwise it rolls the trial back.
+func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
+	k, t := p.attempt(g, intents, order, preempt)
+	if k < need {
+		t.rollback()
+		return k, false
+	}
+	return p.keep(t, k, g, intents, need, order, full, preempt)
+}
+
+// keep commits a trial on order that placed k >= need members. When order
+// is a cut of full, the trial is first replayed on full: it places the
+// very same members (the nodes left out never fit, room.go), and the
+// group's statistics then count every node the walk examined, as the
+// explanation of the plan should.
+func (p *placer) keep(t *trial, k int, g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
+	if len(order) == len(full) {
 		t.commit()
 		return k, true
 	}
-	if failed != nil {
-		failed()
-	}
 	t.rollback()
-	g.stats = stats
-	return k, false
+	k, t = p.attempt(g, intents, full, preempt)
+	if k < need { // cannot happen; never keep a partial gang
+		t.rollback()
+		return k, false
+	}
+	t.commit()
+	return k, true
 }
 
 // placeRest places the members beyond the gang's size anywhere.
@@ -168,36 +219,72 @@ func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []
 // whole cell in one domain yields nothing, the cell being tried anyway.
 // Labels and the order do not change during a plan, so each key is split
 // once per plan.
-func (c *cell) domains(key string) [][]int32 {
+func (c *cell) domains(key string) [][]int32 { return c.domainSplit(key).lists }
+
+// domainSplit is a key's domains and, per node, the index of its domain
+// (-1: none).
+type domainSplit struct {
+	lists [][]int32
+	of    []int32
+}
+
+func (c *cell) domainSplit(key string) *domainSplit {
 	if d, ok := c.domainCache[key]; ok {
 		return d
 	}
 	if c.domainCache == nil {
-		c.domainCache = make(map[string][][]int32)
+		c.domainCache = make(map[string]*domainSplit)
 	}
 	d := c.splitBy(key)
 	c.domainCache[key] = d
 	return d
 }
 
-func (c *cell) splitBy(key string) [][]int32 {
-	byValue := make(map[string]int)
-	var out [][]int32
+func (c *cell) splitBy(key string) *domainSplit {
+	d := &domainSplit{of: make([]int32, c.size())}
+	for i := range d.of {
+		d.of[i] = -1
+	}
+	// value returns node i's value of key as a small id: from the index
+	// when there is one, else interned here.
+	var value func(i int32) int32
+	if c.nodeIndex != nil {
+		col := c.nodeIndex.column(key)
+		value = func(i int32) int32 { return col.of[i] }
+	} else {
+		ids := make(map[string]int32)
+		value = func(i int32) int32 {
+			v, ok := c.node(int(i)).Labels[key]
+			if !ok {
+				return -1
+			}
+			id, seen := ids[v]
+			if !seen {
+				id = int32(len(ids))
+				ids[v] = id
+			}
+			return id
+		}
+	}
+	var domainOf []int32 // value id → 1 + domain; 0: none yet
 	for _, i := range c.order {
-		v, ok := c.nodes[i].node.Labels[key]
-		if !ok {
+		v := value(i)
+		if v < 0 {
 			continue
 		}
-		k, seen := byValue[v]
-		if !seen {
-			k = len(out)
-			byValue[v] = k
-			out = append(out, nil)
+		for int(v) >= len(domainOf) {
+			domainOf = append(domainOf, 0)
 		}
-		out[k] = append(out[k], i)
+		if domainOf[v] == 0 {
+			d.lists = append(d.lists, nil)
+			domainOf[v] = int32(len(d.lists))
+		}
+		k := domainOf[v] - 1
+		d.lists[k] = append(d.lists[k], i)
+		d.of[i] = k
 	}
-	if len(out) == 1 && len(out[0]) == len(c.order) {
-		return nil
+	if len(d.lists) == 1 && len(d.lists[0]) == len(c.order) {
+		return &domainSplit{}
 	}
-	return out
+	return d
 }

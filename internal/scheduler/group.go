@@ -185,8 +185,8 @@ func (g *group) verdict(c *cell, i int) (string, float64) {
 
 // view is node i as the group's scorers see it.
 func (g *group) view(c *cell, i int) NodeView {
-	n := &c.nodes[i]
-	v := NodeView{Node: n.node, Free: n.free}
+	n := c.at(i)
+	v := NodeView{Node: n.node, Free: n.free, index: c.nodeIndex, slot: int32(i) + 1}
 	if g.readsGPUs {
 		d := c.detail(i)
 		g.gpuBuf = g.gpuBuf[:0]

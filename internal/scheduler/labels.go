@@ -12,6 +12,24 @@ import (
 type labelRule struct {
 	api.LabelRule
 	failReason string
+	// m matches by the cell's NodeIndex, bound on first use; nil without
+	// an index.
+	m     *ruleMatcher
+	bound bool
+}
+
+// matches reports whether node i of the cell satisfies r.
+func (r *labelRule) matches(c *cell, i int) bool {
+	if !r.bound {
+		r.bound = true
+		if c.nodeIndex != nil {
+			r.m = bindRule(&r.LabelRule, c.nodeIndex.column(r.Key))
+		}
+	}
+	if r.m != nil {
+		return r.m.match(i)
+	}
+	return matchRule(&r.LabelRule, c.node(i).Labels)
 }
 
 func compileRules(rules []api.LabelRule) []labelRule {

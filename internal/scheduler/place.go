@@ -35,8 +35,7 @@ func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, 
 // cheapest victims (preempt.go). Evicting only when nothing fits as is
 // keeps preemption a last resort.
 func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
-	set := newFeasibleSet(g, p.cell, p.sample)
-	set.order = order
+	set := (&feasibleSet{g: g, c: p.cell, limit: max(p.sample, 1)}).walk(order)
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
@@ -71,7 +70,7 @@ func (p *placer) noteChoice(g *group, stats *groupStats, i int) {
 }
 
 func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.Allocation {
-	n := p.cell.nodes[i].node
+	n := p.cell.node(i)
 	return &api.Allocation{
 		ID:              id,
 		Workload:        p.w.Name,

@@ -43,6 +43,8 @@ type preemptor struct {
 	sets  []victimSet // one per node where preemption can make room
 	ready bool
 	units map[string][]*api.Allocation // live members of victim gangs, by workload/group
+	// scratch holds a node's detail without a victim set (fitsWithout).
+	scratch nodeDetail
 }
 
 func newPreemptor(p *placer, g *group, order []int32) *preemptor {
@@ -197,7 +199,7 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	if g.check(c, i) == "" {
 		return s, true
 	}
-	n := c.nodes[i].node
+	n := c.node(i)
 	var cands []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.ID) {
 		// Cheapest tests first: most allocations fail on priority alone.
@@ -212,7 +214,7 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	}
 	lost := func(a *api.Allocation) float64 {
 		if j := c.find(a.NodeID); j >= 0 {
-			return share(a.Resources, c.nodes[j].node.Capacity)
+			return share(a.Resources, c.node(j).Capacity)
 		}
 		return 0
 	}
@@ -276,29 +278,50 @@ func (pr *preemptor) greedy(i int, order []*api.Allocation) []*api.Allocation {
 
 // fitsWithout reports whether one replica fits on node i once victims are
 // gone: the full filter chain runs on the node's aggregate and, when the
-// group pins cores or asks for GPUs, on a detail rebuilt without them. The
-// cell is left as it was.
+// group pins cores or asks for GPUs, on its detail without them. The cell
+// is left as it was.
+//
+// The aggregate is tested first, since most victim sets that fail, fail
+// there and the detail costs far more. The detail is the node's own with
+// the victims released (into scratch reused across calls), unless the
+// node's allocations conflict, where releasing one would free what another
+// still holds; then it is rebuilt without them.
 func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 	g, c := pr.g, pr.p.cell
-	n := &c.nodes[i]
-	free, detail := n.free, n.detail
-	defer func() { n.free, n.detail = free, detail }()
+	n := c.at(i)
+	free := n.free
 	for _, v := range victims {
 		if v.NodeID == n.node.ID {
-			n.free = n.free.Add(v.Resources)
+			free = free.Add(v.Resources)
 		}
 	}
+	if fitCount(&g.req.Resources, &free, 1) == 0 {
+		return false
+	}
+	saved, detail := n.free, n.detail
+	defer func() { n.free, n.detail = saved, detail }()
+	n.free = free
 	if g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 {
-		d := newNodeDetail(n.node)
-		for _, a := range c.st.AllocsByNode(n.node.ID) {
-			if !a.Terminal() && !c.stopping[a.ID] && !slices.Contains(victims, a) {
+		if base := c.detail(i); !base.conflicted {
+			base.cloneInto(&pr.scratch)
+			for _, v := range victims {
+				if v.NodeID == n.node.ID {
+					pr.scratch.release(v)
+				}
+			}
+			n.detail = &pr.scratch
+		} else {
+			d := newNodeDetail(n.node)
+			for _, a := range c.st.AllocsByNode(n.node.ID) {
+				if !a.Terminal() && !c.stopping[a.ID] && !slices.Contains(victims, a) {
+					d.apply(a)
+				}
+			}
+			for _, a := range n.placed {
 				d.apply(a)
 			}
+			n.detail = d
 		}
-		for _, a := range n.placed {
-			d.apply(a)
-		}
-		n.detail = d
 	}
 	return g.check(c, i) == ""
 }

@@ -110,7 +110,7 @@ func newSpreadTerm(c *cell, g *group, r api.SpreadRule, own target) *spreadTerm 
 	}
 	eligible := make([]bool, len(ix.names))
 	for i := range c.nodes {
-		if d := ix.of[i]; d >= 0 && !eligible[d] && c.nodes[i].ready && (requireFilter{}).check(g, c, i) == "" {
+		if d := ix.of[i]; d >= 0 && !eligible[d] && c.node(i).Ready() && (requireFilter{}).check(g, c, i) == "" {
 			eligible[d] = true
 		}
 	}
@@ -311,7 +311,7 @@ func newDataTerm(c *cell, r api.DataRule) *dataTerm {
 }
 
 func (t *dataTerm) shards(c *cell, i int) int64 {
-	v, ok := c.nodes[i].node.Labels[t.key]
+	v, ok := c.node(i).Labels[t.key]
 	if !ok {
 		return 0
 	}

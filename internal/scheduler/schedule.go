@@ -39,6 +39,13 @@ type Options struct {
 	// windows rules may be restricted to (evaluated at Now). Nil is the
 	// empty configuration.
 	Cell *api.CellConfig
+	// Scratch, when set, is memory the call may reuse (see Scratch); it
+	// does not change the plan.
+	Scratch *Scratch
+
+	// placeGang, when set, replaces (*placer).placeGang: tests compare the
+	// bounded gang search with an exhaustive one.
+	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -76,7 +83,8 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
 	rec := reconcile(w, allocs, nodeUp(st))
 
-	c := newCell(st, opts.Seed)
+	c := newCellWith(st, opts.Seed, opts.Scratch)
+	defer c.release()
 	for _, s := range rec.stops {
 		c.stop(s)
 	}
@@ -85,14 +93,19 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 		w:      w,
 		ids:    newIDGen(opts.Seed, evalSalt(eval.ID)),
 		now:    opts.Now,
-		sample: opts.sampleSize(len(c.nodes)),
+		sample: opts.sampleSize(c.size()),
 	}
 	for _, gi := range rec.groups {
 		g := compileGroup(w, gi.group, opts)
 		g.relate(c, w)
 		place := p.placeGroup
 		if g.tg.Gang != nil {
-			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) { return p.placeGang(g, gi) }
+			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) {
+				if opts.placeGang != nil {
+					return opts.placeGang(p, g, gi)
+				}
+				return p.placeGang(g, gi)
+			}
 		}
 		placed := len(gi.place)
 		if f, ok := place(g, gi.place); !ok {

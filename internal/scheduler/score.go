@@ -22,6 +22,11 @@ type NodeView struct {
 	// whole), indexed like Node.GPUs. It is filled only for scorers that
 	// implement GPUScorer; nil otherwise.
 	GPUFree []int64
+
+	// index, when set, is the cell's NodeIndex and slot 1 + the node's
+	// position in it: built-in scorers read label values from it.
+	index *NodeIndex
+	slot  int32
 }
 
 // GPUScorer is implemented by scorers that read per-GPU occupancy
@@ -138,7 +143,13 @@ func policyFor(w *api.Workload, opts Options) Policy {
 // much as the whole binpack range. Rules restricted to a time window count
 // only while the window is open at Options.Now; a window the cell does not
 // define is taken as always open.
-type labelScorer struct{ prefer, avoid []api.LabelRule }
+type labelScorer struct {
+	prefer, avoid []api.LabelRule
+	// Matchers per rule, bound to index on first use with one.
+	index   *NodeIndex
+	preferM []*ruleMatcher
+	avoidM  []*ruleMatcher
+}
 
 // newLabelScorer returns nil when no rule applies now.
 func newLabelScorer(p api.Placement, opts Options) *labelScorer {
@@ -169,6 +180,9 @@ func windowOpen(name string, opts Options) bool {
 }
 
 func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
+	if n.index != nil && n.slot > 0 {
+		return s.indexed(n.index, int(n.slot-1))
+	}
 	total := 0
 	for i := range s.prefer {
 		if matchRule(&s.prefer[i], n.Node.Labels) {
@@ -178,6 +192,32 @@ func (s *labelScorer) Score(_ *Request, n NodeView) float64 {
 	for i := range s.avoid {
 		if matchRule(&s.avoid[i], n.Node.Labels) {
 			total -= max(s.avoid[i].Weight, 1)
+		}
+	}
+	return float64(total) / 100
+}
+
+// indexed is Score for node i of index, by matchers.
+func (s *labelScorer) indexed(index *NodeIndex, i int) float64 {
+	if s.index != index {
+		s.index = index
+		s.preferM, s.avoidM = s.preferM[:0], s.avoidM[:0]
+		for j := range s.prefer {
+			s.preferM = append(s.preferM, bindRule(&s.prefer[j], index.column(s.prefer[j].Key)))
+		}
+		for j := range s.avoid {
+			s.avoidM = append(s.avoidM, bindRule(&s.avoid[j], index.column(s.avoid[j].Key)))
+		}
+	}
+	total := 0
+	for j, m := range s.preferM {
+		if m.match(i) {
+			total += max(s.prefer[j].Weight, 1)
+		}
+	}
+	for j, m := range s.avoidM {
+		if m.match(i) {
+			total -= max(s.avoid[j].Weight, 1)
 		}
 	}
 	return float64(total) / 100

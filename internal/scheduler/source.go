@@ -8,26 +8,47 @@ type candidate struct {
 	score float64
 }
 
+// before is the selection order: the higher score first, on ties the node
+// earlier in the seeded order. Ranks are distinct within a set, so this
+// is a total order and the best candidate is unique.
+func (a *candidate) before(b *candidate) bool {
+	return a.score > b.score || (a.score == b.score && a.rank < b.rank)
+}
+
 // feasibleSet is one group's window on the cell: up to limit feasible nodes,
 // found by walking the seeded order from a cursor that only moves forward.
 // Replicas of a group are identical and nodes only fill up while a group is
 // placed, so a node rejected once stays rejected and the walk never
 // restarts; after a placement only the chosen node is re-checked and
-// re-scored. Placing all replicas of a group costs one pass over the cell
-// plus O(limit) per replica.
+// re-scored.
+//
+// The candidates are kept as a binary heap in selection order (before), so
+// the best is nodes[0]: placing all replicas of a group costs one pass over
+// the cell plus O(log limit) per replica. Whoever changes a candidate's
+// cached score must restore the heap: update does it for the node just
+// placed on; rescore does it for every candidate (O(limit)). A group with
+// dynamic terms (spread, rules about its own replicas) selects by a scan
+// instead (bestDynamic), since their part of the score is not cached.
 type feasibleSet struct {
 	g      *group
 	c      *cell
 	order  []int32 // the nodes to walk: c.order, or a gang domain's part of it
 	limit  int
 	cursor int
-	nodes  []candidate
-	stats  groupStats // nodes examined, feasible and rejected by each filter
+	nodes  []candidate // a heap in selection order
+	stats  groupStats  // nodes examined, feasible and rejected by each filter
 }
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
 	limit = max(limit, 1)
-	return &feasibleSet{g: g, c: c, order: c.order, limit: limit, nodes: make([]candidate, 0, min(limit, len(c.nodes)))}
+	return (&feasibleSet{g: g, c: c, limit: limit}).walk(c.order)
+}
+
+// walk sets the nodes the set walks: c.order, or a part of it.
+func (s *feasibleSet) walk(order []int32) *feasibleSet {
+	s.order, s.cursor = order, 0
+	s.nodes = make([]candidate, 0, min(s.limit, len(order)))
+	return s
 }
 
 // fill walks the order until the set holds limit nodes or the cell is
@@ -36,7 +57,7 @@ func (s *feasibleSet) fill() {
 	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
 		i := s.order[s.cursor]
 		if k, reason := s.g.firstReject(s.c, int(i)); k < 0 {
-			s.nodes = append(s.nodes, candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
+			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
 			s.stats.feasible++
 		} else {
 			s.stats.reject(k, reason)
@@ -52,17 +73,7 @@ func (s *feasibleSet) best() (int, bool) {
 	if len(s.g.dynamic) > 0 {
 		return s.bestDynamic()
 	}
-	if len(s.nodes) == 0 {
-		return 0, false
-	}
-	b := 0
-	for j := 1; j < len(s.nodes); j++ {
-		n, cur := &s.nodes[j], &s.nodes[b]
-		if n.score > cur.score || (n.score == cur.score && n.rank < cur.rank) {
-			b = j
-		}
-	}
-	return b, true
+	return 0, len(s.nodes) > 0
 }
 
 // update re-checks the candidate at position j after a placement on it:
@@ -71,11 +82,76 @@ func (s *feasibleSet) update(j int) {
 	i := int(s.nodes[j].node)
 	if s.g.check(s.c, i) == "" {
 		s.nodes[j].score = s.g.score(s.c, i)
+		s.fix(j)
 		return
 	}
+	s.remove(j)
+}
+
+// rescore re-scores every candidate and restores the heap. Feasibility is
+// not re-checked: the set still assumes that nodes only fill up.
+func (s *feasibleSet) rescore() {
+	for j := range s.nodes {
+		s.nodes[j].score = s.g.score(s.c, int(s.nodes[j].node))
+	}
+	for j := len(s.nodes)/2 - 1; j >= 0; j-- {
+		s.down(j)
+	}
+}
+
+func (s *feasibleSet) push(cd candidate) {
+	s.nodes = append(s.nodes, cd)
+	s.up(len(s.nodes) - 1)
+}
+
+func (s *feasibleSet) remove(j int) {
 	last := len(s.nodes) - 1
-	s.nodes[j] = s.nodes[last]
+	if j != last {
+		s.nodes[j] = s.nodes[last]
+	}
 	s.nodes = s.nodes[:last]
+	if j < last {
+		s.fix(j)
+	}
+}
+
+// fix restores the heap after the candidate at j changed.
+func (s *feasibleSet) fix(j int) {
+	if !s.down(j) {
+		s.up(j)
+	}
+}
+
+func (s *feasibleSet) up(j int) {
+	h := s.nodes
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !h[j].before(&h[parent]) {
+			return
+		}
+		h[j], h[parent] = h[parent], h[j]
+		j = parent
+	}
+}
+
+// down sifts the candidate at j down and reports whether it moved.
+func (s *feasibleSet) down(j int) bool {
+	h, start := s.nodes, j
+	for {
+		child := 2*j + 1
+		if child >= len(h) {
+			break
+		}
+		if r := child + 1; r < len(h) && h[r].before(&h[child]) {
+			child = r
+		}
+		if !h[child].before(&h[j]) {
+			break
+		}
+		h[j], h[child] = h[child], h[j]
+		j = child
+	}
+	return j > start
 }
 
 // bestDynamic is best for a group with dynamic terms (spread, rules about

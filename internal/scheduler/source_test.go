@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/api"
+	"pgregory.net/rapid"
 )
 
 func nodesN(n int, build func(i int, b *nodeBuilder)) []*nodeBuilder {
@@ -59,7 +60,7 @@ func TestFeasibleSetSampling(t *testing.T) {
 				mustEqual(t, "cursor", s.cursor, tt.wantCursor)
 			}
 			for _, cand := range s.nodes {
-				mustEqual(t, "only ready nodes", c.nodes[cand.node].node.Ready(), true)
+				mustEqual(t, "only ready nodes", c.node(int(cand.node)).Ready(), true)
 				mustEqual(t, "rank is order position", c.order[cand.rank], cand.node)
 			}
 		})
@@ -68,7 +69,10 @@ func TestFeasibleSetSampling(t *testing.T) {
 
 func TestFeasibleSetBestBreaksTiesBySeededOrder(t *testing.T) {
 	g := &group{}
-	s := &feasibleSet{g: g, nodes: []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}}}
+	s := &feasibleSet{g: g}
+	for _, cd := range []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}} {
+		s.push(cd)
+	}
 	j, ok := s.best()
 	mustEqual(t, "found", ok, true)
 	mustEqual(t, "best", s.nodes[j].node, int32(2))
@@ -92,4 +96,47 @@ func TestFeasibleSetUpdateDropsFullNodes(t *testing.T) {
 	c.place(1, &api.Allocation{Resources: g.req.Resources})
 	s.update(0)
 	mustEqual(t, "rescored higher", s.nodes[0].score > before, true)
+}
+
+// TestPropertyFeasibleSetHeapPicksLinearBest drives the candidate heap
+// through random pushes, re-scores of the best, removals and full re-scores
+// and checks that best is always what a linear scan picks.
+func TestPropertyFeasibleSetHeapPicksLinearBest(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := &feasibleSet{g: &group{}}
+		score := rapid.IntRange(0, 5) // few values: many ties
+		rank := int32(0)
+		for range rapid.IntRange(1, 60).Draw(t, "steps") {
+			switch op := rapid.IntRange(0, 3).Draw(t, "op"); {
+			case op == 0 || len(s.nodes) == 0:
+				s.push(candidate{node: rank, rank: rank, score: float64(score.Draw(t, "score"))})
+				rank++
+			case op == 1:
+				s.nodes[0].score = float64(score.Draw(t, "rescore"))
+				s.fix(0)
+			case op == 2:
+				s.remove(rapid.IntRange(0, len(s.nodes)-1).Draw(t, "at"))
+			default:
+				for j := range s.nodes {
+					s.nodes[j].score = float64(score.Draw(t, "all"))
+				}
+				for j := len(s.nodes)/2 - 1; j >= 0; j-- {
+					s.down(j)
+				}
+			}
+			if len(s.nodes) == 0 {
+				continue
+			}
+			want := 0
+			for j := range s.nodes {
+				if s.nodes[j].before(&s.nodes[want]) {
+					want = j
+				}
+			}
+			j, _ := s.best()
+			if s.nodes[j] != s.nodes[want] {
+				t.Fatalf("best %+v, linear scan %+v", s.nodes[j], s.nodes[want])
+			}
+		}
+	})
 }

@@ -1,6 +1,10 @@
 package scheduler
 
-import "github.com/strata-dev/strata/api"
+import (
+	"math/rand/v2"
+
+	"github.com/strata-dev/strata/api"
+)
 
 // change is one journaled mutation of the cell: a placement, or (evicted)
 // the preemption of a live allocation.
@@ -15,14 +19,32 @@ type change struct {
 // for real (so every filter, score and hardware assignment is the normal
 // pipeline's) and, when too few fit, the trial is rolled back and the cell
 // is as it was before, stops included.
+//
+// The allocation ids a trial drew and what it added to the group's
+// statistics are given back too, so that a plan does not depend on which
+// trials were run before it: the engine may skip trials it can prove
+// hopeless (room.go) without changing a single id or count.
 type trial struct {
 	c       *cell
 	changes []change
+	ids     *rand.PCG // the placer's id stream, restored on rollback
+	idState rand.PCG
+	g       *group // whose stats are restored on rollback
+	stats   groupStats
 }
 
 func (c *cell) begin() *trial {
 	t := &trial{c: c}
 	c.journal = &t.changes
+	return t
+}
+
+// begin starts a trial of group g on the placer's cell that also restores
+// its id stream and g's statistics on rollback.
+func (p *placer) begin(g *group) *trial {
+	t := p.cell.begin()
+	t.ids, t.idState = p.ids.pcg, *p.ids.pcg
+	t.g, t.stats = g, g.stats.clone()
 	return t
 }
 
@@ -34,9 +56,16 @@ func (t *trial) commit() { t.c.journal = nil }
 func (t *trial) rollback() {
 	c := t.c
 	c.journal = nil
+	if t.ids != nil {
+		*t.ids = t.idState
+	}
+	if t.g != nil {
+		t.g.stats = t.stats
+	}
 	for k := len(t.changes) - 1; k >= 0; k-- {
 		ch := t.changes[k]
-		n := &c.nodes[ch.node]
+		n := c.at(ch.node)
+		c.changes = append(c.changes, int32(ch.node))
 		if ch.evicted {
 			n.free = n.free.Sub(ch.alloc.Resources)
 			delete(c.stopping, ch.alloc.ID)

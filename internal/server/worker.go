@@ -20,6 +20,9 @@ const maxPlanAttempts = 5
 type worker struct {
 	srv *Server
 	id  int
+	// scratch is the scheduler's working memory, reused by this worker's
+	// evaluations, which run one at a time.
+	scratch scheduler.Scratch
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -52,7 +55,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
 		snap := w.srv.State().Snapshot()
 		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(),
-			Cell: snap.CellConfig()})
+			Cell: snap.CellConfig(), Scratch: &w.scratch})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 
 		final := *e

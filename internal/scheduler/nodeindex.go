@@ -1,0 +1,167 @@
+package scheduler
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// NodeIndex holds what the engine derives from a set of nodes and that does
+// not change while the nodes' labels and NUMA layouts do not: for each
+// label key used by a rule, every node's value as a small integer, and
+// each node's core layout (shared by nodes of one shape). A State whose nodes stay
+// the same across many snapshots (the bench's, a simulator's) builds one
+// with NewNodeIndex and returns it from NodeIndex; the engine then matches
+// required rules, preferences and gang domains by array lookups instead of
+// a map lookup per node and rule in every evaluation.
+//
+// It is not part of a plan's inputs in any other sense: a plan computed
+// with the index is the plan computed without it. Columns are built on
+// first use, under a lock, and never change afterwards, so one index may
+// serve concurrent Schedule calls.
+type NodeIndex struct {
+	nodes   []*api.Node
+	mu      sync.Mutex
+	cols    map[string]*labelColumn
+	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
+	shapes  map[uint64][]*nodeLayout     // layouts by a hash of their NUMA fingerprint
+}
+
+// NodeIndexer is implemented by a State that keeps a NodeIndex. The index
+// must describe exactly the slice Nodes() returns — the same slice, so
+// the same nodes in the same order — with the labels they have now;
+// the engine ignores an index built on another slice or length.
+type NodeIndexer interface {
+	NodeIndex() *NodeIndex
+}
+
+// NewNodeIndex returns an index of nodes, the slice State.Nodes returns.
+// The nodes' labels and NUMA layouts must not change while the index is
+// in use.
+func NewNodeIndex(nodes []*api.Node) *NodeIndex {
+	return &NodeIndex{
+		nodes:   nodes,
+		cols:    make(map[string]*labelColumn),
+		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
+		shapes:  make(map[uint64][]*nodeLayout),
+	}
+}
+
+// indexFor returns st's index when it describes nodes, else nil.
+func indexFor(st State, nodes []*api.Node) *NodeIndex {
+	ixr, ok := st.(NodeIndexer)
+	if !ok {
+		return nil
+	}
+	ix := ixr.NodeIndex()
+	if ix == nil || len(ix.nodes) != len(nodes) || (len(nodes) > 0 && &ix.nodes[0] != &nodes[0]) {
+		return nil
+	}
+	return ix
+}
+
+// labelColumn is one label key over the indexed nodes.
+type labelColumn struct {
+	of     []int32  // node → value id; -1: the node has no such label
+	values []string // value id → value, in order of first node
+}
+
+func (ix *NodeIndex) column(key string) *labelColumn {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if col, ok := ix.cols[key]; ok {
+		return col
+	}
+	col := &labelColumn{of: make([]int32, len(ix.nodes))}
+	ids := make(map[string]int32)
+	for i, n := range ix.nodes {
+		v, ok := n.Labels[key]
+		if !ok {
+			col.of[i] = -1
+			continue
+		}
+		id, seen := ids[v]
+		if !seen {
+			id = int32(len(col.values))
+			ids[v] = id
+			col.values = append(col.values, v)
+		}
+		col.of[i] = id
+	}
+	ix.cols[key] = col
+	return col
+}
+
+// ruleMatcher is a label rule evaluated once per value of its key.
+type ruleMatcher struct {
+	of      []int32
+	accept  []bool // per value id
+	missing bool   // the verdict for a node without the label
+}
+
+// bindRule evaluates r for every value of col (and for a missing label)
+// with matchRule itself, so a matcher always agrees with it.
+func bindRule(r *api.LabelRule, col *labelColumn) *ruleMatcher {
+	m := &ruleMatcher{of: col.of, accept: make([]bool, len(col.values)), missing: matchRule(r, nil)}
+	one := map[string]string{}
+	for id, v := range col.values {
+		one[r.Key] = v
+		m.accept[id] = matchRule(r, one)
+	}
+	return m
+}
+
+func (m *ruleMatcher) match(i int) bool {
+	if id := m.of[i]; id >= 0 {
+		return m.accept[id]
+	}
+	return m.missing
+}
+
+// layout returns node i's core layout, shared with every node of the same
+// NUMA fingerprint.
+func (ix *NodeIndex) layout(i int) *nodeLayout {
+	if l := ix.layouts[i].Load(); l != nil {
+		return l
+	}
+	n := ix.nodes[i]
+	key := numaHash(n.NUMA)
+	ix.mu.Lock()
+	var l *nodeLayout
+	for _, cand := range ix.shapes[key] {
+		if sameNUMA(cand.numa, n.NUMA) {
+			l = cand
+			break
+		}
+	}
+	if l == nil {
+		l = newLayout(n)
+		ix.shapes[key] = append(ix.shapes[key], l)
+	}
+	ix.mu.Unlock()
+	ix.layouts[i].Store(l)
+	return l
+}
+
+func numaHash(numa []api.NUMANode) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
+	for _, nn := range numa {
+		mix(int64(nn.ID))
+		mix(nn.MemoryBytes)
+		mix(int64(len(nn.CPUs)))
+		for _, cpu := range nn.CPUs {
+			mix(int64(cpu))
+		}
+	}
+	return h
+}
+
+func sameNUMA(a, b []api.NUMANode) bool {
+	return slices.EqualFunc(a, b, func(x, y api.NUMANode) bool {
+		return x.ID == y.ID && x.MemoryBytes == y.MemoryBytes && slices.Equal(x.CPUs, y.CPUs)
+	})
+}

@@ -1,0 +1,239 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// A gang is tried in many topology domains, each a trial that places members
+// for real and is rolled back when too few fit. At 100k nodes most of those
+// trials are hopeless (a rack of CPU machines for a GPU gang), so the engine
+// bounds them first, in two ways that never change a plan:
+//
+//   - hardView: the part of the seeded order whose nodes pass the group's
+//     static filters (readiness, required labels, GPU model: what no
+//     placement or eviction in the plan can change). Trials walk it
+//     instead of the whole cell or domain; the filter chain would have
+//     rejected the other nodes anyway, and relative order (which breaks
+//     ties) is kept. It depends only on the filters, so it is computed
+//     once per plan for all groups with the same static filters (the
+//     gangs of one training job).
+//   - room: per node, how many members the aggregate dimensions could take
+//     at most — from what is free, or, when evicting, free plus every
+//     allocation that could be preempted. Trials walk only nodes with
+//     room. A domain whose room is below the gang's size cannot hold it; a
+//     trial there only matters for the best count the failure reports, so
+//     it is skipped when its room cannot beat that count either.
+
+// staticFilter reports whether f's verdict on a node is fixed for a whole
+// plan: it reads only the node's status, labels and fingerprint and the
+// group fields staticKey names, never occupancy or other placements.
+// Filters not listed are treated as passing by the bounds above, which
+// keeps the bounds upper bounds whatever filters are added.
+func staticFilter(f filter) bool {
+	switch f.(type) {
+	case readyFilter, requireFilter, gpuModelFilter:
+		return true
+	}
+	return false
+}
+
+// staticKey names what g's static filters read of the group: two groups
+// with the same key accept the same nodes.
+func staticKey(g *group) string {
+	var sb strings.Builder
+	for _, f := range g.filters {
+		switch f.(type) {
+		case readyFilter:
+			sb.WriteString("ready;")
+		case requireFilter:
+			for _, r := range g.require {
+				fmt.Fprintf(&sb, "req %q %q %q;", r.Key, r.Op, r.Values)
+			}
+		case gpuModelFilter:
+			fmt.Fprintf(&sb, "model %v %v %q;", g.anyModel, g.noModel, g.models)
+		}
+	}
+	return sb.String()
+}
+
+// hardView is the part of the cell a group's static filters accept.
+type hardView struct {
+	order []int32                 // in seeded order
+	split map[string][]viewDomain // domains per key, cut down
+}
+
+// viewDomain is a domain cut down to a view, and the whole domain.
+type viewDomain struct {
+	nodes, full []int32
+}
+
+func (c *cell) hardView(g *group) *hardView {
+	key := staticKey(g)
+	if hv, ok := c.hardViews[key]; ok {
+		return hv
+	}
+	hv := &hardView{split: make(map[string][]viewDomain)}
+	for _, i := range c.order {
+		if c.passesStatic(g, int(i)) {
+			hv.order = append(hv.order, i)
+		}
+	}
+	if c.hardViews == nil {
+		c.hardViews = make(map[string]*hardView)
+	}
+	c.hardViews[key] = hv
+	return hv
+}
+
+func (c *cell) passesStatic(g *group, i int) bool {
+	for _, f := range g.filters {
+		if staticFilter(f) && f.check(g, c, i) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// domains is the cell's domains of key (see (*cell).domains) cut down to
+// the view, in the same order; domains left empty are dropped.
+func (hv *hardView) domains(c *cell, key string) []viewDomain {
+	if d, ok := hv.split[key]; ok {
+		return d
+	}
+	split := c.domainSplit(key)
+	if len(split.lists) == 0 {
+		return nil
+	}
+	lists := make([][]int32, len(split.lists))
+	for _, i := range hv.order {
+		if k := split.of[i]; k >= 0 {
+			lists[k] = append(lists[k], i)
+		}
+	}
+	var out []viewDomain
+	for k, l := range lists {
+		if len(l) > 0 {
+			out = append(out, viewDomain{nodes: l, full: split.lists[k]})
+		}
+	}
+	hv.split[key] = out
+	return out
+}
+
+// roomKey names one room table of a plan: a static view, a request and
+// whether evictions count. Within a plan the evicting workload (its name
+// and priority) is the same for all groups.
+type roomKey struct {
+	hv      *hardView
+	want    api.Resources
+	preempt bool
+}
+
+// roomTable is the room of every node of a view (-1 outside it), kept
+// across the gangs of a plan: a table is brought up to date by
+// recomputing only the nodes changed since (cell.changes), so the gangs
+// of one training job share the work of a pass over the view.
+type roomTable struct {
+	room  []int32
+	total int64
+	seen  int // len(cell.changes) when last brought up to date
+}
+
+// maxRoom bounds a node's room; sums are compared with gang sizes only.
+const maxRoom = 1 << 20
+
+// room brings the room table of g's view up to date, makes it the cell's
+// current one (c.room) and returns the sum over the view, at most need.
+// Without eviction a node's room counts what is free; with eviction,
+// what is free plus the allocations victimsOn could take: live, strictly
+// lower priority, of another workload, not stopped yet.
+func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
+	c := p.cell
+	key := roomKey{hv: hv, want: g.req.Resources, preempt: preempt}
+	t, ok := c.rooms[key]
+	if !ok {
+		t = &roomTable{room: make([]int32, c.size())}
+		for i := range t.room {
+			t.room[i] = -1
+		}
+		for _, i := range hv.order {
+			t.room[i] = int32(p.nodeRoom(&key.want, int(i), preempt))
+			t.total += int64(t.room[i])
+		}
+		if c.rooms == nil {
+			c.rooms = make(map[roomKey]*roomTable)
+		}
+		c.rooms[key] = t
+	} else {
+		for _, i := range c.changes[t.seen:] {
+			if old := t.room[i]; old >= 0 {
+				t.room[i] = int32(p.nodeRoom(&key.want, int(i), preempt))
+				t.total += int64(t.room[i] - old)
+			}
+		}
+	}
+	t.seen = len(c.changes)
+	c.room = t.room
+	return int(min(t.total, int64(need)))
+}
+
+// nodeRoom is node i's room for want.
+func (p *placer) nodeRoom(want *api.Resources, i int, preempt bool) int {
+	c := p.cell
+	n := c.at(i)
+	avail := n.free
+	if preempt {
+		for _, a := range c.st.AllocsByNode(n.node.ID) {
+			if a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !c.stopping[a.ID] {
+				avail = avail.Add(a.Resources)
+			}
+		}
+	}
+	return fitCount(want, &avail, maxRoom)
+}
+
+// withRoom returns the nodes of order whose room is not zero, in order.
+// A trial walking only those places exactly what it would place walking
+// order: the others fail the resource filter, and victimsOn finds nothing
+// on them, all through the trial (placements only lower a node's room and
+// an eviction moves resources from the evictable part to the free part).
+func (c *cell) withRoom(order []int32) []int32 {
+	out := make([]int32, 0, len(order))
+	for _, i := range order {
+		if c.room[i] > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// roomOf sums the room of the nodes of order, stopping at need.
+func (c *cell) roomOf(order []int32, need int) int {
+	total := 0
+	for _, i := range order {
+		if total += int(c.room[i]); total >= need {
+			return need
+		}
+	}
+	return total
+}
+
+// fitCount is how many times want fits in avail over the dimensions the
+// resource filter checks, at most limit.
+func fitCount(want, avail *api.Resources, limit int) int {
+	k := int64(limit)
+	fit := func(w, a int64) {
+		if w > 0 {
+			k = min(k, max(a, 0)/w)
+		}
+	}
+	fit(want.CPUMilli, avail.CPUMilli)
+	fit(want.MemoryBytes, avail.MemoryBytes)
+	fit(want.DiskBytes, avail.DiskBytes)
+	fit(want.GPUs, avail.GPUs)
+	fit(want.NetMbps, avail.NetMbps)
+	return int(k)
+}

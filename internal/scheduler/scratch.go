@@ -1,0 +1,54 @@
+package scheduler
+
+import "sync/atomic"
+
+// Scratch is working memory Schedule may reuse from one call to the next.
+// A caller that schedules many evaluations one after another (a worker,
+// the bench, the simulator) keeps one and passes it in Options, so that
+// the per-plan tables of a large cell — a slot per node, the seeded order,
+// node states — are not allocated again for every evaluation; at 100k
+// nodes they were most of the garbage the engine made. It never changes
+// a plan: everything taken from it is written before it is read. One
+// Scratch serves one call at a time; a call that finds it in use by
+// another allocates its own memory instead. The zero value is ready.
+type Scratch struct {
+	busy   atomic.Bool
+	slot   []int32 // all zero while idle
+	order  []int32
+	chunks [][]nodeState // cleared while idle
+}
+
+// take lends the scratch to a cell of n nodes, or returns false when
+// another call holds it.
+func (s *Scratch) take(c *cell, n int) bool {
+	if s == nil || !s.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	if cap(s.slot) < n {
+		s.slot = make([]int32, n)
+	}
+	if cap(s.order) < n {
+		s.order = make([]int32, n)
+	}
+	c.slot, c.order, c.spare = s.slot[:n], s.order[:n], s.chunks
+	c.scratch = s
+	return true
+}
+
+// release gives the cell's memory back to its scratch, clearing what the
+// next call must find zero, in time proportional to what this one used.
+func (c *cell) release() {
+	s := c.scratch
+	if s == nil {
+		return
+	}
+	for _, i := range c.touched {
+		c.slot[i] = 0
+	}
+	for k, chunk := range c.states {
+		clear(chunk[:min(stateChunk, c.used-k*stateChunk)])
+	}
+	s.chunks = append(c.spare, c.states...)
+	c.scratch, c.slot, c.order, c.states, c.spare = nil, nil, nil, nil, nil
+	s.busy.Store(false)
+}
