@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"strings"
 
 	"github.com/strata-dev/strata/internal/sim/cluster"
@@ -15,6 +16,12 @@ import (
 // each distinct free-milli level among the GPUs that fit; a whole-GPU pod
 // takes fully free GPUs, which are interchangeable.
 //
+// As in the paper's simulator, the score is the whole part of
+// 100 × sigmoid(−Δ/1000), Δ the growth in milli-GPU: growths within about
+// 40 milli-GPU of each other score the same and the Selector's tie rule
+// decides between them, and within a node the lowest-indexed GPU with the
+// best whole score is taken. Exact (set by FGDPlus) scores −Δ itself.
+//
 // Results are cached per (pod shape, node) and keyed by the node's Version,
 // so a pod of a shape seen before costs one comparison per unchanged node.
 type FGD struct {
@@ -25,6 +32,8 @@ type FGD struct {
 	nodes   int
 	before  []fgdBefore // per node: fragmentation at a version
 	scratch []int64
+	// Exact scores −Δ unrounded instead of the paper's whole sigmoid score.
+	Exact bool
 }
 
 type fgdClassKey struct {
@@ -97,7 +106,7 @@ func (f *FGD) eval(c *cluster.Cluster, node int, p *trace.Pod) fgdEntry {
 				continue
 			}
 			gpus[g] -= p.GPUMilli
-			s := before - f.dist.Frag(n.ModelID, cpuAfter, gpus)
+			s := f.score(before - f.dist.Frag(n.ModelID, cpuAfter, gpus))
 			gpus[g] += p.GPUMilli
 			if best.gpu < 0 || s > best.score {
 				best.score, best.gpu = s, int8(g)
@@ -110,10 +119,19 @@ func (f *FGD) eval(c *cluster.Cluster, node int, p *trace.Pod) fgdEntry {
 				gpus[g] = 0
 			}
 		}
-		best.score = before - f.dist.Frag(n.ModelID, cpuAfter, gpus)
+		best.score = f.score(before - f.dist.Frag(n.ModelID, cpuAfter, gpus))
 	}
 	*e = best
 	return best
+}
+
+// score turns a fragmentation decrease (milli-GPU, negative when it grows)
+// into the node score.
+func (f *FGD) score(decrease float64) float64 {
+	if f.Exact {
+		return decrease
+	}
+	return whole(1 / (1 + math.Exp(-decrease/1000)) * maxScore)
 }
 
 // seenLevel reports whether an earlier GPU had the same free milli (and so
