@@ -167,7 +167,7 @@ var registry = map[string]func(Options) Scorer{
 	"GpuPacking":    func(Options) Scorer { return GpuPacking{} },
 	"BestFit":       func(Options) Scorer { return BestFit{} },
 	"FGD":           func(o Options) Scorer { return NewFGD(frag.FromPods(o.Workload, o.coverage())) },
-	FGDPlusName:     func(o Options) Scorer { return NewFGDPlus(o.Workload) },
+	FGDPlusName:     func(o Options) Scorer { return NewFGDPlus(frag.FromPods(o.Workload, o.coverage()), o.Workload) },
 }
 
 // Names lists the policies: the paper's, in its order, then Strata's own.
