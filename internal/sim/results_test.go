@@ -70,6 +70,34 @@ func TestOpenbDefaultOneRun(t *testing.T) {
 	}
 }
 
+// TestPoliciesOnOpenbDefault runs every policy once (seed 42) on openb
+// default: each paper policy lands within 1.5 points of its published mean
+// and FGD+ above FGD. One seed is not the published 10-seed mean, but the
+// seed-to-seed spread (about ±0.3) is far inside the band.
+func TestPoliciesOnOpenbDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full trace runs; skipped with -short")
+	}
+	nodes, pods := loadOpenb(t, "default")
+	got := map[string]float64{}
+	for _, pol := range policy.Names() {
+		r, err := sim.Run(context.Background(), sim.Config{Nodes: nodes, Pods: pods, Mode: sim.ModeInflation, Policy: pol, Seed: 42, NoSeries: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[pol] = r.GPUAlloc
+		if i := slices.Index(policy.PaperNames(), pol); i >= 0 {
+			if want := published["default"][i]; math.Abs(r.GPUAlloc-want) > 1.5 {
+				t.Errorf("%s: %.2f%%, published %.1f", pol, r.GPUAlloc, want)
+			}
+		}
+	}
+	t.Logf("seed 42: %v", got)
+	if got[policy.FGDPlusName] <= got["FGD"] {
+		t.Errorf("FGD+ %.2f%% is not above FGD %.2f%%", got[policy.FGDPlusName], got["FGD"])
+	}
+}
+
 // TestPublishedTable reproduces the paper's table: for each policy, the mean
 // final GPU allocation over seeds 42..51, next to the published figure
 // (Strata's own policies next to FGD's). It runs only with
