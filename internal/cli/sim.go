@@ -56,9 +56,9 @@ task_events files as --pods, machine_events as --nodes or --machines-csv), nativ
 (one YAML/JSON file with nodes and pods, as --pods).
 
 Policies: ` + strings.Join(policy.PaperNames(), ", ") + ` (the paper's, scored as its
-simulator scores them), ` + policy.FGDPlusName + ` (Strata's own: FGD with exact scores and a
-best-fit tie-break), strata-binpack and strata-spread (Strata's scheduler, the
-code the server runs), a comma list, or "all".`,
+simulator scores them), ` + policy.FGDPlusName + ` (Strata's own: FGD whose ties go to the node
+that keeps CPU and GPUs in proportion), strata-binpack and strata-spread
+(Strata's scheduler, the code the server runs), a comma list, or "all".`,
 		Example: `  strata sim --nodes ../shared/traces/openb/openb_node_list_gpu_node.csv \
              --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
   strata sim --nodes N.csv --pods P.csv --policy all -o json
