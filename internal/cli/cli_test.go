@@ -92,6 +92,21 @@ func TestSimOnOpenb(t *testing.T) {
 	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--mode", "sideways"); code != 1 || !strings.Contains(errOut, "--mode") {
 		t.Fatalf("bad mode: exit %d %s", code, errOut)
 	}
+	// Strata's own policy by name, next to FGD, with each tie rule.
+	for _, tie := range []string{"rank", "random", "first"} {
+		out, errOut, code = runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "FGD,FGD+", "--seed", "42",
+			"--tie-break", tie, "-o", "json")
+		if code != 0 {
+			t.Fatalf("--tie-break %s: exit %d: %s", tie, code, errOut)
+		}
+		rows = nil
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 2 || rows[1].Policy != "FGD+" || rows[1].GPUAlloc < 90 {
+			t.Fatalf("--tie-break %s: rows %+v (%v)", tie, rows, err)
+		}
+	}
+	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--tie-break", "sideways"); code == 0 || !strings.Contains(errOut, "tie-break") {
+		t.Fatalf("bad tie-break: exit %d %s", code, errOut)
+	}
 }
 
 func TestSimExplain(t *testing.T) {

@@ -56,9 +56,10 @@ Trace formats: openb (the Alibaba GPU trace CSVs), google (cluster-usage 2011:
 task_events files as --pods, machine_events as --nodes or --machines-csv), native
 (one YAML/JSON file with nodes and pods, as --pods).
 
-Policies: ` + strings.Join(policy.Names(), ", ") + ` (the paper's, in the simulator's
-own model), strata-binpack and strata-spread (Strata's scheduler, the code the
-server runs), a comma list, or "all".`,
+Policies: ` + strings.Join(policy.PaperNames(), ", ") + ` (the paper's, scored as its
+simulator scores them), ` + policy.FGDPlusName + ` (Strata's own: FGD whose ties go to the node
+that keeps CPU and GPUs in proportion), strata-binpack and strata-spread
+(Strata's scheduler, the code the server runs), a comma list, or "all".`,
 		Example: `  strata sim --nodes ../shared/traces/openb/openb_node_list_gpu_node.csv \
              --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
   strata sim --nodes N.csv --pods P.csv --policy all -o json
@@ -82,7 +83,7 @@ server runs), a comma list, or "all".`,
 	fl.StringVar(&f.policy, "policy", "FGD", "placement policy, or all")
 	fl.Int64Var(&f.seed, "seed", 42, "seed of a single run (default in inflation mode: the mean over seeds 42..51)")
 	fl.StringVar(&f.seeds, "seeds", "42..51", "seeds averaged in inflation mode when --seed is not given, as A..B or a comma list")
-	fl.StringVar(&f.tieBreak, "tie-break", "random", "how equal scores are broken: random or first")
+	fl.StringVar(&f.tieBreak, "tie-break", "rank", "how equal scores are broken: rank (a seeded random node order fixed per run, as the paper's simulator), random (a fresh draw per pod) or first (trace order)")
 	fl.StringVar(&f.csvPath, "csv", "", "write the allocation series of a single run as CSV")
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")

@@ -1,8 +1,9 @@
 // Package sim is Strata's discrete-event cluster simulator, the engine
 // behind `strata sim`. It replays a trace (package trace) against a model of
 // the cell (package cluster) with a placement policy behind the
-// cluster.Placer seam (package policy holds the paper's baselines and FGD),
-// and reports allocation, pending-time and fragmentation metrics.
+// cluster.Placer seam (package policy holds the paper's baselines, FGD and
+// Strata's FGD+), and reports allocation, pending-time and fragmentation
+// metrics.
 //
 // Two modes:
 //

@@ -52,7 +52,8 @@ type Config struct {
 	// work done so far (pods submitted or events processed) and the total,
 	// about 200 times per run and once at the end. It must not block for long.
 	Progress func(done, total int)
-	// TieBreak is policy.Options.TieBreak ("random" when empty).
+	// TieBreak is policy.Options.TieBreak (policy.TieRank, the paper's rule,
+	// when empty).
 	TieBreak string
 	// NoSeries drops the per-pod/per-event series from the Result (the
 	// final figures are still computed).

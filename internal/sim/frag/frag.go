@@ -18,12 +18,14 @@ type Type struct {
 	Weight      float64  // popularity, the weights of a Distribution sum to 1
 }
 
-// DefaultCoverage keeps every pod shape of the trace in the target workload,
-// the method as the paper describes it. The paper's artifact cuts the tail
-// at 95% of pods; on openb default that cut drops every multi-GPU shape (each
-// is rare on its own), FGD then stops protecting whole free nodes, and its
-// final allocation falls from ~95% to ~90%. Pass 0.95 to get that behaviour.
-const DefaultCoverage = 1.0
+// DefaultCoverage is the popularity cut of the paper's artifact: the most
+// popular pod shapes that together make up 95% of the trace's pods form the
+// target workload (its typical-pods setting podPopularityThreshold: 95,
+// pkg/utils/frag.go GetTypicalPods). On openb default that cut drops every
+// multi-GPU shape, each rare on its own; with the paper's scoring and tie
+// rule (package policy) FGD reproduces the published figures with it.
+// Pass 1 to keep every shape.
+const DefaultCoverage = 0.95
 
 // Distribution is a target workload.
 type Distribution struct {
@@ -53,8 +55,10 @@ type shapeKey struct {
 // FromPods builds the distribution of pod shapes (CPU, GPU count, per-GPU
 // milli, GPU spec; memory is not part of the fragmentation measure) in pods,
 // keeping the most popular shapes until they cover at least coverage of all
-// pods and renormalizing. Ties in popularity are ordered by shape so the
-// result is deterministic. coverage <= 0 or >= 1 keeps every shape.
+// pods and renormalizing. Shapes equally popular are taken larger first (by
+// CPU, per-GPU milli, GPU count, then spec, each descending), the order the
+// paper's artifact sorts them in, so the cut is deterministic. coverage <= 0
+// or >= 1 keeps every shape.
 func FromPods(pods []trace.Pod, coverage float64) Distribution {
 	counts := map[shapeKey]int{}
 	specs := map[string][]string{}
@@ -72,16 +76,16 @@ func FromPods(pods []trace.Pod, coverage float64) Distribution {
 		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.cpu, b.cpu); c != 0 {
+		if c := cmp.Compare(b.cpu, a.cpu); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.milli, b.milli); c != 0 {
+		if c := cmp.Compare(b.milli, a.milli); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.num, b.num); c != 0 {
+		if c := cmp.Compare(b.num, a.num); c != 0 {
 			return c
 		}
-		return strings.Compare(a.spec, b.spec)
+		return strings.Compare(b.spec, a.spec)
 	})
 	total := float64(len(pods))
 	var d Distribution

@@ -64,3 +64,21 @@ func TestFragRespectsModels(t *testing.T) {
 		t.Fatalf("V100 node: Frag = %v, want 300", got)
 	}
 }
+
+// The default target is the artifact's: the most popular shapes covering
+// 95% of pods, equally popular shapes taken larger first.
+func TestDefaultCoverageCut(t *testing.T) {
+	var pods []trace.Pod
+	for i := 0; i < 90; i++ {
+		pods = append(pods, pod("a", 1000, 1000))
+	}
+	for i := 0; i < 5; i++ {
+		pods = append(pods, pod("b", 2000, 500), pod("c", 4000, 0))
+	}
+	d := frag.FromPods(pods, frag.DefaultCoverage)
+	// a covers 90%; b and c tie at 5% each and c (more CPU) comes first,
+	// reaching 95%: b is cut.
+	if frag.DefaultCoverage != 0.95 || len(d.Types) != 2 || d.Types[1].CPUMilli != 4000 || d.Types[0].Weight != 90.0/95 {
+		t.Fatalf("types = %+v", d.Types)
+	}
+}

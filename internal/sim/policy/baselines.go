@@ -7,9 +7,13 @@ import (
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
+// maxScore is the top of the Kubernetes node-score range the paper's
+// policies score in (0..100).
+const maxScore = 100
+
 // Random places a pod on a uniformly random feasible node (every node scores
-// the same, so the Selector's tie-breaking does the choosing) and a sharing
-// pod on a uniformly random GPU that fits.
+// the same and the Selector draws among them) and a sharing pod on a
+// uniformly random GPU that fits.
 type Random struct{ rng *rand.Rand }
 
 // NewRandom returns a Random policy seeded with seed.
@@ -36,16 +40,17 @@ func (r *Random) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GP
 
 // DotProd (Tetris-style alignment, as in the paper's artifact) prefers the
 // node whose free (CPU, GPU) vector has the smallest dot product with the
-// pod's request, both normalized by the largest node of the cell.
+// pod's request, both divided by the largest node of the cell: the score is
+// the whole part of 100 × (1 − dot/2). GPUs: best fit.
 type DotProd struct{}
 
 func (DotProd) Name() string { return "DotProd" }
 
 func (DotProd) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	n, m := c.Node(node), c.MaxNode()
-	cpu := ratio(n.CPUFree, m.CPUMilli) * ratio(p.CPUMilli, m.CPUMilli)
-	gpu := ratio(n.GPUFreeTotal(), m.GPUMilli) * ratio(p.GPURequestMilli(), m.GPUMilli)
-	return -(cpu + gpu) / 2
+	dot := ratio(n.CPUFree, m.CPUMilli)*ratio(p.CPUMilli, m.CPUMilli) +
+		ratio(n.GPUFreeTotal(), m.GPUMilli)*ratio(p.GPURequestMilli(), m.GPUMilli)
+	return whole(maxScore * (1 - dot/2))
 }
 
 func (DotProd) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
@@ -53,26 +58,51 @@ func (DotProd) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUS
 }
 
 // BestFit prefers the node left with the least free resources after the
-// pod: the score is minus the weighted sum (CPU and GPU, ½ each) of what
-// remains, normalized by the largest node.
+// pod. The raw score is the whole part of 100 × (1 − what remains), what
+// remains being the weighted sum (CPU and GPU, ½ each) of the node's free
+// CPU and GPU after the pod, divided by the largest node; the raw scores of
+// the feasible nodes are then stretched to 0..100 in whole numbers
+// (Normalize). GPUs: best fit.
 type BestFit struct{}
 
 func (BestFit) Name() string { return "BestFit" }
 
 func (BestFit) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	n, m := c.Node(node), c.MaxNode()
-	left := 0.5*ratio(n.CPUFree-p.CPUMilli, m.CPUMilli) + 0.5*ratio(n.GPUFreeTotal()-p.GPURequestMilli(), m.GPUMilli)
-	return -left
+	left := ratio(n.CPUFree-p.CPUMilli, m.CPUMilli)*0.5 + ratio(n.GPUFreeTotal()-p.GPURequestMilli(), m.GPUMilli)*0.5
+	return whole((1 - left) * maxScore)
 }
+
+// Normalize maps the raw scores linearly onto 0..100 (lowest to 0, highest
+// to 100), rounding down; all 0 when they are all equal.
+func (BestFit) Normalize(scores []float64) { normalize(scores) }
 
 func (BestFit) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
 	return c.Node(node).DefaultGPUs(p)
 }
 
+// normalize is the min-max rescaling to whole numbers in 0..100 shared by
+// the scorers that need it.
+func normalize(scores []float64) {
+	lo, hi := scores[0], scores[0]
+	for _, s := range scores {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	for i, s := range scores {
+		if hi == lo {
+			scores[i] = 0
+		} else {
+			scores[i] = float64(int64(s-lo) * maxScore / int64(hi-lo))
+		}
+	}
+}
+
 // GpuPacking prefers, in order: (1) a node where the pod fits on GPUs that
-// are already partly used, the fuller the better; (2) a node already in use
-// whose fully free GPUs the pod must take, the fewer the better; (3) an idle
-// node, the fewer GPUs the better. CPU-only pods score equally everywhere.
+// are already partly used, scored 100 − (free tenths of those GPUs), at
+// least 50; (2) a node already in use whose fully free GPUs the pod must
+// take, 50 − their number, at least 33; (3) an idle node, 33 − its GPU
+// count. CPU-only pods score 0 everywhere: the tie rule places them. GPUs:
+// best fit.
 type GpuPacking struct{}
 
 func (GpuPacking) Name() string { return "GpuPacking" }
@@ -83,24 +113,23 @@ func (GpuPacking) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	}
 	n := c.Node(node)
 	free := n.FullyFreeGPUs()
-	if free == len(n.GPUFree) { // tier 3: an idle node
-		return 1 - float64(free)/float64(trace.MaxGPUsPerNode+1)
+	if free == len(n.GPUFree) { // (3) an idle node
+		return float64(max(maxScore/3-free, free))
 	}
 	gpus := n.DefaultGPUs(p)
-	fresh, freeOnUsed := 0, int64(0)
+	fresh, tenths := 0, int64(0)
 	for g, f := range n.GPUFree {
 		if gpus.Has(g) {
 			if f == trace.MilliPerGPU {
 				fresh++
 			}
-			freeOnUsed += f
+			tenths += f * 100 / trace.MilliPerGPU
 		}
 	}
-	if fresh > 0 { // tier 2: must open fully free GPUs on a used node
-		return 2 - float64(fresh)/float64(trace.MaxGPUsPerNode+1)
+	if fresh > 0 { // (2) must open fully free GPUs on a used node
+		return float64(max(maxScore/2-fresh, maxScore/3))
 	}
-	// tier 1: shared GPUs only; less free milli on them is better.
-	return 3 - float64(freeOnUsed)/float64(int64(trace.MaxGPUsPerNode+1)*trace.MilliPerGPU)
+	return float64(max(maxScore-tenths/10, maxScore/2)) // (1) shared GPUs only
 }
 
 func (GpuPacking) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
@@ -108,52 +137,67 @@ func (GpuPacking) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.G
 }
 
 // GpuClustering keeps GPU pods of the same kind (sharing, or k whole GPUs)
-// together. It prefers, in order: a node hosting only pods of the pod's kind;
-// a node hosting that kind among others; an idle node; any other node. Within
-// a tier, the node with less free GPU milli wins. CPU-only pods score equally
-// everywhere.
-type GpuClustering struct{}
-
-func (GpuClustering) Name() string { return "GpuClustering" }
-
-// kind classes a GPU pod: -1 for sharing pods, else its GPU count.
-func kind(p *trace.Pod) int {
-	if p.IsShare() {
-		return -1
-	}
-	return p.NumGPU
+// together. Its score is a tier plus up to 25 points for a fuller node
+// (25 × used share of the largest node's GPUs, rounded down): 75 for a node
+// hosting only pods of the pod's kind, 50 for a node hosting that kind
+// among others, 25 for a node without GPU pods, 0 for a node with other
+// kinds only. CPU-only pods score 0 everywhere. GPUs: best fit.
+type GpuClustering struct {
+	kinds []kindMask // per node, cached by Version
 }
 
-func (GpuClustering) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
+type kindMask struct {
+	version uint64 // node Version + 1
+	mask    uint64
+}
+
+func (*GpuClustering) Name() string { return "GpuClustering" }
+
+// kindBit is the bit of a GPU pod's kind: bit 0 for sharing pods, bit k for
+// k whole GPUs (k ≥ 63 share bit 63).
+func kindBit(p *trace.Pod) uint64 {
+	if p.IsShare() {
+		return 1
+	}
+	return 1 << uint(min(p.NumGPU, 63))
+}
+
+func (gc *GpuClustering) kindsOn(c *cluster.Cluster, node int) uint64 {
+	if len(gc.kinds) != c.NumNodes() {
+		gc.kinds = make([]kindMask, c.NumNodes())
+	}
+	n, k := c.Node(node), &gc.kinds[node]
+	if k.version != n.Version+1 {
+		k.version, k.mask = n.Version+1, 0
+		for _, id := range n.Allocs {
+			if q := c.Alloc(id).Pod; q.NumGPU > 0 {
+				k.mask |= kindBit(q)
+			}
+		}
+	}
+	return k.mask
+}
+
+func (gc *GpuClustering) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	if p.NumGPU == 0 {
 		return 0
 	}
-	n, want := c.Node(node), kind(p)
-	same, other := false, false
-	for _, id := range n.Allocs {
-		q := c.Alloc(id).Pod
-		if q.NumGPU == 0 {
-			continue
-		}
-		if kind(q) == want {
-			same = true
-		} else {
-			other = true
-		}
-	}
-	var tier float64
+	n, want := c.Node(node), kindBit(p)
+	mask := gc.kindsOn(c, node)
+	fill := maxScore / 4 * (c.MaxNode().GPUMilli - n.GPUFreeTotal()) / max(c.MaxNode().GPUMilli, 1)
+	var tier int64
 	switch {
-	case same && !other:
+	case mask == want:
 		tier = 3
-	case same:
+	case mask&want != 0:
 		tier = 2
-	case !other:
+	case mask == 0:
 		tier = 1
 	}
-	return tier + 1 - ratio(n.GPUFreeTotal(), c.MaxNode().GPUMilli)
+	return float64(tier*maxScore/4 + fill)
 }
 
-func (GpuClustering) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
+func (*GpuClustering) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
 	return c.Node(node).DefaultGPUs(p)
 }
 
@@ -164,10 +208,15 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
+// whole truncates a score toward zero, as converting it to an integer
+// score does.
+func whole(x float64) float64 { return float64(int64(x)) }
+
 var (
-	_ Scorer = (*Random)(nil)
-	_ Scorer = DotProd{}
-	_ Scorer = BestFit{}
-	_ Scorer = GpuPacking{}
-	_ Scorer = GpuClustering{}
+	_ Scorer     = (*Random)(nil)
+	_ Scorer     = DotProd{}
+	_ Scorer     = BestFit{}
+	_ Normalizer = BestFit{}
+	_ Scorer     = GpuPacking{}
+	_ Scorer     = (*GpuClustering)(nil)
 )

@@ -16,7 +16,9 @@ type Scorer interface {
 	// Name is the policy's name as the paper spells it.
 	Name() string
 	// Score rates placing p on node, which Cluster.Fits has accepted;
-	// higher is better. Scores of different pods are never compared.
+	// higher is better. Scores of different pods are never compared. The
+	// paper's policies return whole numbers in 0..100, as the Kubernetes
+	// scoring framework they ran on does, so that near-equal nodes tie.
 	Score(c *cluster.Cluster, node int, p *trace.Pod) float64
 	// PickGPUs chooses the GPUs p takes on the chosen node (0 for a pod
 	// without GPUs). It is called once per placement, after Score.
@@ -29,21 +31,61 @@ type Preparer interface {
 	Prepare(c *cluster.Cluster, p *trace.Pod)
 }
 
+// Normalizer is implemented by scorers whose raw scores are rescaled over
+// all feasible nodes of one pod before the best is taken (the Kubernetes
+// NormalizeScore point). Normalize rewrites scores in place.
+type Normalizer interface {
+	Normalize(scores []float64)
+}
+
+// Tie-breaking rules for Options.TieBreak.
+const (
+	// TieRank (the default) gives every node a rank, a uniformly random
+	// permutation drawn from the run's seed and fixed for the whole run,
+	// and sends ties to the lowest-ranked node. It is what the paper's
+	// simulator does: it prefixes every node name with its index in a
+	// seeded random permutation and its scheduler keeps the
+	// lexicographically smallest name among the best scores.
+	TieRank = "rank"
+	// TieRandom draws uniformly among the tied nodes for every pod (what
+	// stock kube-scheduler does).
+	TieRandom = "random"
+	// TieFirst sends ties to the lowest node index (trace order).
+	TieFirst = "first"
+)
+
 // Selector is a cluster.Placer that places each pod on its best-scoring
 // feasible node.
 type Selector struct {
 	Scorer Scorer
-	// FirstOnTie makes exact ties go to the lowest-indexed node instead of
-	// a uniformly random one.
-	FirstOnTie bool
-	rng        *rand.Rand
+	// Tie is the tie-breaking rule, one of TieRank, TieRandom, TieFirst.
+	Tie  string
+	seed uint64
+	rng  *rand.Rand
+	rank []int32 // per node, for TieRank; drawn on first use
+
+	nodes  []int // scratch: feasible nodes of the current pod
+	scores []float64
 }
 
 var _ cluster.Placer = (*Selector)(nil)
 
-// NewSelector wraps s; seed drives the tie-breaking.
+// NewSelector wraps s with TieRank tie-breaking; seed draws the ranks (and
+// the choices under TieRandom).
 func NewSelector(s Scorer, seed uint64) *Selector {
-	return &Selector{Scorer: s, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
+	return &Selector{Scorer: s, Tie: TieRank, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
+}
+
+// ranks returns the node ranks for a cluster of n nodes.
+func (sel *Selector) ranks(n int) []int32 {
+	if len(sel.rank) != n {
+		r := rand.New(rand.NewPCG(sel.seed, 0x7a9c))
+		sel.rank = make([]int32, n)
+		for i, v := range r.Perm(n) {
+			sel.rank[i] = int32(v)
+		}
+	}
+	return sel.rank
 }
 
 // Place implements cluster.Placer.
@@ -51,28 +93,48 @@ func (sel *Selector) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement,
 	if pr, ok := sel.Scorer.(Preparer); ok {
 		pr.Prepare(c, p)
 	}
-	best, ties := -1, 0
-	var bestScore float64
+	sel.nodes, sel.scores = sel.nodes[:0], sel.scores[:0]
 	for i := 0; i < c.NumNodes(); i++ {
-		if !c.Fits(i, p) {
-			continue
+		if c.Fits(i, p) {
+			sel.nodes = append(sel.nodes, i)
+			sel.scores = append(sel.scores, sel.Scorer.Score(c, i, p))
 		}
-		s := sel.Scorer.Score(c, i, p)
+	}
+	if len(sel.nodes) == 0 {
+		return cluster.Placement{}, false
+	}
+	if nz, ok := sel.Scorer.(Normalizer); ok {
+		nz.Normalize(sel.scores)
+	}
+	best := sel.pick(c.NumNodes())
+	return cluster.PlacementFor(best, p, sel.Scorer.PickGPUs(c, best, p)), true
+}
+
+// pick returns the best feasible node under the tie rule.
+func (sel *Selector) pick(numNodes int) int {
+	var rank []int32
+	if sel.Tie == TieRank || sel.Tie == "" {
+		rank = sel.ranks(numNodes)
+	}
+	best, bestScore, ties := sel.nodes[0], sel.scores[0], 1
+	for k := 1; k < len(sel.nodes); k++ {
+		i, s := sel.nodes[k], sel.scores[k]
 		switch {
-		case best < 0 || s > bestScore:
+		case s > bestScore:
 			best, bestScore, ties = i, s, 1
-		case s == bestScore:
+		case s < bestScore:
+		case rank != nil:
+			if rank[i] < rank[best] {
+				best = i
+			}
+		case sel.Tie == TieRandom:
 			// Reservoir sampling keeps each tied node with equal probability.
-			ties++
-			if !sel.FirstOnTie && sel.rng.IntN(ties) == 0 {
+			if ties++; sel.rng.IntN(ties) == 0 {
 				best = i
 			}
 		}
 	}
-	if best < 0 {
-		return cluster.Placement{}, false
-	}
-	return cluster.PlacementFor(best, p, sel.Scorer.PickGPUs(c, best, p)), true
+	return best
 }
 
 // Options configure a policy.
@@ -85,37 +147,36 @@ type Options struct {
 	// Coverage is the popularity coverage of FGD's target workload
 	// (frag.DefaultCoverage when 0).
 	Coverage float64
-	// TieBreak is how exact ties between nodes are broken: TieRandom (the
-	// default, as the Kubernetes framework does) or TieFirst (lowest node
-	// index, a first-fit that consolidates). Random itself always draws.
+	// TieBreak is how exact ties between nodes are broken: TieRank (the
+	// default, as the paper's simulator does), TieRandom or TieFirst.
+	// Random itself always draws.
 	TieBreak string
 }
 
-// Tie-breaking rules for Options.TieBreak.
-const (
-	TieRandom = "random"
-	TieFirst  = "first"
-)
+func (o Options) coverage() float64 {
+	if o.Coverage == 0 {
+		return frag.DefaultCoverage
+	}
+	return o.Coverage
+}
 
 var registry = map[string]func(Options) Scorer{
 	"Random":        func(o Options) Scorer { return NewRandom(o.Seed) },
 	"DotProd":       func(Options) Scorer { return DotProd{} },
-	"GpuClustering": func(Options) Scorer { return GpuClustering{} },
+	"GpuClustering": func(Options) Scorer { return &GpuClustering{} },
 	"GpuPacking":    func(Options) Scorer { return GpuPacking{} },
 	"BestFit":       func(Options) Scorer { return BestFit{} },
-	"FGD": func(o Options) Scorer {
-		cov := o.Coverage
-		if cov == 0 {
-			cov = frag.DefaultCoverage
-		}
-		return NewFGD(frag.FromPods(o.Workload, cov))
-	},
+	"FGD":           func(o Options) Scorer { return NewFGD(frag.FromPods(o.Workload, o.coverage())) },
+	FGDPlusName:     func(o Options) Scorer { return NewFGDPlus(frag.FromPods(o.Workload, o.coverage()), o.Workload) },
 }
 
-// Names lists the policies in the paper's order.
+// Names lists the policies: the paper's, in its order, then Strata's own.
 func Names() []string {
-	return []string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD"}
+	return []string{"Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", FGDPlusName}
 }
+
+// PaperNames lists the policies of the paper's table, in its order.
+func PaperNames() []string { return Names()[:6] }
 
 // New builds the named policy as a Placer.
 func New(name string, o Options) (*Selector, error) {
@@ -125,11 +186,14 @@ func New(name string, o Options) (*Selector, error) {
 	}
 	sel := NewSelector(mk(o), o.Seed)
 	switch o.TieBreak {
-	case "", TieRandom:
-	case TieFirst:
-		sel.FirstOnTie = name != "Random"
+	case "", TieRank:
+	case TieRandom, TieFirst:
+		sel.Tie = o.TieBreak
 	default:
-		return nil, fmt.Errorf("unknown tie-break %q (want %q or %q)", o.TieBreak, TieRandom, TieFirst)
+		return nil, fmt.Errorf("unknown tie-break %q (want %q, %q or %q)", o.TieBreak, TieRank, TieRandom, TieFirst)
+	}
+	if name == "Random" {
+		sel.Tie = TieRandom // every node scores the same: the draw is the policy
 	}
 	return sel, nil
 }
