@@ -1,16 +1,6 @@
-// Package frag measures GPU fragmentation the way the FGD paper (Weng et al.,
-// "Beware of Fragmentation", USENIX ATC '23) defines it, as pure functions
-// over a node's free resources.
-//
-// A target workload is a distribution over task types (CPU request, GPU
-// count, per-GPU milli, acceptable models) with popularities summing to 1.
-// For one task type m, a node's idle GPU milli is fragmented when m cannot
-// use it: all of it when m needs no GPU, cannot use the node's GPU model, or
-// does not fit the node at all (too little CPU or too few GPUs with enough
-// free milli); otherwise only the GPUs whose free milli is below m's per-GPU
-// need. The node's fragmentation is the expectation over the distribution,
-// in milli-GPU: the GPU capacity a random task from the workload could not
-// use. Like the paper, it considers CPU and GPU only, not memory.
-//
-// The package never mutates the cluster and holds no global state.
+// Package frag connects the fragmentation measure (internal/frag) to the
+// simulator: the target workload of a trace's pods (FromPods), a simulated
+// node's fragmentation (NodeFrag) and the cell-wide total kept current as
+// nodes change (Tracker). It never mutates the cluster and holds no global
+// state.
 package frag

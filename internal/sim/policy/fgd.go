@@ -1,11 +1,10 @@
 package policy
 
 import (
-	"math"
 	"strings"
 
+	"github.com/strata-dev/strata/internal/frag"
 	"github.com/strata-dev/strata/internal/sim/cluster"
-	"github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -108,7 +107,7 @@ func (f *FGD) eval(c *cluster.Cluster, node int, p *trace.Pod) fgdEntry {
 			gpus[g] -= p.GPUMilli
 			d := before - f.dist.Frag(n.ModelID, cpuAfter, gpus)
 			gpus[g] += p.GPUMilli
-			if s := fgdScore(d); best.gpu < 0 || s > best.score {
+			if s := frag.Score(d); best.gpu < 0 || s > best.score {
 				best.score, best.gpu = s, int8(g)
 			}
 		}
@@ -119,16 +118,10 @@ func (f *FGD) eval(c *cluster.Cluster, node int, p *trace.Pod) fgdEntry {
 				gpus[g] = 0
 			}
 		}
-		best.score = fgdScore(before - f.dist.Frag(n.ModelID, cpuAfter, gpus))
+		best.score = frag.Score(before - f.dist.Frag(n.ModelID, cpuAfter, gpus))
 	}
 	*e = best
 	return best
-}
-
-// fgdScore turns a fragmentation decrease (milli-GPU, negative when it
-// grows) into the node score: the whole part of 100 × sigmoid(decrease/1000).
-func fgdScore(decrease float64) float64 {
-	return whole(1 / (1 + math.Exp(-decrease/1000)) * maxScore)
 }
 
 // seenLevel reports whether an earlier GPU had the same free milli (and so

@@ -3,8 +3,8 @@ package policy
 import (
 	"math"
 
+	"github.com/strata-dev/strata/internal/frag"
 	"github.com/strata-dev/strata/internal/sim/cluster"
-	"github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 

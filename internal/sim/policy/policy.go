@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/strata-dev/strata/internal/sim/cluster"
-	"github.com/strata-dev/strata/internal/sim/frag"
+	simfrag "github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -145,7 +145,7 @@ type Options struct {
 	// usually the trace's own pods.
 	Workload []trace.Pod
 	// Coverage is the popularity coverage of FGD's target workload
-	// (frag.DefaultCoverage when 0).
+	// (simfrag.DefaultCoverage when 0).
 	Coverage float64
 	// TieBreak is how exact ties between nodes are broken: TieRank (the
 	// default, as the paper's simulator does), TieRandom or TieFirst.
@@ -155,7 +155,7 @@ type Options struct {
 
 func (o Options) coverage() float64 {
 	if o.Coverage == 0 {
-		return frag.DefaultCoverage
+		return simfrag.DefaultCoverage
 	}
 	return o.Coverage
 }
@@ -166,8 +166,8 @@ var registry = map[string]func(Options) Scorer{
 	"GpuClustering": func(Options) Scorer { return &GpuClustering{} },
 	"GpuPacking":    func(Options) Scorer { return GpuPacking{} },
 	"BestFit":       func(Options) Scorer { return BestFit{} },
-	"FGD":           func(o Options) Scorer { return NewFGD(frag.FromPods(o.Workload, o.coverage())) },
-	FGDPlusName:     func(o Options) Scorer { return NewFGDPlus(frag.FromPods(o.Workload, o.coverage()), o.Workload) },
+	"FGD":           func(o Options) Scorer { return NewFGD(simfrag.FromPods(o.Workload, o.coverage())) },
+	FGDPlusName:     func(o Options) Scorer { return NewFGDPlus(simfrag.FromPods(o.Workload, o.coverage()), o.Workload) },
 }
 
 // Names lists the policies: the paper's, in its order, then Strata's own.

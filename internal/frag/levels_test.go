@@ -4,28 +4,26 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
-
-	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
 // The per-level fast path of Frag must agree with the per-type definition.
 func TestFragLevelsMatchPerType(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var pods []trace.Pod
+		var shapes []Shape
 		for i, n := 0, rapid.IntRange(1, 30).Draw(t, "pods"); i < n; i++ {
-			p := trace.Pod{Name: "p", CPUMilli: rapid.Int64Range(0, 8000).Draw(t, "cpu")}
+			s := Shape{CPUMilli: rapid.Int64Range(0, 8000).Draw(t, "cpu"), Count: 1}
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
 			case 1:
-				p.NumGPU, p.GPUMilli = 1, rapid.Int64Range(1, 999).Draw(t, "milli")
+				s.NumGPU, s.PerGPUMilli = 1, rapid.Int64Range(1, 999).Draw(t, "milli")
 			case 2:
-				p.NumGPU, p.GPUMilli = rapid.IntRange(1, 4).Draw(t, "num"), 1000
+				s.NumGPU, s.PerGPUMilli = rapid.IntRange(1, 4).Draw(t, "num"), 1000
 			}
 			if rapid.Bool().Draw(t, "spec") {
-				p.GPUSpec = []string{"A"}
+				s.Spec = []string{"A"}
 			}
-			pods = append(pods, p)
+			shapes = append(shapes, s)
 		}
-		d := FromPods(pods, 1)
+		d := FromShapes(shapes, 1)
 		d.Bind([]string{"A", "B"})
 		model := rapid.IntRange(0, 1).Draw(t, "model")
 		cpu := rapid.Int64Range(0, 8000).Draw(t, "cpuFree")
