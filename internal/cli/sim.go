@@ -58,8 +58,11 @@ task_events files as --pods, machine_events as --nodes or --machines-csv), nativ
 
 Policies: ` + strings.Join(policy.PaperNames(), ", ") + ` (the paper's, scored as its
 simulator scores them), ` + policy.FGDPlusName + ` (Strata's own: FGD whose ties go to the node
-that keeps CPU and GPUs in proportion), strata-binpack and strata-spread
-(Strata's scheduler, the code the server runs), a comma list, or "all".`,
+that keeps CPU and GPUs in proportion), and strata-<type> for every scheduling
+policy type of the server (strata-binpack, strata-spread, strata-fgd,
+strata-dot-product, strata-random: Strata's scheduler, the code the server runs;
+strata-fgd is FGD+ in the scheduler, measured against the trace's pods), a comma
+list, or "all".`,
 		Example: `  strata sim --nodes ../shared/traces/openb/openb_node_list_gpu_node.csv \
              --pods ../shared/traces/openb/openb_pod_list_default.csv --policy FGD
   strata sim --nodes N.csv --pods P.csv --policy all -o json
@@ -191,7 +194,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	}
 	policies := strings.Split(f.policy, ",")
 	if f.policy == "all" {
-		policies = append(policy.Names(), "strata-binpack", "strata-spread")
+		policies = append(policy.Names(), "strata-binpack", "strata-spread", "strata-fgd")
 	}
 	averaged := mode == sim.ModeInflation && !seedGiven && f.explain == ""
 	var seeds []int64
@@ -214,7 +217,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 			// The server's own scheduler, scoring every feasible node (the
 			// paper's simulator does) unless --sample says otherwise.
 			sample := f.sample
-			cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, sample) }
+			cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, sample).WithTarget(t.Pods) }
 		}
 		start := time.Now()
 		if averaged {

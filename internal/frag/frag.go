@@ -228,3 +228,40 @@ func Score(decrease float64) float64 {
 func (d *Distribution) BoundTo(models []string) bool {
 	return d.models == len(models) && slices.Equal(d.modelNames, models)
 }
+
+// FragOf is Frag for a node whose GPU model is given by name: the bound id
+// when Bind knew the model, otherwise each type's spec is checked directly
+// (a model the distribution was not bound to is never an error).
+func (d *Distribution) FragOf(model string, cpuFree int64, gpuFree []int64) float64 {
+	if id := d.ModelID(model); id >= 0 {
+		return d.Frag(id, cpuFree, gpuFree)
+	}
+	var idle int64
+	for _, f := range gpuFree {
+		idle += f
+	}
+	if idle == 0 {
+		return 0
+	}
+	var frag float64
+	for t := range d.Types {
+		ty := &d.Types[t]
+		unusable := idle
+		if ty.NumGPU > 0 && cpuFree >= ty.CPUMilli && model != "" && (len(ty.Spec) == 0 || slices.Contains(ty.Spec, model)) {
+			var below int64
+			usable := 0
+			for _, f := range gpuFree {
+				if f >= ty.PerGPUMilli {
+					usable++
+				} else {
+					below += f
+				}
+			}
+			if usable >= ty.NumGPU {
+				unusable = below
+			}
+		}
+		frag += ty.Weight * float64(unusable)
+	}
+	return frag
+}

@@ -79,3 +79,20 @@ func TestScore(t *testing.T) {
 		t.Fatal("NaN")
 	}
 }
+
+func TestFragOfUnboundModelMatchesBound(t *testing.T) {
+	s := shape(1000, 500, 1)
+	s.Spec = []string{"V100"}
+	d := FromShapes([]Shape{s, shape(2000, 2000, 2), shape(500, 0, 1)}, 1)
+	bound := FromShapes([]Shape{s, shape(2000, 2000, 2), shape(500, 0, 1)}, 1)
+	bound.Bind([]string{"T4", "V100"})
+	for _, model := range []string{"T4", "V100"} {
+		for _, gpus := range [][]int64{{1000, 300}, {1000, 1000}, {0, 0}, {600}} {
+			for _, cpu := range []int64{0, 800, 4000} {
+				if a, b := d.FragOf(model, cpu, gpus), bound.FragOf(model, cpu, gpus); math.Abs(a-b) > 1e-9 {
+					t.Fatalf("%s cpu %d gpus %v: unbound %v, bound %v", model, cpu, gpus, a, b)
+				}
+			}
+		}
+	}
+}

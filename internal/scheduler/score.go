@@ -245,3 +245,17 @@ func (s *labelScorer) components(_ *Request, n NodeView) []api.ScoreComponent {
 	}
 	return out
 }
+
+// AcceptsGPUModel reports whether every task of the request's group accepts
+// GPU model m (a task without a model list accepts any).
+func (r *Request) AcceptsGPUModel(m string) bool {
+	if r.Group == nil {
+		return true
+	}
+	for _, t := range r.Group.Tasks {
+		if len(t.GPUModels) > 0 && !contains(t.GPUModels, m) {
+			return false
+		}
+	}
+	return true
+}

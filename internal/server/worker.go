@@ -55,7 +55,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
 		snap := w.srv.State().Snapshot()
 		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(),
-			Cell: snap.CellConfig(), Scratch: &w.scratch})
+			Cell: snap.CellConfig(), Scratch: &w.scratch, Policies: policies(snap)})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 
 		final := *e

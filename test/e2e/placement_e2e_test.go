@@ -118,4 +118,21 @@ spec:
 	if st := c.mustStrata("status", "client"); !strings.Contains(st, "first replica on b1") || !strings.Contains(st, "avoid powerZone in [B] (always) -1") {
 		t.Fatalf("status does not show the avoid rule's score component on b1:\n%s", st)
 	}
+
+	// The fragmentation-aware policy runs in the server too (no GPUs here:
+	// it only breaks ties, but the explanation names it).
+	c.mustStrata("run", "-f", c.writeSpec("frag", `
+apiVersion: strata.dev/v1
+kind: Workload
+metadata: {name: frag}
+spec:
+  schedulingPolicy: fgd
+  groups:
+    - name: g
+      tasks:
+        - {name: t, command: ["sleep", "300"], resources: {cpu: 100m, memory: 16Mi}}
+`), "--wait", "--timeout", "30s")
+	if st := c.mustStrata("status", "frag"); !strings.Contains(st, "Policy:    fgd") || !strings.Contains(st, ": fgd +0.5") {
+		t.Fatalf("status does not show the fgd policy's score:\n%s", st)
+	}
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/scheduler"
+	"github.com/strata-dev/strata/internal/scheduler/fgd"
 	"github.com/strata-dev/strata/internal/sim/cluster"
+	simfrag "github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -26,6 +28,11 @@ type Placer struct {
 	ids    map[string]int
 	wl     *api.Workload
 	last   *api.Plan // of the latest Place, for Explain
+
+	// target is the trace the fgd policy measures fragmentation against;
+	// policies is built from it and the cluster on the first Place.
+	target   []trace.Pod
+	policies map[string]scheduler.Policy
 }
 
 var (
@@ -40,13 +47,42 @@ func New(policy string, seed int64, sample int) *Placer {
 	return &Placer{policy: policy, seed: seed, sample: sample}
 }
 
+// WithTarget sets the workload the fgd policy measures fragmentation
+// against (the trace's pods, as the paper's FGD uses) and returns p.
+func (p *Placer) WithTarget(pods []trace.Pod) *Placer {
+	p.target = pods
+	return p
+}
+
+// fgdConfig is the scheduler's fgd policy configured like the simulator's
+// FGD+: the trace's shapes cut at 95%, r from its GPU pods, the cluster's
+// largest node.
+func fgdConfig(c *cluster.Cluster, pods []trace.Pod) *fgd.Config {
+	cfg := &fgd.Config{Target: simfrag.FromPods(pods, simfrag.DefaultCoverage)}
+	cfg.Target.Bind(c.Models())
+	var cpu, gpu float64
+	for i := range pods {
+		if pods[i].NumGPU > 0 {
+			cpu += float64(pods[i].CPUMilli)
+			gpu += float64(pods[i].GPURequestMilli())
+		}
+	}
+	cfg.CPUPerGPU = cpu / max(gpu, 1)
+	m := c.MaxNode()
+	cfg.MaxCPUMilli, cfg.MaxGPUMilli = m.CPUMilli, m.GPUMilli
+	return cfg
+}
+
 // Place implements cluster.Placer.
 func (p *Placer) Place(c *cluster.Cluster, pod *trace.Pod) (cluster.Placement, bool) {
 	p.sync(c)
+	if p.policies == nil {
+		p.policies = map[string]scheduler.Policy{fgd.Name: fgd.New(fgdConfig(c, p.target))}
+	}
 	p.wl = workloadFor(pod, p.policy)
 	p.calls++
 	eval := &api.Evaluation{ID: "sim-" + strconv.FormatInt(p.calls, 10), Workload: p.wl.Name, Status: api.EvalPending}
-	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample})
+	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample, Policies: p.policies})
 	p.last = plan
 	for nodeID, placed := range plan.Place {
 		if len(placed) != 1 {
