@@ -132,6 +132,15 @@ func TestSimExplain(t *testing.T) {
 	if e.Feasible+rejected != e.Nodes || len(e.Components) == 0 || e.Components[0].Name != "binpack" {
 		t.Fatalf("explanation does not add up or lacks the binpack component: %+v", e)
 	}
+	out, errOut, code = runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "FGD", "--seed", "42",
+		"--explain", "openb-pod-0042", "-o", "json")
+	rows = nil
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 {
+		t.Fatalf("FGD: exit %d %q %s", code, out, errOut)
+	}
+	if e := rows[0].Explanation; e == nil || len(e.Components) != 1 || e.Components[0].Name != "FGD" || e.Tied < 2 || len(e.RunnersUp) != 3 {
+		t.Fatalf("FGD explanation %+v", e)
+	}
 	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "BestFit", "--seed", "42",
 		"--explain", "no-such-pod"); code != 1 || !strings.Contains(errOut, `no pod named "no-such-pod"`) {
 		t.Fatalf("unknown pod: exit %d %s", code, errOut)

@@ -297,6 +297,9 @@ func printSimExplanation(w io.Writer, policy string, seed int64, e *cluster.Expl
 	for _, r := range e.Rejected {
 		fmt.Fprintf(w, "  %6d  %s\n", r.Nodes, r.Reason)
 	}
+	if e.Tied > 1 {
+		fmt.Fprintf(w, "  %d feasible nodes share the best score; the tie rule chose\n", e.Tied)
+	}
 	if len(e.Components) > 0 {
 		fmt.Fprintf(w, "  score %.4g:", e.Score)
 		for k, c := range e.Components {

@@ -67,6 +67,7 @@ type Explanation struct {
 	Feasible   int              `json:"feasible"` // nodes that could take the pod
 	Rejected   []Rejection      `json:"rejected,omitempty"`
 	Score      float64          `json:"score"`
+	Tied       int              `json:"tied,omitempty"` // feasible nodes with the chosen node's score: the tie rule chose
 	Components []ScoreComponent `json:"components,omitempty"`
 	RunnersUp  []NodeScore      `json:"runnersUp,omitempty"`
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -68,7 +69,10 @@ type Selector struct {
 	scores []float64
 }
 
-var _ cluster.Placer = (*Selector)(nil)
+var (
+	_ cluster.Placer    = (*Selector)(nil)
+	_ cluster.Explainer = (*Selector)(nil)
+)
 
 // NewSelector wraps s with TieRank tie-breaking; seed draws the ranks (and
 // the choices under TieRandom).
@@ -108,6 +112,41 @@ func (sel *Selector) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement,
 	}
 	best := sel.pick(c.NumNodes())
 	return cluster.PlacementFor(best, p, sel.Scorer.PickGPUs(c, best, p)), true
+}
+
+// Explain implements cluster.Explainer from the scores Place just computed:
+// the chosen node's score under the policy, how many feasible nodes tied
+// with it (the tie rule chose among them), and the best three others.
+func (sel *Selector) Explain(c *cluster.Cluster, _ *trace.Pod, pl cluster.Placement, placed bool, e *cluster.Explanation) {
+	if !placed {
+		return
+	}
+	type scored struct {
+		node  int
+		score float64
+	}
+	var others []scored
+	for k, i := range sel.nodes {
+		switch s := sel.scores[k]; {
+		case i == pl.Node:
+			e.Score = s
+			e.Components = []cluster.ScoreComponent{{Name: sel.Scorer.Name(), Score: s}}
+		default:
+			others = append(others, scored{i, s})
+		}
+	}
+	for _, o := range others {
+		if o.score == e.Score {
+			e.Tied++
+		}
+	}
+	if e.Tied > 0 {
+		e.Tied++ // the chosen node itself
+	}
+	slices.SortStableFunc(others, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	for _, o := range others[:min(3, len(others))] {
+		e.RunnersUp = append(e.RunnersUp, cluster.NodeScore{Node: c.Node(o.node).Name, Score: o.score})
+	}
 }
 
 // pick returns the best feasible node under the tie rule.
