@@ -273,18 +273,25 @@ func printExplanation(w io.Writer, group, evalID string, e *api.Explanation) {
 		}
 	}
 	if c := e.Chosen; c != nil {
-		fmt.Fprintf(w, "  first replica on %s, score %.4g:", c.NodeName, c.Score)
-		for k, comp := range c.Components {
-			if k == maxComponents {
-				fmt.Fprintf(w, " … %d more", len(c.Components)-k)
-				break
-			}
-			sep := ","
-			if k == 0 {
-				sep = ""
-			}
-			fmt.Fprintf(w, "%s %s %+.4g", sep, comp.Name, comp.Score)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  first replica on %s, score %.4g:%s\n", c.NodeName, c.Score,
+			components(len(c.Components), func(k int) (string, float64) { return c.Components[k].Name, c.Components[k].Score }))
 	}
+}
+
+// components writes the first maxComponents of n named scores as
+// " binpack +0.5, prefer zone=z1 +0.3 … 2 more".
+func components(n int, at func(k int) (string, float64)) string {
+	var sb strings.Builder
+	for k := range n {
+		if k == maxComponents {
+			fmt.Fprintf(&sb, " … %d more", n-k)
+			break
+		}
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		name, score := at(k)
+		fmt.Fprintf(&sb, " %s %+.4g", name, score)
+	}
+	return sb.String()
 }

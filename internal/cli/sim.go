@@ -301,19 +301,8 @@ func printSimExplanation(w io.Writer, policy string, seed int64, e *cluster.Expl
 		fmt.Fprintf(w, "  %d feasible nodes share the best score; the tie rule chose\n", e.Tied)
 	}
 	if len(e.Components) > 0 {
-		fmt.Fprintf(w, "  score %.4g:", e.Score)
-		for k, c := range e.Components {
-			if k == maxComponents {
-				fmt.Fprintf(w, " … %d more", len(e.Components)-k)
-				break
-			}
-			sep := ","
-			if k == 0 {
-				sep = ""
-			}
-			fmt.Fprintf(w, "%s %s %+.4g", sep, c.Name, c.Score)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  score %.4g:%s\n", e.Score,
+			components(len(e.Components), func(k int) (string, float64) { return e.Components[k].Name, e.Components[k].Score }))
 	}
 	if len(e.RunnersUp) > 0 {
 		fmt.Fprint(w, "  runners-up:")

@@ -36,17 +36,8 @@ func policyList() string { return strings.Join(Policies, ", ") }
 //
 // Errors name every bad field, as Parse's do.
 func ParseCellConfig(data []byte) (*api.CellConfig, error) {
-	root, fe := parseYAML(data)
-	if fe != nil {
-		return nil, &Errors{List: []FieldError{*fe}}
-	}
-	d := &decoder{}
-	c := d.cellConfig(root)
-	if len(d.errs.List) > 0 {
-		d.errs.sortByLine()
-		return nil, &d.errs
-	}
-	return c, nil
+	c, _, err := decode(data, (*decoder).cellConfig)
+	return c, err
 }
 
 func (d *decoder) cellConfig(root *yaml.Node) *api.CellConfig {

@@ -36,21 +36,32 @@ const NotEnforced = "accepted, not yet enforced"
 // returned Workload is then nil. Fields accepted but not acted on by this
 // version are listed in the Workload's Unenforced notices.
 func Parse(data []byte) (*api.Workload, error) {
-	root, fe := parseYAML(data)
-	if fe != nil {
-		return nil, &Errors{List: []FieldError{*fe}}
-	}
-	d := &decoder{}
-	w := d.workload(root)
-	if len(d.errs.List) > 0 {
-		d.errs.sortByLine()
-		return nil, &d.errs
+	w, d, err := decode(data, (*decoder).workload)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(d.notices, func(a, b notice) int { return cmp.Compare(a.line, b.line) })
 	for _, n := range d.notices {
 		w.Unenforced = append(w.Unenforced, n.Notice)
 	}
 	return w, nil
+}
+
+// decode reads one document with build; on any problem the error is a
+// *Errors sorted in document order and the result is the zero value.
+func decode[T any](data []byte, build func(d *decoder, root *yaml.Node) T) (T, *decoder, error) {
+	var zero T
+	root, fe := parseYAML(data)
+	if fe != nil {
+		return zero, nil, &Errors{List: []FieldError{*fe}}
+	}
+	d := &decoder{}
+	out := build(d, root)
+	if len(d.errs.List) > 0 {
+		d.errs.sortByLine()
+		return zero, nil, &d.errs
+	}
+	return out, d, nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
