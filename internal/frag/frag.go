@@ -190,8 +190,14 @@ func (d *Distribution) Frag(modelID int, cpuFree int64, gpuFree []int64) float64
 
 // typeFrag is the idle GPU milli task type t cannot use on the node.
 func (d *Distribution) typeFrag(t, modelID int, cpuFree int64, gpuFree []int64, idle int64) int64 {
-	ty := &d.Types[t]
-	if ty.NumGPU == 0 || cpuFree < ty.CPUMilli || !d.accept[t*d.models+modelID] {
+	return d.Types[t].unusable(d.accept[t*d.models+modelID], cpuFree, gpuFree, idle)
+}
+
+// unusable is the idle GPU milli the type cannot use on a node whose model
+// it accepts or not: all of it when it cannot run there at all, else the
+// GPUs with less free milli than it needs.
+func (ty *Type) unusable(acceptsModel bool, cpuFree int64, gpuFree []int64, idle int64) int64 {
+	if ty.NumGPU == 0 || cpuFree < ty.CPUMilli || !acceptsModel {
 		return idle
 	}
 	var below int64
@@ -246,22 +252,8 @@ func (d *Distribution) FragOf(model string, cpuFree int64, gpuFree []int64) floa
 	var frag float64
 	for t := range d.Types {
 		ty := &d.Types[t]
-		unusable := idle
-		if ty.NumGPU > 0 && cpuFree >= ty.CPUMilli && model != "" && (len(ty.Spec) == 0 || slices.Contains(ty.Spec, model)) {
-			var below int64
-			usable := 0
-			for _, f := range gpuFree {
-				if f >= ty.PerGPUMilli {
-					usable++
-				} else {
-					below += f
-				}
-			}
-			if usable >= ty.NumGPU {
-				unusable = below
-			}
-		}
-		frag += ty.Weight * float64(unusable)
+		accepts := model != "" && (len(ty.Spec) == 0 || slices.Contains(ty.Spec, model))
+		frag += ty.Weight * float64(ty.unusable(accepts, cpuFree, gpuFree, idle))
 	}
 	return frag
 }

@@ -2,30 +2,18 @@ package scheduler
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/topology"
 )
 
-// topologyChain lists the nested topology keys, tightest first. A gang
-// that does not fit in a domain of its own key is tried in ever wider ones.
-var topologyChain = []string{"node", "rack", "row", "datacenter", "zone", "region"}
-
-// gangLevels returns the topology keys a gang tries, tightest first. A key
-// off the chain (powerZone, switch, spine) is tried first, then the chain
-// from rack up; the whole cell always comes last and is not listed.
-func gangLevels(topology string) []string {
-	if topology == "" {
-		return nil
-	}
-	if k := slices.Index(topologyChain, topology); k >= 0 {
-		return topologyChain[k:]
-	}
-	return append([]string{topology}, topologyChain[1:]...)
-}
+// gangLevels returns the topology keys a gang tries, tightest first: the
+// gang's key, then wider ones (topology.Wider); the whole cell always comes
+// last and is not listed.
+func gangLevels(key string) []string { return topology.Wider(key) }
 
 // gangSize is how many members must run at once: MinMember, or every
 // replica when it is unset.

@@ -123,13 +123,7 @@ func (d *decoder) rule(path string, n *yaml.Node, kind ruleKind) (api.LabelRule,
 			}
 		case "weight":
 			weight = v
-			if w, ok := d.integer(p, v); ok {
-				if w < 1 || w > 100 {
-					d.fail(p, v, "must be between 1 and 100, got %d", w)
-				} else {
-					r.Weight = int(w)
-				}
-			}
+			d.weight(p, v, &r.Weight)
 		case "window":
 			window = v
 			if s, ok := d.str(p, v); ok {

@@ -33,13 +33,7 @@ func (d *decoder) modeField(key, p string, v *yaml.Node, m *ruleMode, mode *stri
 		}
 	case "weight":
 		m.weight = v
-		if w, ok := d.integer(p, v); ok {
-			if w < 1 || w > 100 {
-				d.fail(p, v, "must be between 1 and 100, got %d", w)
-			} else {
-				*weight = int(w)
-			}
-		}
+		d.weight(p, v, weight)
 	default:
 		return false
 	}
@@ -180,13 +174,7 @@ func (d *decoder) peerRules(path string, n *yaml.Node) []api.PeerRule {
 			case "workload":
 				r.Workload = d.name(fp, fv)
 			case "weight":
-				if w, ok := d.integer(fp, fv); ok {
-					if w < 1 || w > 100 {
-						d.fail(fp, fv, "must be between 1 and 100, got %d", w)
-					} else {
-						r.Weight = int(w)
-					}
-				}
+				d.weight(fp, fv, &r.Weight)
 			default:
 				return false
 			}
@@ -237,4 +225,15 @@ func (d *decoder) requireMapping(path string, n *yaml.Node) bool {
 		return false
 	}
 	return true
+}
+
+// weight decodes a rule weight, 1 to 100, into dst.
+func (d *decoder) weight(path string, n *yaml.Node, dst *int) {
+	if w, ok := d.integer(path, n); ok {
+		if w < 1 || w > 100 {
+			d.fail(path, n, "must be between 1 and 100, got %d", w)
+		} else {
+			*dst = int(w)
+		}
+	}
 }
