@@ -10,8 +10,9 @@ import (
 
 // NodeIndex holds what the engine derives from a set of nodes and that does
 // not change while the nodes' labels and NUMA layouts do not: for each
-// label key used by a rule, every node's value as a small integer, and
-// each node's core layout (shared by nodes of one shape). A State whose nodes stay
+// label key used by a rule, every node's value as a small integer, the
+// topology domains relation rules count by (with each domain's nodes),
+// and each node's core layout (shared by nodes of one shape). A State whose nodes stay
 // the same across many snapshots (the bench's, a simulator's) builds one
 // with NewNodeIndex and returns it from NodeIndex; the engine then matches
 // required rules, preferences and gang domains by array lookups instead of
@@ -27,6 +28,9 @@ type NodeIndex struct {
 	cols    map[string]*labelColumn
 	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
 	shapes  map[uint64][]*nodeLayout     // layouts by a hash of their NUMA fingerprint
+	// doms holds the relation rules' domain indexes (domains.go) by
+	// topology key or network level, built on first use.
+	doms map[string]*domainIndex
 }
 
 // NodeIndexer is implemented by a State that keeps a NodeIndex. The index
@@ -46,7 +50,22 @@ func NewNodeIndex(nodes []*api.Node) *NodeIndex {
 		cols:    make(map[string]*labelColumn),
 		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
 		shapes:  make(map[uint64][]*nodeLayout),
+		doms:    make(map[string]*domainIndex),
 	}
+}
+
+// domains returns the domain index named cacheKey, building it with
+// domainOf on first use. domainOf must depend only on a node's id and
+// labels, and one cacheKey must always come with the same domainOf.
+func (ix *NodeIndex) domains(cacheKey string, domainOf func(*api.Node) (string, bool)) *domainIndex {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if d, ok := ix.doms[cacheKey]; ok {
+		return d
+	}
+	d := newDomainIndex(ix.nodes, domainOf)
+	ix.doms[cacheKey] = d
+	return d
 }
 
 // indexFor returns st's index when it describes nodes, else nil.
