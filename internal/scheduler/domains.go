@@ -124,6 +124,11 @@ type tally struct {
 	eligible []bool
 	min      int32
 	atMin    int
+
+	// log lists the domains whose count moved, once logged is set: the
+	// candidate classes of a feasible set (classes.go) follow it.
+	log    []int32
+	logged bool
 }
 
 // newTally counts t's live allocations on ix, leaving out what this plan
@@ -159,6 +164,9 @@ func (tl *tally) add(i int, delta int32) {
 	}
 	before := tl.counts[d]
 	tl.counts[d] += delta
+	if tl.logged {
+		tl.log = append(tl.log, d)
+	}
 	if tl.eligible == nil || !tl.eligible[d] {
 		return
 	}

@@ -46,6 +46,12 @@ type Options struct {
 	// placeGang, when set, replaces (*placer).placeGang: tests compare the
 	// bounded gang search with an exhaustive one.
 	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
+	// scanDynamic makes groups with dynamic terms select by a scan
+	// (bestDynamic) instead of classes, and coarseDomains overrides how
+	// many domains a key may have for classes to bucket by domain: tests
+	// compare the two.
+	scanDynamic   bool
+	coarseDomains int
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
