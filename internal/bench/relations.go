@@ -25,6 +25,7 @@ import (
 // other workloads are not checked either: they bind the group when it is
 // placed, not the other workload placed after it.
 func checkRelations(st *State, wls []*api.Workload) (violations []string, unchecked int) {
+	ck := &relationCheck{st: st, domains: map[string][]string{}, eligible: map[string]map[string]bool{}}
 	for _, w := range wls {
 		allocs := st.AllocsByWorkload(w.Name)
 		for _, g := range w.Groups {
@@ -44,7 +45,7 @@ func checkRelations(st *State, wls []*api.Workload) (violations []string, unchec
 				if r.Mode == api.ModeSoft || (r.Workload != "" && r.Workload != w.Name) {
 					continue
 				}
-				violations = append(violations, checkSelfAnti(st, name, mine, targetAllocs(allocs, w.Name, g.Name, r), r.Key)...)
+				violations = append(violations, ck.selfAnti(name, mine, targetAllocs(allocs, w.Name, g.Name, r), r.Key)...)
 			}
 			hasSpread := slices.ContainsFunc(g.Placement.Spread, func(r api.SpreadRule) bool { return r.Mode != api.ModeSoft })
 			if !hasSpread {
@@ -56,7 +57,7 @@ func checkRelations(st *State, wls []*api.Workload) (violations []string, unchec
 			}
 			for _, r := range g.Placement.Spread {
 				if r.Mode != api.ModeSoft {
-					violations = append(violations, checkSpread(st, name, g, mine, r)...)
+					violations = append(violations, ck.spread(name, g, mine, r)...)
 				}
 			}
 		}
@@ -81,18 +82,42 @@ func targetAllocs(allocs []*api.Allocation, workload, group string, r api.Affini
 	return out
 }
 
-func checkSelfAnti(st *State, name string, mine, target []*api.Allocation, key string) []string {
+// relationCheck remembers, per key, every node's domain and, per key and
+// require rules, the eligible domains, which many groups share.
+type relationCheck struct {
+	st       *State
+	domains  map[string][]string        // key → node → domain ("": none)
+	eligible map[string]map[string]bool // key and rules → eligible domains
+}
+
+// domain is node id's domain of key, "" when it has none.
+func (ck *relationCheck) domain(id, key string) string {
+	doms, ok := ck.domains[key]
+	if !ok {
+		doms = make([]string, len(ck.st.nodes))
+		for i, n := range ck.st.nodes {
+			doms[i], _ = domainOf(n, key)
+		}
+		ck.domains[key] = doms
+	}
+	if i, ok := ck.st.nodeIdx[id]; ok {
+		return doms[i]
+	}
+	return ""
+}
+
+func (ck *relationCheck) selfAnti(name string, mine, target []*api.Allocation, key string) []string {
 	perDomain := map[string]int{}
 	for _, a := range target {
-		if d, ok := domainOf(st.Node(a.NodeID), key); ok {
+		if d := ck.domain(a.NodeID, key); d != "" {
 			perDomain[d]++
 		}
 	}
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range mine {
-		d, ok := domainOf(st.Node(a.NodeID), key)
-		if !ok || seen[d] {
+		d := ck.domain(a.NodeID, key)
+		if d == "" || seen[d] {
 			continue
 		}
 		// a counts itself once when it is a target too.
@@ -104,18 +129,26 @@ func checkSelfAnti(st *State, name string, mine, target []*api.Allocation, key s
 	return out
 }
 
-func checkSpread(st *State, name string, g *api.TaskGroup, mine []*api.Allocation, r api.SpreadRule) []string {
-	counts := map[string]int{}
-	for _, n := range st.Nodes() {
-		d, ok := domainOf(n, r.Key)
-		if ok && n.Ready() && matchesAll(g.Placement.Require, n.Labels) {
-			counts[d] += 0 // eligible even when empty
+func (ck *relationCheck) spread(name string, g *api.TaskGroup, mine []*api.Allocation, r api.SpreadRule) []string {
+	sig := fmt.Sprintf("%s %v", r.Key, g.Placement.Require)
+	eligible, ok := ck.eligible[sig]
+	if !ok {
+		eligible = map[string]bool{}
+		for _, n := range ck.st.nodes {
+			if d := ck.domain(n.ID, r.Key); d != "" && !eligible[d] && n.Ready() && matchesAll(g.Placement.Require, n.Labels) {
+				eligible[d] = true
+			}
 		}
+		ck.eligible[sig] = eligible
+	}
+	counts := make(map[string]int, len(eligible))
+	for d := range eligible {
+		counts[d] = 0 // eligible even when empty
 	}
 	var out []string
 	for _, a := range mine {
-		d, ok := domainOf(st.Node(a.NodeID), r.Key)
-		if !ok {
+		d := ck.domain(a.NodeID, r.Key)
+		if d == "" {
 			out = append(out, fmt.Sprintf("%s: hard spread over %s: a replica on %s, which has no %s label", name, r.Key, a.NodeID, r.Key))
 			continue
 		}
