@@ -19,11 +19,20 @@ import (
 // a map lookup per node and rule in every evaluation.
 //
 // It is not part of a plan's inputs in any other sense: a plan computed
-// with the index is the plan computed without it. Columns are built on
+// with the index is the plan computed without it. Its tables are built on
 // first use, under a lock, and never change afterwards, so one index may
-// serve concurrent Schedule calls.
+// serve concurrent Schedule calls. A State whose node objects are replaced
+// while their labels and layouts stay (the server's store, where every
+// allocation write copies the node to update Allocated) binds the tables
+// it has built to each snapshot's nodes with For.
 type NodeIndex struct {
-	nodes   []*api.Node
+	nodes []*api.Node
+	*nodeTables
+}
+
+// nodeTables is what a NodeIndex has built, shared by every NodeIndex
+// made from it with For.
+type nodeTables struct {
 	mu      sync.Mutex
 	cols    map[string]*labelColumn
 	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
@@ -45,13 +54,24 @@ type NodeIndexer interface {
 // The nodes' labels and NUMA layouts must not change while the index is
 // in use.
 func NewNodeIndex(nodes []*api.Node) *NodeIndex {
-	return &NodeIndex{
-		nodes:   nodes,
+	return &NodeIndex{nodes: nodes, nodeTables: &nodeTables{
 		cols:    make(map[string]*labelColumn),
 		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
 		shapes:  make(map[uint64][]*nodeLayout),
 		doms:    make(map[string]*domainIndex),
+	}}
+}
+
+// For returns an index of nodes that shares the tables ix has built and
+// will build. nodes must be ix's nodes as another snapshot holds them:
+// the same ids in the same order, with the same labels and NUMA layouts
+// (their status, capacity and allocations may differ). A slice of another
+// length gets an index of its own.
+func (ix *NodeIndex) For(nodes []*api.Node) *NodeIndex {
+	if len(nodes) != len(ix.nodes) {
+		return NewNodeIndex(nodes)
 	}
+	return &NodeIndex{nodes: nodes, nodeTables: ix.nodeTables}
 }
 
 // domains returns the domain index named cacheKey, building it with
