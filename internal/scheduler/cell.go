@@ -68,6 +68,7 @@ type cell struct {
 	// domain and follow this plan's placements (domains.go).
 	indexes map[string]*domainIndex
 	tallies []*tally
+	shared  map[tallyKey]*tally // self tallies of affinity and peer terms
 	// placedLog lists this plan's placements in order; a trial's rollback
 	// takes its own off the end. New tallies count the plan's placements
 	// from it.

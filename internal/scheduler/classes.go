@@ -68,16 +68,17 @@ type classes struct {
 	byKey   map[classKey]int32
 }
 
-// newClasses returns the classes of g's candidates, or nil when g's
-// dynamic terms are not all spread or affinity terms (or too many).
-func newClasses(g *group, c *cell, coarseDomains int) *classes {
+// newClasses returns the classes of g's candidates, about size of them,
+// or nil when g's dynamic terms are not all spread or affinity terms (or
+// too many).
+func newClasses(g *group, c *cell, coarseDomains, size int) *classes {
 	if len(g.dynamic) == 0 || len(g.dynamic) > maxClassDims {
 		return nil
 	}
 	if coarseDomains == 0 {
 		coarseDomains = defaultCoarseDomains // negative: none is coarse
 	}
-	cl := &classes{g: g, c: c, byKey: make(map[classKey]int32)}
+	cl := &classes{g: g, c: c, byKey: make(map[classKey]int32), pool: make([]classCand, 0, size)}
 	for _, t := range g.dynamic {
 		var tl *tally
 		switch t := t.(type) {
@@ -90,7 +91,7 @@ func newClasses(g *group, c *cell, coarseDomains int) *classes {
 		}
 		d := classDim{tl: tl, coarse: len(tl.ix.names) <= coarseDomains}
 		if !d.coarse {
-			d.head = make(map[int32]int32)
+			d.head = make(map[int32]int32, min(size, len(tl.ix.names)))
 			tl.logged = true
 			d.seen = len(tl.log)
 		}

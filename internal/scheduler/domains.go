@@ -155,6 +155,35 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 	return tl
 }
 
+// tallyOf returns a tally of t on ix for an affinity or peer term: when t
+// is about the workload being placed, the plan's one tally of t on ix,
+// shared by the terms of all its groups (the gangs of a training job that
+// want each other near count the same placements); otherwise a new one.
+// Sharing keeps the counts exact: the plan stops none of its own
+// workload's allocations after the first placement, and every placement
+// and rollback moves a shared tally once. Spread tallies are not shared:
+// each tracks the minimum over its own group's eligible domains.
+func (c *cell) tallyOf(ix *domainIndex, t target, self bool) *tally {
+	if !self {
+		return c.newTally(ix, t, false)
+	}
+	key := tallyKey{ix: ix, t: t}
+	if tl, ok := c.shared[key]; ok {
+		return tl
+	}
+	tl := c.newTally(ix, t, true)
+	if c.shared == nil {
+		c.shared = make(map[tallyKey]*tally)
+	}
+	c.shared[key] = tl
+	return tl
+}
+
+type tallyKey struct {
+	ix *domainIndex
+	t  target
+}
+
 // add moves node i's domain count by delta.
 func (tl *tally) add(i int, delta int32) {
 	d := tl.ix.of[i]

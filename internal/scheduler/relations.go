@@ -176,7 +176,7 @@ func newAffinityTerm(c *cell, g *group, w *api.Workload, r api.AffinityRule, ant
 		t.t = target{workload: w.Name, group: g.tg.Name}
 	}
 	t.self = t.t.workload == w.Name
-	t.tl = c.newTally(c.index(r.Key), t.t, t.self)
+	t.tl = c.tallyOf(c.index(r.Key), t.t, t.self)
 	who := t.t.String()
 	if r.Workload == "" {
 		who = "a replica of this group"
@@ -258,7 +258,7 @@ func newPeerTerm(c *cell, w *api.Workload, own target, r api.PeerRule) *peerTerm
 	}
 	t.self = t.t.workload == w.Name
 	for _, l := range topology.NetworkLevels {
-		t.levels = append(t.levels, c.newTally(c.levelIndex(l), t.t, t.self))
+		t.levels = append(t.levels, c.tallyOf(c.levelIndex(l), t.t, t.self))
 	}
 	return t
 }

@@ -51,7 +51,7 @@ func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
 func (s *feasibleSet) walk(order []int32) *feasibleSet {
 	s.order, s.cursor = order, 0
 	if len(s.g.dynamic) > 0 && !s.g.scanDynamic {
-		if s.cl = newClasses(s.g, s.c, s.g.coarseDomains); s.cl != nil {
+		if s.cl = newClasses(s.g, s.c, s.g.coarseDomains, min(s.limit, len(order))); s.cl != nil {
 			return s
 		}
 	}
