@@ -69,6 +69,8 @@ type cell struct {
 	indexes map[string]*domainIndex
 	tallies []*tally
 	shared  map[tallyKey]*tally // self tallies of affinity and peer terms
+	// freshTallies (Options, tests) gives every term a tally of its own.
+	freshTallies bool
 	// placedLog lists this plan's placements in order; a trial's rollback
 	// takes its own off the end. New tallies count the plan's placements
 	// from it.

@@ -164,8 +164,8 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 // and rollback moves a shared tally once. Spread tallies are not shared:
 // each tracks the minimum over its own group's eligible domains.
 func (c *cell) tallyOf(ix *domainIndex, t target, self bool) *tally {
-	if !self {
-		return c.newTally(ix, t, false)
+	if !self || c.freshTallies {
+		return c.newTally(ix, t, self)
 	}
 	key := tallyKey{ix: ix, t: t}
 	if tl, ok := c.shared[key]; ok {

@@ -52,6 +52,10 @@ type Options struct {
 	// compare the two.
 	scanDynamic   bool
 	coarseDomains int
+	// freshTallies gives every relation term a tally of its own instead
+	// of sharing self tallies across the groups of a plan: tests compare
+	// the two.
+	freshTallies bool
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -91,6 +95,7 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
+	c.freshTallies = opts.freshTallies
 	for _, s := range rec.stops {
 		c.stop(s)
 	}
