@@ -27,8 +27,10 @@ func (a *candidate) before(b *candidate) bool {
 // the cell plus O(log limit) per replica. Whoever changes a candidate's
 // cached score must restore the heap: update does it for the node just
 // placed on; rescore does it for every candidate (O(limit)). A group with
-// dynamic terms (spread, rules about its own replicas) selects by a scan
-// instead (bestDynamic), since their part of the score is not cached.
+// dynamic terms (spread, rules about its own replicas), whose part of the
+// score is not cached, keeps its candidates in classes instead (cl,
+// classes.go), or, for terms classes do not handle, selects by a scan
+// (bestDynamic).
 type feasibleSet struct {
 	g      *group
 	c      *cell
