@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -15,7 +17,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	if reflect.DeepEqual(a, GenerateNodes(500, 8)) {
 		t.Fatal("different seeds gave the same cell")
 	}
-	wa, wb := GenerateWorkloads(5000, 100, PolicyMixed, true, 7), GenerateWorkloads(5000, 100, PolicyMixed, true, 7)
+	wa, wb := GenerateWorkloads(5000, 100, PolicyMixed, true, true, 7), GenerateWorkloads(5000, 100, PolicyMixed, true, true, 7)
 	if !reflect.DeepEqual(wa, wb) {
 		t.Fatal("same seed gave different workloads")
 	}
@@ -78,6 +80,9 @@ func TestSmallCell(t *testing.T) {
 			if res.Gangs == 0 {
 				t.Fatal("no gangs in the mix")
 			}
+			if len(res.RelationViolations) > 0 {
+				t.Fatalf("%d hard relation rules broken, first: %s", len(res.RelationViolations), res.RelationViolations[0])
+			}
 			if res.RejectedNodes != 0 {
 				t.Fatalf("CheckNode rejected %d plan parts on a current snapshot", res.RejectedNodes)
 			}
@@ -85,6 +90,122 @@ func TestSmallCell(t *testing.T) {
 				t.Errorf("peak RSS %d", res.PeakRSSBytes)
 			}
 		})
+	}
+}
+
+// TestMixHasRelations: the mix declares every kind of relation rule, the
+// cell has dataset labels for data locality to find, and --no-relations
+// gives the mix and the cell as they were before (no rule, no label).
+func TestMixHasRelations(t *testing.T) {
+	kinds := map[string]bool{}
+	for _, w := range GenerateWorkloads(50_000, 1000, PolicyBinpack, true, true, 1) {
+		for _, g := range w.Groups {
+			pl := g.Placement
+			for _, r := range pl.Spread {
+				kinds["spread "+r.Mode] = true
+			}
+			for _, r := range pl.AntiAffinity {
+				kinds["anti-affinity "+r.Mode] = true
+			}
+			for _, r := range pl.Affinity {
+				kinds["affinity "+r.Mode] = true
+			}
+			if len(pl.CommunicatesWith) > 0 {
+				kinds["peers"] = true
+			}
+			if len(pl.DataLocality) > 0 {
+				kinds["data"] = true
+			}
+		}
+	}
+	for _, k := range []string{"spread hard", "spread soft", "anti-affinity hard", "affinity soft", "peers", "data"} {
+		if !kinds[k] {
+			t.Errorf("no %s rule in the mix (%v)", k, kinds)
+		}
+	}
+	for _, w := range GenerateWorkloads(50_000, 1000, PolicyBinpack, true, false, 1) {
+		for _, g := range w.Groups {
+			pl := g.Placement
+			if len(pl.Spread)+len(pl.Affinity)+len(pl.AntiAffinity)+len(pl.CommunicatesWith)+len(pl.DataLocality) > 0 {
+				t.Fatalf("%s: relation rules without relations: %+v", w.Name, pl)
+			}
+		}
+	}
+	nodes := GenerateNodes(2000, 1)
+	LabelDatasets(nodes, 1)
+	labelled := 0
+	for _, n := range nodes {
+		for k := range n.Labels {
+			if strings.HasPrefix(k, api.DatasetLabelPrefix) {
+				labelled++
+				if len(n.GPUs) == 0 {
+					t.Fatalf("%s: dataset label on a node without GPUs", n.ID)
+				}
+			}
+		}
+	}
+	if labelled == 0 {
+		t.Fatal("no node holds a dataset")
+	}
+}
+
+// TestCheckRelationsFindsViolations: the end-of-run check reports a hard
+// self anti-affinity and a hard spread that a plan broke, and skips the
+// spread of a group that lost replicas to preemption.
+func TestCheckRelationsFindsViolations(t *testing.T) {
+	st := NewState(GenerateNodes(80, 1)) // two racks of 40, one zone
+	nodes := st.Nodes()
+	w := &api.Workload{Name: "w", Groups: []*api.TaskGroup{
+		{Name: "anti", Replicas: 2, Placement: api.Placement{AntiAffinity: []api.AffinityRule{{Key: api.LabelNode, Mode: api.ModeHard}}}},
+		{Name: "spread", Replicas: 3, Placement: api.Placement{Spread: []api.SpreadRule{{Key: api.LabelRack, MaxSkew: 1, Mode: api.ModeHard}}}},
+	}}
+	st.PutWorkload(w)
+	k := 0
+	put := func(group string, node int) *api.Allocation {
+		k++
+		a := &api.Allocation{ID: fmt.Sprint("a", k), Workload: "w", Group: group, NodeID: nodes[node].ID,
+			Resources: api.Resources{CPUMilli: 100}, Assignment: api.Assignment{NUMANode: -1},
+			DesiredStatus: api.DesiredRun, ClientStatus: api.AllocRunning}
+		st.put(int32(node), a)
+		return a
+	}
+	put("anti", 0)
+	put("anti", 0) // two on one node
+	put("spread", 0)
+	put("spread", 1)
+	put("spread", 2) // three in the first rack, none in the second
+	got, unchecked := checkRelations(st, []*api.Workload{w})
+	if len(got) != 2 || unchecked != 0 {
+		t.Fatalf("got %d violations, %d unchecked, want 2, 0: %v", len(got), unchecked, got)
+	}
+	if !strings.Contains(got[0], "anti-affinity over node") || !strings.Contains(got[1], "skew 3 > maxSkew 1") {
+		t.Fatalf("violations: %v", got)
+	}
+	// A preempted replica excuses the skew, not the anti-affinity.
+	victim := put("spread", 3)
+	st.stop(api.StopRequest{AllocID: victim.ID, Reason: "preempted", PreemptedBy: "x"}, &ApplyResult{})
+	got, unchecked = checkRelations(st, []*api.Workload{w})
+	if len(got) != 1 || unchecked != 1 {
+		t.Fatalf("after preemption: %d violations, %d unchecked, want 1, 1: %v", len(got), unchecked, got)
+	}
+}
+
+// TestRelationsHold places a cell large enough for the mix's hard rules
+// (every cache and db replica on a node of its own) and checks every hard
+// spread and self anti-affinity at the end.
+func TestRelationsHold(t *testing.T) {
+	res, err := Run(Config{Nodes: 2000, Tasks: 20000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RelationViolations) > 0 {
+		t.Fatalf("%d hard relation rules broken, first: %s", len(res.RelationViolations), res.RelationViolations[0])
+	}
+	if res.SpreadUnchecked != 0 {
+		t.Fatalf("%d spread groups not checked", res.SpreadUnchecked)
+	}
+	if len(res.Overcommitted) > 0 || res.Unaccounted != 0 {
+		t.Fatalf("overcommit %v, unaccounted %d", res.Overcommitted, res.Unaccounted)
 	}
 }
 
@@ -154,8 +275,8 @@ func benchCell(b *testing.B, nodes, tasks int, gangs bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations)+len(res.GangsBrokenByPreemption) > 0 {
-			b.Fatalf("overcommit %v, unaccounted %d, partial gangs %v %v", res.Overcommitted, res.Unaccounted, res.GangViolations, res.GangsBrokenByPreemption)
+		if len(res.Overcommitted) > 0 || res.Unaccounted != 0 || len(res.GangViolations)+len(res.GangsBrokenByPreemption) > 0 || len(res.RelationViolations) > 0 {
+			b.Fatalf("overcommit %v, unaccounted %d, partial gangs %v %v, relations %v", res.Overcommitted, res.Unaccounted, res.GangViolations, res.GangsBrokenByPreemption, res.RelationViolations)
 		}
 		placed += res.Placements
 		wall += res.WallSeconds

@@ -130,3 +130,28 @@ func GenerateNodes(n int, seed int64) []*api.Node {
 	}
 	return nodes
 }
+
+// datasets are the training data sets of the mix; GPU racks cache shards
+// of them (LabelDatasets) and training jobs prefer nodes that hold theirs.
+var datasets = []string{"imagenet", "laion", "c4"}
+
+// LabelDatasets marks the GPU nodes that cache training data, as agents
+// would with --label data.strata.dev/<dataset>=<shards>: three racks of
+// four with GPUs hold one dataset each, every node of such a rack 1 to 8
+// shards of it. It draws from its own stream of seed, so the cell is
+// otherwise the one GenerateNodes made.
+func LabelDatasets(nodes []*api.Node, seed int64) {
+	r := rand.New(rand.NewPCG(uint64(seed), 0xda7a))
+	dataset := ""
+	for i, n := range nodes {
+		if i%nodesPerRack == 0 {
+			dataset = ""
+			if len(n.GPUs) > 0 && r.IntN(4) < 3 {
+				dataset = datasets[r.IntN(len(datasets))]
+			}
+		}
+		if dataset != "" {
+			n.Labels[api.DatasetLabelPrefix+dataset] = fmt.Sprint(1 + r.IntN(8))
+		}
+	}
+}

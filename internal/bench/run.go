@@ -25,6 +25,10 @@ type Config struct {
 	Seed        int64  // drives the cell, the mix and every evaluation
 	Policy      string // binpack (default), spread or mixed
 	NoGangs     bool   // training jobs as plain groups instead of gangs of 16
+	// NoRelations leaves the relation rules (spread, affinity,
+	// anti-affinity, peers, data locality) out of the mix and the dataset
+	// labels out of the cell: the mix as it was before they were added.
+	NoRelations bool
 	// Sample is scheduler.Options.FeasibleSample: 0 for the default
 	// (5% of the nodes, at least 100), negative to score every node.
 	Sample int
@@ -38,6 +42,7 @@ type Result struct {
 	Tasks          int      `json:"tasks"`
 	Workloads      int      `json:"workloads"`
 	Policy         string   `json:"policy"`
+	Relations      bool     `json:"relations"` // the mix has relation rules (not --no-relations)
 	Seed           int64    `json:"seed"`
 	Sample         int      `json:"sample"`     // feasible nodes sampled per group (-1: all)
 	Placed         int      `json:"placed"`     // live allocations at the end
@@ -50,22 +55,29 @@ type Result struct {
 	// members were preempted. The scheduler evicts a gang whole, so this
 	// must be empty too; it is listed apart to tell the two bugs apart.
 	GangsBrokenByPreemption []string       `json:"gangsBrokenByPreemption"`
-	Failed                  int            `json:"failed"`           // replicas the scheduler reported as not fitting
-	FailureReasons          map[string]int `json:"failureReasons"`   // failed replicas by their group's most common node reason
-	Unaccounted             int            `json:"unaccounted"`      // replicas neither placed nor reported failed (must be 0)
-	Evaluations             int            `json:"evaluations"`      // Schedule calls, retries included
-	RejectedNodes           int            `json:"rejectedNodes"`    // plan parts CheckNode refused
-	Overcommitted           []string       `json:"overcommitted"`    // problems found by the independent check (must be empty)
-	GenerateSeconds         float64        `json:"generateSeconds"`  // building the cell and the workloads
-	WallSeconds             float64        `json:"wallSeconds"`      // placing, from the first evaluation to the last commit
-	ScheduleSeconds         float64        `json:"scheduleSeconds"`  // inside scheduler.Schedule
-	ApplySeconds            float64        `json:"applySeconds"`     // CheckNode and commit
-	PlacementsPerSec        float64        `json:"placementsPerSec"` // Placements / WallSeconds
-	PeakRSSBytes            int64          `json:"peakRssBytes"`     // VmHWM of the process, -1 if unknown
-	HeapInuseBytes          uint64         `json:"heapInuseBytes"`   // after the run, before the final check
-	CPUUtilisation          float64        `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
-	GPUUtilisation          float64        `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
-	GOMAXPROCS              int            `json:"gomaxprocs"`
+	Failed                  int            `json:"failed"`         // replicas the scheduler reported as not fitting
+	FailureReasons          map[string]int `json:"failureReasons"` // failed replicas by their group's most common node reason
+	Unaccounted             int            `json:"unaccounted"`    // replicas neither placed nor reported failed (must be 0)
+	Evaluations             int            `json:"evaluations"`    // Schedule calls, retries included
+	RejectedNodes           int            `json:"rejectedNodes"`  // plan parts CheckNode refused
+	Overcommitted           []string       `json:"overcommitted"`  // problems found by the independent check (must be empty)
+	// RelationViolations lists hard relation rules broken at the end, as
+	// an independent check finds them: self anti-affinity sharing a
+	// domain, hard spread skewed beyond maxSkew (must be empty).
+	RelationViolations []string `json:"relationViolations"`
+	// SpreadUnchecked counts groups with a hard spread that lost replicas
+	// to preemption; the spread check skips them (see checkRelations).
+	SpreadUnchecked  int     `json:"spreadUnchecked"`
+	GenerateSeconds  float64 `json:"generateSeconds"`  // building the cell and the workloads
+	WallSeconds      float64 `json:"wallSeconds"`      // placing, from the first evaluation to the last commit
+	ScheduleSeconds  float64 `json:"scheduleSeconds"`  // inside scheduler.Schedule
+	ApplySeconds     float64 `json:"applySeconds"`     // CheckNode and commit
+	PlacementsPerSec float64 `json:"placementsPerSec"` // Placements / WallSeconds
+	PeakRSSBytes     int64   `json:"peakRssBytes"`     // VmHWM of the process, -1 if unknown
+	HeapInuseBytes   uint64  `json:"heapInuseBytes"`   // after the run, before the final check
+	CPUUtilisation   float64 `json:"cpuUtilisation"`   // allocated / capacity over ready nodes, at the end
+	GPUUtilisation   float64 `json:"gpuUtilisation"`   // whole GPUs allocated / GPUs on ready nodes
+	GOMAXPROCS       int     `json:"gomaxprocs"`
 	// PlanDigest hashes every plan of the run (placements with their node
 	// and hardware, stops, failures with their words) leaving out the
 	// allocation ids: two runs with the same digest made the same
@@ -94,13 +106,17 @@ func Run(cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("bench: unknown policy %q (want binpack, spread or mixed)", cfg.Policy)
 	}
 	t0 := time.Now()
-	st := NewState(GenerateNodes(cfg.Nodes, cfg.Seed))
-	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, !cfg.NoGangs, cfg.Seed)
+	nodes := GenerateNodes(cfg.Nodes, cfg.Seed)
+	if !cfg.NoRelations {
+		LabelDatasets(nodes, cfg.Seed)
+	}
+	st := NewState(nodes)
+	wls := GenerateWorkloads(cfg.Tasks, cfg.PerWorkload, cfg.Policy, !cfg.NoGangs, !cfg.NoRelations, cfg.Seed)
 	if cfg.Sample == 0 {
 		cfg.Sample = scheduler.DefaultSampleSize(cfg.Nodes)
 	}
 	res := &Result{
-		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Seed: cfg.Seed, Sample: cfg.Sample,
+		Nodes: cfg.Nodes, Tasks: cfg.Tasks, Workloads: len(wls), Policy: cfg.Policy, Relations: !cfg.NoRelations, Seed: cfg.Seed, Sample: cfg.Sample,
 		FailureReasons: map[string]int{}, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GenerateSeconds: time.Since(t0).Seconds(),
 	}
@@ -219,6 +235,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 	}
 	res.Overcommitted = st.Verify()
+	res.RelationViolations, res.SpreadUnchecked = checkRelations(st, wls)
 	res.CPUUtilisation, res.GPUUtilisation = utilisation(st)
 	return res, nil
 }

@@ -68,6 +68,19 @@ type cell struct {
 	// domain and follow this plan's placements (domains.go).
 	indexes map[string]*domainIndex
 	tallies []*tally
+	shared  map[tallyKey]*tally // self tallies of affinity and peer terms
+	// freshTallies (Options, tests) gives every term a tally of its own.
+	freshTallies bool
+	// placedLog lists this plan's placements in order; a trial's rollback
+	// takes its own off the end. New tallies count the plan's placements
+	// from it.
+	placedLog []placement
+}
+
+// placement is one allocation this plan placed, on node.
+type placement struct {
+	node  int32
+	alloc *api.Allocation
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -160,6 +173,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 	c.changes = append(c.changes, int32(i))
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
+	c.placedLog = append(c.placedLog, placement{node: int32(i), alloc: a})
 	if n.detail != nil {
 		n.detail.apply(a)
 	}

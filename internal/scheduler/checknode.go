@@ -27,22 +27,36 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 		return false, reasonNotReady
 	}
 
+	// The occupancy of cores, GPUs and NUMA memory only matters when a
+	// new allocation takes some: applying an allocation without a
+	// hardware assignment to it changes and rejects nothing, and the
+	// existing ones' conflicts are not this plan's to judge.
+	var d *nodeDetail
+	for _, a := range place {
+		if asg := &a.Assignment; len(asg.CPUs) > 0 || len(asg.GPUs) > 0 || asg.GPUMilli > 0 {
+			d = newNodeDetail(node)
+			break
+		}
+	}
 	var used api.Resources
-	d := newNodeDetail(node)
 	for _, a := range existing {
 		if a.Terminal() || stopping[a.ID] {
 			continue
 		}
 		used = used.Add(a.Resources)
-		d.apply(a) // conflicts already committed are not this plan's to judge
+		if d != nil {
+			d.apply(a)
+		}
 	}
 	for _, a := range place {
 		if r := assignmentMismatch(a); r != "" {
 			return false, "alloc " + a.ID + ": " + r
 		}
 		used = used.Add(a.Resources)
-		if r := d.apply(a); r != "" {
-			return false, r
+		if d != nil {
+			if r := d.apply(a); r != "" {
+				return false, r
+			}
 		}
 	}
 	if dim := used.Exceeds(node.Capacity); dim != "" {

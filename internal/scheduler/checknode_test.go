@@ -41,6 +41,8 @@ func TestCheckNode(t *testing.T) {
 		{"not ready", gpuBox().status(api.NodeDown).n, nil, nil, []*api.Allocation{plain("b", 1, "1Gi")}, "node not ready"},
 		{"missing node", nil, nil, nil, []*api.Allocation{plain("b", 1, "1Gi")}, "node not found"},
 		{"stops only always fit", gpuBox().status(api.NodeDown).n, []*api.Allocation{plain("a", 1, "1Gi")}, map[string]bool{"a": true}, nil, ""},
+		{"conflicts committed before are not judged", box, []*api.Allocation{pinned("a", 1), pinned("a2", 1)}, nil, []*api.Allocation{plain("b", 1000, "1Gi")}, ""},
+		{"conflicts committed before are not judged, pinned", box, []*api.Allocation{pinned("a", 1), pinned("a2", 1)}, nil, []*api.Allocation{pinned("b", 2)}, ""},
 		{"core taken", box, []*api.Allocation{pinned("a", 0, 1)}, nil, []*api.Allocation{pinned("b", 1, 2)}, "cpu 1 assigned twice"},
 		{"core taken within the plan", box, nil, nil, []*api.Allocation{pinned("a", 3), pinned("b", 3)}, "cpu 3 assigned twice"},
 		{"stopping frees a core", box, []*api.Allocation{pinned("a", 0, 1)}, map[string]bool{"a": true}, []*api.Allocation{pinned("b", 1, 2)}, ""},

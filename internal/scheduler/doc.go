@@ -37,7 +37,8 @@
 //     callers must vary the seed between attempts to get fresh ids. Ids
 //     drawn by a gang trial that is rolled back are given back.
 //   - Two optional aids make repeated calls cheaper without changing any
-//     plan: a State may implement NodeIndexer (label values and core
-//     layouts of nodes that do not change across snapshots), and a caller
-//     that schedules one evaluation at a time may pass Options.Scratch.
+//     plan: a State may implement NodeIndexer (label values, topology
+//     domains and core layouts of nodes whose labels and layouts do not
+//     change across snapshots), and a caller that schedules one
+//     evaluation at a time may pass Options.Scratch.
 package scheduler

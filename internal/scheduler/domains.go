@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
@@ -9,14 +10,23 @@ import (
 
 // domainIndex maps every node of the cell to its domain of one topology
 // key (or network level), as small integers, so that counting allocations
-// per rack or zone costs an array access rather than a label lookup.
+// per rack or zone costs an array access rather than a label lookup. It
+// depends only on the nodes' ids and labels, so a NodeIndex keeps one per
+// key for every plan of its nodes; it is never modified once built.
 type domainIndex struct {
 	of    []int32  // node → domain; -1 when the node has no such label
 	names []string // domain → its value, for reasons
+	// members lists each domain's nodes, in node order: domain d's are
+	// nodes[start[d]:start[d+1]].
+	start, nodes []int32
 }
 
-// index returns the cell's domain index for key, built on first use and
-// kept for the plan (labels do not change during one).
+// members returns domain d's nodes, in node order.
+func (ix *domainIndex) members(d int) []int32 { return ix.nodes[ix.start[d]:ix.start[d+1]] }
+
+// index returns the cell's domain index for key: the NodeIndex's, or one
+// built on first use and kept for the plan (labels do not change during
+// one).
 func (c *cell) index(key string) *domainIndex {
 	return c.cachedIndex(key, func(n *api.Node) (string, bool) { return topology.Domain(key, n.ID, n.Labels) })
 }
@@ -33,10 +43,25 @@ func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bo
 	if ix, ok := c.indexes[cacheKey]; ok {
 		return ix
 	}
-	ix := &domainIndex{of: make([]int32, len(c.nodes))}
+	var ix *domainIndex
+	if c.nodeIndex != nil {
+		ix = c.nodeIndex.domains(cacheKey, domainOf)
+	} else {
+		ix = newDomainIndex(c.nodes, domainOf)
+	}
+	if c.indexes == nil {
+		c.indexes = make(map[string]*domainIndex)
+	}
+	c.indexes[cacheKey] = ix
+	return ix
+}
+
+func newDomainIndex(nodes []*api.Node, domainOf func(*api.Node) (string, bool)) *domainIndex {
+	ix := &domainIndex{of: make([]int32, len(nodes))}
 	ids := make(map[string]int32)
-	for i := range c.nodes {
-		v, ok := domainOf(c.nodes[i])
+	var size []int32
+	for i, n := range nodes {
+		v, ok := domainOf(n)
 		if !ok {
 			ix.of[i] = -1
 			continue
@@ -46,13 +71,23 @@ func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bo
 			d = int32(len(ix.names))
 			ids[v] = d
 			ix.names = append(ix.names, v)
+			size = append(size, 0)
 		}
 		ix.of[i] = d
+		size[d]++
 	}
-	if c.indexes == nil {
-		c.indexes = make(map[string]*domainIndex)
+	ix.start = make([]int32, len(ix.names)+1)
+	for d, n := range size {
+		ix.start[d+1] = ix.start[d] + n
 	}
-	c.indexes[cacheKey] = ix
+	ix.nodes = make([]int32, ix.start[len(ix.names)])
+	next := slices.Clone(ix.start[:len(ix.names)])
+	for i, d := range ix.of {
+		if d >= 0 {
+			ix.nodes[next[d]] = int32(i)
+			next[d]++
+		}
+	}
 	return ix
 }
 
@@ -89,6 +124,11 @@ type tally struct {
 	eligible []bool
 	min      int32
 	atMin    int
+
+	// log lists the domains whose count moved, once logged is set: the
+	// candidate classes of a feasible set (classes.go) follow it.
+	log    []int32
+	logged bool
 }
 
 // newTally counts t's live allocations on ix, leaving out what this plan
@@ -104,17 +144,44 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 			tl.add(i, 1)
 		}
 	}
-	for _, i := range c.touched { // only nodes with a state have placements
-		for _, a := range c.at(int(i)).placed {
-			if t.matches(a) {
-				tl.add(int(i), 1)
-			}
+	for _, p := range c.placedLog {
+		if t.matches(p.alloc) {
+			tl.add(int(p.node), 1)
 		}
 	}
 	if self {
 		c.tallies = append(c.tallies, tl)
 	}
 	return tl
+}
+
+// tallyOf returns a tally of t on ix for an affinity or peer term: when t
+// is about the workload being placed, the plan's one tally of t on ix,
+// shared by the terms of all its groups (the gangs of a training job that
+// want each other near count the same placements); otherwise a new one.
+// Sharing keeps the counts exact: the plan stops none of its own
+// workload's allocations after the first placement, and every placement
+// and rollback moves a shared tally once. Spread tallies are not shared:
+// each tracks the minimum over its own group's eligible domains.
+func (c *cell) tallyOf(ix *domainIndex, t target, self bool) *tally {
+	if !self || c.freshTallies {
+		return c.newTally(ix, t, self)
+	}
+	key := tallyKey{ix: ix, t: t}
+	if tl, ok := c.shared[key]; ok {
+		return tl
+	}
+	tl := c.newTally(ix, t, true)
+	if c.shared == nil {
+		c.shared = make(map[tallyKey]*tally)
+	}
+	c.shared[key] = tl
+	return tl
+}
+
+type tallyKey struct {
+	ix *domainIndex
+	t  target
 }
 
 // add moves node i's domain count by delta.
@@ -126,6 +193,9 @@ func (tl *tally) add(i int, delta int32) {
 	}
 	before := tl.counts[d]
 	tl.counts[d] += delta
+	if tl.logged {
+		tl.log = append(tl.log, d)
+	}
 	if tl.eligible == nil || !tl.eligible[d] {
 		return
 	}

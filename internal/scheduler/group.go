@@ -33,6 +33,10 @@ type group struct {
 	static  []term
 	dynamic []term
 	keep    []target
+	// scanDynamic and coarseDomains come from Options (tests): select by
+	// a scan instead of classes, and how classes bucket candidates.
+	scanDynamic   bool
+	coarseDomains int
 
 	stats groupStats // what the placement saw, for explanations (explain.go)
 
@@ -44,7 +48,7 @@ type group struct {
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
-	g := &group{tg: tg, require: compileRules(tg.Placement.Require)}
+	g := &group{tg: tg, require: compileRules(tg.Placement.Require), scanDynamic: opts.scanDynamic, coarseDomains: opts.coarseDomains}
 	res := tg.Resources()
 	if tg.ExclusiveCores() {
 		g.cores = int(max(1, (res.CPUMilli+999)/1000))

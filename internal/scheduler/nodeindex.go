@@ -10,23 +10,36 @@ import (
 
 // NodeIndex holds what the engine derives from a set of nodes and that does
 // not change while the nodes' labels and NUMA layouts do not: for each
-// label key used by a rule, every node's value as a small integer, and
-// each node's core layout (shared by nodes of one shape). A State whose nodes stay
+// label key used by a rule, every node's value as a small integer, the
+// topology domains relation rules count by (with each domain's nodes),
+// and each node's core layout (shared by nodes of one shape). A State whose nodes stay
 // the same across many snapshots (the bench's, a simulator's) builds one
 // with NewNodeIndex and returns it from NodeIndex; the engine then matches
 // required rules, preferences and gang domains by array lookups instead of
 // a map lookup per node and rule in every evaluation.
 //
 // It is not part of a plan's inputs in any other sense: a plan computed
-// with the index is the plan computed without it. Columns are built on
+// with the index is the plan computed without it. Its tables are built on
 // first use, under a lock, and never change afterwards, so one index may
-// serve concurrent Schedule calls.
+// serve concurrent Schedule calls. A State whose node objects are replaced
+// while their labels and layouts stay (the server's store, where every
+// allocation write copies the node to update Allocated) binds the tables
+// it has built to each snapshot's nodes with For.
 type NodeIndex struct {
-	nodes   []*api.Node
+	nodes []*api.Node
+	*nodeTables
+}
+
+// nodeTables is what a NodeIndex has built, shared by every NodeIndex
+// made from it with For.
+type nodeTables struct {
 	mu      sync.Mutex
 	cols    map[string]*labelColumn
 	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
 	shapes  map[uint64][]*nodeLayout     // layouts by a hash of their NUMA fingerprint
+	// doms holds the relation rules' domain indexes (domains.go) by
+	// topology key or network level, built on first use.
+	doms map[string]*domainIndex
 }
 
 // NodeIndexer is implemented by a State that keeps a NodeIndex. The index
@@ -41,12 +54,38 @@ type NodeIndexer interface {
 // The nodes' labels and NUMA layouts must not change while the index is
 // in use.
 func NewNodeIndex(nodes []*api.Node) *NodeIndex {
-	return &NodeIndex{
-		nodes:   nodes,
+	return &NodeIndex{nodes: nodes, nodeTables: &nodeTables{
 		cols:    make(map[string]*labelColumn),
 		layouts: make([]atomic.Pointer[nodeLayout], len(nodes)),
 		shapes:  make(map[uint64][]*nodeLayout),
+		doms:    make(map[string]*domainIndex),
+	}}
+}
+
+// For returns an index of nodes that shares the tables ix has built and
+// will build. nodes must be ix's nodes as another snapshot holds them:
+// the same ids in the same order, with the same labels and NUMA layouts
+// (their status, capacity and allocations may differ). A slice of another
+// length gets an index of its own.
+func (ix *NodeIndex) For(nodes []*api.Node) *NodeIndex {
+	if len(nodes) != len(ix.nodes) {
+		return NewNodeIndex(nodes)
 	}
+	return &NodeIndex{nodes: nodes, nodeTables: ix.nodeTables}
+}
+
+// domains returns the domain index named cacheKey, building it with
+// domainOf on first use. domainOf must depend only on a node's id and
+// labels, and one cacheKey must always come with the same domainOf.
+func (ix *NodeIndex) domains(cacheKey string, domainOf func(*api.Node) (string, bool)) *domainIndex {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if d, ok := ix.doms[cacheKey]; ok {
+		return d
+	}
+	d := newDomainIndex(ix.nodes, domainOf)
+	ix.doms[cacheKey] = d
+	return d
 }
 
 // indexFor returns st's index when it describes nodes, else nil.

@@ -42,7 +42,7 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 		set.fill()
 		j, ok := set.best()
 		if ok {
-			i := int(set.nodes[j].node)
+			i := set.node(j)
 			p.noteChoice(g, &set.stats, i)
 			p.cell.place(i, p.newAlloc(g, intent, i, p.ids.next()))
 			set.update(j)

@@ -108,10 +108,14 @@ func newSpreadTerm(c *cell, g *group, r api.SpreadRule, own target) *spreadTerm 
 		why:     fmt.Sprintf("spread over %s: maxSkew %d reached", r.Key, r.MaxSkew),
 		nolabel: "no label " + r.Key + " (spread)",
 	}
+	// A domain is eligible as soon as one of its nodes is.
 	eligible := make([]bool, len(ix.names))
-	for i := range c.nodes {
-		if d := ix.of[i]; d >= 0 && !eligible[d] && c.node(i).Ready() && (requireFilter{}).check(g, c, i) == "" {
-			eligible[d] = true
+	for d := range eligible {
+		for _, i := range ix.members(d) {
+			if c.node(int(i)).Ready() && (requireFilter{}).check(g, c, int(i)) == "" {
+				eligible[d] = true
+				break
+			}
 		}
 	}
 	t.tl.trackMin(eligible)
@@ -172,7 +176,7 @@ func newAffinityTerm(c *cell, g *group, w *api.Workload, r api.AffinityRule, ant
 		t.t = target{workload: w.Name, group: g.tg.Name}
 	}
 	t.self = t.t.workload == w.Name
-	t.tl = c.newTally(c.index(r.Key), t.t, t.self)
+	t.tl = c.tallyOf(c.index(r.Key), t.t, t.self)
 	who := t.t.String()
 	if r.Workload == "" {
 		who = "a replica of this group"
@@ -254,7 +258,7 @@ func newPeerTerm(c *cell, w *api.Workload, own target, r api.PeerRule) *peerTerm
 	}
 	t.self = t.t.workload == w.Name
 	for _, l := range topology.NetworkLevels {
-		t.levels = append(t.levels, c.newTally(c.levelIndex(l), t.t, t.self))
+		t.levels = append(t.levels, c.tallyOf(c.levelIndex(l), t.t, t.self))
 	}
 	return t
 }
@@ -297,11 +301,26 @@ type dataTerm struct {
 	weight       float64
 	most         int64
 	why          string
+	// With a NodeIndex, the shards of every value of the label, read
+	// through its column; nil without one.
+	col     *labelColumn
+	byValue []int64
 }
 
 func newDataTerm(c *cell, r api.DataRule) *dataTerm {
 	t := &dataTerm{dataset: r.Dataset, key: api.DatasetLabelPrefix + r.Dataset, hard: r.Mode == api.ModeHard,
 		weight: weightOf(r.Weight), why: "no shards of dataset " + r.Dataset}
+	if c.nodeIndex != nil {
+		// Every value of the column is some node's, so the most any node
+		// holds is the most any value says.
+		t.col = c.nodeIndex.column(t.key)
+		t.byValue = make([]int64, len(t.col.values))
+		for v, text := range t.col.values {
+			t.byValue[v] = shardCount(text)
+			t.most = max(t.most, t.byValue[v])
+		}
+		return t
+	}
 	if !t.hard {
 		for i := range c.nodes {
 			t.most = max(t.most, t.shards(c, i))
@@ -311,10 +330,22 @@ func newDataTerm(c *cell, r api.DataRule) *dataTerm {
 }
 
 func (t *dataTerm) shards(c *cell, i int) int64 {
+	if t.col != nil {
+		if v := t.col.of[i]; v >= 0 {
+			return t.byValue[v]
+		}
+		return 0
+	}
 	v, ok := c.node(i).Labels[t.key]
 	if !ok {
 		return 0
 	}
+	return shardCount(v)
+}
+
+// shardCount reads a dataset label's value: an integer is the shard count,
+// any other value one shard.
+func shardCount(v string) int64 {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return max(n, 0)
 	}

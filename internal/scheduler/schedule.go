@@ -46,6 +46,16 @@ type Options struct {
 	// placeGang, when set, replaces (*placer).placeGang: tests compare the
 	// bounded gang search with an exhaustive one.
 	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
+	// scanDynamic makes groups with dynamic terms select by a scan
+	// (bestDynamic) instead of classes, and coarseDomains overrides how
+	// many domains a key may have for classes to bucket by domain: tests
+	// compare the two.
+	scanDynamic   bool
+	coarseDomains int
+	// freshTallies gives every relation term a tally of its own instead
+	// of sharing self tallies across the groups of a plan: tests compare
+	// the two.
+	freshTallies bool
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -85,6 +95,7 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
+	c.freshTallies = opts.freshTallies
 	for _, s := range rec.stops {
 		c.stop(s)
 	}

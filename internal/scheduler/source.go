@@ -27,8 +27,10 @@ func (a *candidate) before(b *candidate) bool {
 // the cell plus O(log limit) per replica. Whoever changes a candidate's
 // cached score must restore the heap: update does it for the node just
 // placed on; rescore does it for every candidate (O(limit)). A group with
-// dynamic terms (spread, rules about its own replicas) selects by a scan
-// instead (bestDynamic), since their part of the score is not cached.
+// dynamic terms (spread, rules about its own replicas), whose part of the
+// score is not cached, keeps its candidates in classes instead (cl,
+// classes.go), or, for terms classes do not handle, selects by a scan
+// (bestDynamic).
 type feasibleSet struct {
 	g      *group
 	c      *cell
@@ -37,6 +39,9 @@ type feasibleSet struct {
 	cursor int
 	nodes  []candidate // a heap in selection order
 	stats  groupStats  // nodes examined, feasible and rejected by each filter
+	// cl holds the candidates instead of nodes when the group has
+	// dynamic terms that classes handle (classes.go).
+	cl *classes
 }
 
 func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
@@ -47,17 +52,43 @@ func newFeasibleSet(g *group, c *cell, limit int) *feasibleSet {
 // walk sets the nodes the set walks: c.order, or a part of it.
 func (s *feasibleSet) walk(order []int32) *feasibleSet {
 	s.order, s.cursor = order, 0
+	if len(s.g.dynamic) > 0 && !s.g.scanDynamic {
+		if s.cl = newClasses(s.g, s.c, s.g.coarseDomains, min(s.limit, len(order))); s.cl != nil {
+			return s
+		}
+	}
 	s.nodes = make([]candidate, 0, min(s.limit, len(order)))
 	return s
+}
+
+// size is the number of candidates in the set.
+func (s *feasibleSet) size() int {
+	if s.cl != nil {
+		return s.cl.alive
+	}
+	return len(s.nodes)
+}
+
+// node is the node of the candidate best returned.
+func (s *feasibleSet) node(j int) int {
+	if s.cl != nil {
+		return int(s.cl.pool[j].node)
+	}
+	return int(s.nodes[j].node)
 }
 
 // fill walks the order until the set holds limit nodes or the cell is
 // exhausted.
 func (s *feasibleSet) fill() {
-	for len(s.nodes) < s.limit && s.cursor < len(s.order) {
+	for s.size() < s.limit && s.cursor < len(s.order) {
 		i := s.order[s.cursor]
 		if k, reason := s.g.firstReject(s.c, int(i)); k < 0 {
-			s.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
+			cd := candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))}
+			if s.cl != nil {
+				s.cl.push(cd)
+			} else {
+				s.push(cd)
+			}
 			s.stats.feasible++
 		} else {
 			s.stats.reject(k, reason)
@@ -67,18 +98,26 @@ func (s *feasibleSet) fill() {
 	s.stats.examined = s.cursor
 }
 
-// best returns the position in s.nodes of the highest score, the earliest
-// in the seeded order on ties; false when the set is empty.
+// best returns the candidate with the highest score, the earliest in the
+// seeded order on ties (its position in s.nodes, or its id in s.cl); false
+// when the set is empty.
 func (s *feasibleSet) best() (int, bool) {
+	if s.cl != nil {
+		return s.bestClassed()
+	}
 	if len(s.g.dynamic) > 0 {
 		return s.bestDynamic()
 	}
 	return 0, len(s.nodes) > 0
 }
 
-// update re-checks the candidate at position j after a placement on it:
-// it is re-scored if it still fits and dropped otherwise.
+// update re-checks the candidate j after a placement on it: it is
+// re-scored if it still fits and dropped otherwise.
 func (s *feasibleSet) update(j int) {
+	if s.cl != nil {
+		s.cl.update(int32(j))
+		return
+	}
 	i := int(s.nodes[j].node)
 	if s.g.check(s.c, i) == "" {
 		s.nodes[j].score = s.g.score(s.c, i)
@@ -91,6 +130,10 @@ func (s *feasibleSet) update(j int) {
 // rescore re-scores every candidate and restores the heap. Feasibility is
 // not re-checked: the set still assumes that nodes only fill up.
 func (s *feasibleSet) rescore() {
+	if s.cl != nil {
+		s.cl.rescore()
+		return
+	}
 	for j := range s.nodes {
 		s.nodes[j].score = s.g.score(s.c, int(s.nodes[j].node))
 	}
@@ -177,6 +220,23 @@ func (s *feasibleSet) bestDynamic() (int, bool) {
 		}
 		if b >= 0 {
 			return b, true
+		}
+		if s.cursor >= len(s.order) {
+			return 0, false
+		}
+		s.limit += step
+		s.fill()
+	}
+}
+
+// bestClassed is bestDynamic over the set's classes: the same choice, with
+// the dynamic terms evaluated once per bucket instead of once per
+// candidate.
+func (s *feasibleSet) bestClassed() (int, bool) {
+	step := s.limit
+	for {
+		if id, ok := s.cl.best(); ok {
+			return int(id), true
 		}
 		if s.cursor >= len(s.order) {
 			return 0, false

@@ -7,7 +7,9 @@
 // state. Readers take a Snapshot — an immutable view at one index — and may
 // block until the store moves past an index they have seen (blocking queries).
 // The store keeps each node's Allocated resources up to date incrementally as
-// allocations change; it never recomputes them from all allocations.
+// allocations change; it never recomputes them from all allocations. A
+// Snapshot is a scheduler.State and offers the scheduler a NodeIndex,
+// shared by every snapshot with the same node topology (nodeindex.go).
 //
 // The package must never do I/O, read the clock, or make random choices: all
 // of that happens before a command is proposed to raft.

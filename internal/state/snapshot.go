@@ -1,6 +1,8 @@
 package state
 
 import (
+	"sync"
+
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/strata-dev/strata/api"
@@ -10,7 +12,11 @@ import (
 // satisfies scheduler.State. Objects it returns are shared with the store and
 // must not be modified; Copy them first.
 type Snapshot struct {
-	txn *memdb.Txn
+	txn   *memdb.Txn
+	store *Store // nil for a write transaction's view
+
+	nodesOnce sync.Once
+	nodes     []*api.Node
 }
 
 // Index returns the highest raft index applied in this snapshot.
@@ -87,8 +93,13 @@ func (s *Snapshot) Node(id string) *api.Node {
 	return obj.(*api.Node)
 }
 
-// Nodes returns every node, sorted by id.
-func (s *Snapshot) Nodes() []*api.Node { return s.NodesWatch(nil) }
+// Nodes returns every node, sorted by id. It is read once per snapshot:
+// every call returns the same slice, which callers must not modify (the
+// scheduler's NodeIndex describes it).
+func (s *Snapshot) Nodes() []*api.Node {
+	s.nodesOnce.Do(func() { s.nodes = s.NodesWatch(nil) })
+	return s.nodes
+}
 
 // NodesWatch is Nodes, adding the table's watch channel to ws.
 func (s *Snapshot) NodesWatch(ws memdb.WatchSet) []*api.Node {

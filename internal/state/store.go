@@ -12,6 +12,7 @@ import (
 // serialized by memdb, reads use immutable snapshots.
 type Store struct {
 	db *memdb.MemDB
+	topologyCache
 }
 
 // New returns an empty store.
@@ -25,7 +26,7 @@ func New() *Store {
 
 // Snapshot returns an immutable view of the current state.
 func (s *Store) Snapshot() *Snapshot {
-	return &Snapshot{txn: s.db.Txn(false)}
+	return &Snapshot{txn: s.db.Txn(false), store: s}
 }
 
 // Index returns the highest raft index applied to the store.

@@ -100,7 +100,8 @@ func (w *WriteTxn) UpsertEval(e *api.Evaluation) error {
 // UpsertNode stores a node as its agent registered it, keeping the
 // server-owned fields (Allocated, CreateIndex) of an existing record.
 func (w *WriteTxn) UpsertNode(n *api.Node) error {
-	if old := w.Snapshot().Node(n.ID); old != nil {
+	old := w.Snapshot().Node(n.ID)
+	if old != nil {
 		n.Allocated = old.Allocated
 		n.CreateIndex = old.CreateIndex
 	} else {
@@ -108,6 +109,9 @@ func (w *WriteTxn) UpsertNode(n *api.Node) error {
 		n.CreateIndex = w.index
 	}
 	n.ModifyIndex = w.index
+	if err := w.noteTopology(old, n); err != nil {
+		return err
+	}
 	return w.insert(tableNodes, n)
 }
 

@@ -1,0 +1,131 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/scheduler"
+)
+
+// plainState hides the snapshot's NodeIndex from the scheduler.
+type plainState struct{ s *Snapshot }
+
+func (p plainState) Nodes() []*api.Node                          { return p.s.Nodes() }
+func (p plainState) Node(id string) *api.Node                    { return p.s.Node(id) }
+func (p plainState) Workload(name string) *api.Workload          { return p.s.Workload(name) }
+func (p plainState) AllocsByWorkload(n string) []*api.Allocation { return p.s.AllocsByWorkload(n) }
+func (p plainState) AllocsByNode(id string) []*api.Allocation    { return p.s.AllocsByNode(id) }
+func (p plainState) Index() uint64                               { return p.s.Index() }
+
+func rackNode(i int, rack string) *api.Node {
+	n := node(fmt.Sprintf("n%02d", i), 8000)
+	n.Labels = map[string]string{"rack": rack, "zone": fmt.Sprint("z", i%2)}
+	n.NUMA = []api.NUMANode{{ID: 0, CPUs: []int{0, 1, 2, 3}}, {ID: 1, CPUs: []int{4, 5, 6, 7}}}
+	return n
+}
+
+// TestNodeIndexFollowsTopology: the store keeps one NodeIndex while only
+// allocations and statuses change, makes a new one when a node is added
+// or its labels change, and plans computed with it are the plans computed
+// without it, before and after each change.
+func TestNodeIndexFollowsTopology(t *testing.T) {
+	s := New()
+	index := uint64(0)
+	write := func(fn func(w *WriteTxn) error) {
+		t.Helper()
+		index++
+		mustWrite(t, s, index, fn)
+	}
+	for i := range 8 {
+		write(func(w *WriteTxn) error { return w.UpsertNode(rackNode(i, fmt.Sprint("r", i/3))) })
+	}
+	wl := &api.Workload{Name: "w", Priority: 50, Groups: []*api.TaskGroup{{
+		Name: "g", Replicas: 6,
+		Tasks: []*api.Task{{Name: "t", Resources: api.Resources{CPUMilli: 1000, MemoryBytes: 1 << 20}}},
+		Placement: api.Placement{
+			Require: []api.LabelRule{{Key: "rack", Op: api.OpNotEqual, Values: []string{"r2"}}},
+			Spread:  []api.SpreadRule{{Key: "rack", MaxSkew: 1, Mode: api.ModeHard}},
+		},
+	}}}
+	write(func(w *WriteTxn) error { return w.UpsertWorkload(wl) })
+
+	var shared *scheduler.NodeIndex
+	step := 0
+	schedule := func(wantNew bool) {
+		t.Helper()
+		step++
+		snap := s.Snapshot()
+		eval := &api.Evaluation{ID: fmt.Sprint("e", step), Workload: "w"}
+		got := scheduler.Schedule(snap, eval, scheduler.Options{Seed: int64(step)})
+		want := scheduler.Schedule(plainState{snap}, eval, scheduler.Options{Seed: int64(step)})
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if string(a) != string(b) {
+			t.Fatalf("step %d: the index changed the plan:\n got %s\nwant %s", step, a, b)
+		}
+		cached := s.topology.Load().ix
+		if isNew := cached != shared; isNew != wantNew {
+			t.Fatalf("step %d: new index %v, want %v", step, isNew, wantNew)
+		}
+		shared = cached
+		write(func(w *WriteTxn) error {
+			for _, as := range got.Place {
+				for _, a := range as {
+					if err := w.UpsertAlloc(a); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		wl.Groups[0].Replicas += 3
+		write(func(w *WriteTxn) error { return w.UpsertWorkload(wl) })
+	}
+	schedule(true)
+	schedule(false) // allocations changed every node's Allocated
+	write(func(w *WriteTxn) error { return w.UpdateNodeStatus("n01", api.NodeDraining, "test") })
+	schedule(false)
+	write(func(w *WriteTxn) error { return w.UpsertNode(rackNode(3, "r1")) }) // re-registered as it was
+	schedule(false)
+	write(func(w *WriteTxn) error { return w.UpsertNode(rackNode(0, "r2")) }) // moved to an excluded rack
+	schedule(true)
+	write(func(w *WriteTxn) error { return w.UpsertNode(rackNode(8, "r3")) }) // a new node
+	schedule(true)
+	n := rackNode(4, "r1")
+	n.NUMA[1].CPUs = []int{4, 5}
+	write(func(w *WriteTxn) error { return w.UpsertNode(n) }) // a new NUMA layout
+	schedule(true)
+}
+
+// TestNodeIndexSharedByConcurrentSnapshots: workers asking at once get
+// indexes of their own snapshots' nodes (run with -race).
+func TestNodeIndexSharedByConcurrentSnapshots(t *testing.T) {
+	s := New()
+	for i := range 20 {
+		mustWrite(t, s, uint64(i+1), func(w *WriteTxn) error { return w.UpsertNode(rackNode(i, fmt.Sprint("r", i%4))) })
+	}
+	wl := &api.Workload{Name: "w", Groups: []*api.TaskGroup{{Name: "g", Replicas: 10,
+		Tasks:     []*api.Task{{Name: "t", Resources: api.Resources{CPUMilli: 500, MemoryBytes: 1 << 20}}},
+		Placement: api.Placement{Spread: []api.SpreadRule{{Key: "rack", MaxSkew: 1, Mode: api.ModeHard}}}}}}
+	mustWrite(t, s, 100, func(w *WriteTxn) error { return w.UpsertWorkload(wl) })
+	var wg sync.WaitGroup
+	plans := make([]string, 4)
+	for k := range plans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := scheduler.Schedule(s.Snapshot(), &api.Evaluation{ID: "e", Workload: "w"}, scheduler.Options{Seed: 1})
+			b, _ := json.Marshal(p)
+			plans[k] = string(b)
+		}()
+	}
+	wg.Wait()
+	for k := range plans {
+		if plans[k] != plans[0] {
+			t.Fatalf("plan %d differs:\n%s\n%s", k, plans[k], plans[0])
+		}
+	}
+}
