@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // windows name IANA zones; hosts without zoneinfo must agree too
 )
@@ -46,8 +47,9 @@ func (c *CellConfig) WindowNames() []string {
 }
 
 // TimeWindow is a recurring daily window, e.g. weekdays 09:00–18:00 in
-// Europe/Berlin. A window whose End is not after its Start wraps past
-// midnight (22:00–06:00) and then belongs to the day it starts on.
+// Europe/Berlin. A window whose End is before its Start wraps past
+// midnight (22:00–06:00) and then belongs to the day it starts on; one
+// whose End equals its Start lasts the whole day.
 type TimeWindow struct {
 	Name     string   `json:"name"`
 	Days     []string `json:"days,omitempty"` // mon … sun; empty means every day
@@ -59,13 +61,18 @@ type TimeWindow struct {
 // Weekdays are the accepted day names, in time.Weekday order.
 var Weekdays = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
-// ParseClock reads "HH:MM" as minutes after midnight.
+// ParseClock reads "HH:MM" (two digits each) as minutes after midnight.
 func ParseClock(s string) (int, error) {
-	var h, m int
+	digit := func(i int) (int, bool) { return int(s[i] - '0'), s[i] >= '0' && s[i] <= '9' }
 	if len(s) != 5 || s[2] != ':' {
 		return 0, fmt.Errorf("want HH:MM, got %q", s)
 	}
-	if _, err := fmt.Sscanf(s, "%02d:%02d", &h, &m); err != nil || h > 23 || m > 59 {
+	h1, ok1 := digit(0)
+	h2, ok2 := digit(1)
+	m1, ok3 := digit(3)
+	m2, ok4 := digit(4)
+	h, m := h1*10+h2, m1*10+m2
+	if !ok1 || !ok2 || !ok3 || !ok4 || h > 23 || m > 59 {
 		return 0, fmt.Errorf("want HH:MM between 00:00 and 23:59, got %q", s)
 	}
 	return h*60 + m, nil
@@ -83,7 +90,10 @@ func (w *TimeWindow) Active(t time.Time) bool {
 	t = t.In(loc)
 	minute := t.Hour()*60 + t.Minute()
 	day := t.Weekday()
-	if end > start {
+	switch {
+	case end == start:
+		return w.onDay(day)
+	case end > start:
 		return minute >= start && minute < end && w.onDay(day)
 	}
 	// Wraps past midnight: the part before midnight belongs to today, the
@@ -106,11 +116,29 @@ func (w *TimeWindow) onDay(d time.Weekday) bool {
 	return false
 }
 
+// locations caches loaded time zones: a window is checked on every
+// evaluation, and loading reads the zone database each time. A zone's
+// rules are immutable, so sharing them is safe.
+var locations sync.Map // string → *time.Location
+
 func (w *TimeWindow) location() (*time.Location, error) {
-	if w.TimeZone == "" || w.TimeZone == "UTC" {
+	switch w.TimeZone {
+	case "", "UTC":
 		return time.UTC, nil
+	case "Local":
+		// The server's own zone would make a plan depend on which server
+		// leads.
+		return nil, fmt.Errorf("the host's zone %q is not a fixed time zone", w.TimeZone)
 	}
-	return time.LoadLocation(w.TimeZone)
+	if loc, ok := locations.Load(w.TimeZone); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(w.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	locations.Store(w.TimeZone, loc)
+	return loc, nil
 }
 
 // Validate checks the window and returns field problems keyed by the field
@@ -132,19 +160,14 @@ func (w *TimeWindow) Validate() []FieldError {
 			add(fmt.Sprintf("days[%d]", i), "unknown day %q (want one of %s)", d, strings.Join(Weekdays, ", "))
 		}
 	}
-	start, err := ParseClock(w.Start)
-	if err != nil {
+	if _, err := ParseClock(w.Start); err != nil {
 		add("start", "%s", err)
 	}
-	end, err2 := ParseClock(w.End)
-	if err2 != nil {
-		add("end", "%s", err2)
-	}
-	if err == nil && err2 == nil && start == end {
-		add("end", "must differ from start (%s): the window would be empty", w.Start)
+	if _, err := ParseClock(w.End); err != nil {
+		add("end", "%s", err)
 	}
 	if _, err := w.location(); err != nil {
-		add("timeZone", "unknown time zone %q", w.TimeZone)
+		add("timeZone", "unknown time zone %q: want an IANA name such as Europe/Berlin, or UTC", w.TimeZone)
 	}
 	return errs
 }

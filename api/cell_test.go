@@ -27,6 +27,8 @@ func TestTimeWindowActive(t *testing.T) {
 		{"thursday small hours", night, at(10, 3, 0), false},
 		{"time zone", berlin, at(7, 8, 30), true}, // 09:30 in Berlin (UTC+1 in December)
 		{"time zone outside", berlin, at(7, 9, 30), false},
+		{"start equal to end: the whole day", TimeWindow{Name: "d", Days: []string{"mon"}, Start: "06:00", End: "06:00"}, at(7, 3, 0), true},
+		{"whole day, other day", TimeWindow{Name: "d", Days: []string{"mon"}, Start: "06:00", End: "06:00"}, at(8, 3, 0), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,5 +36,19 @@ func TestTimeWindowActive(t *testing.T) {
 				t.Fatalf("Active(%v) = %v, want %v", tt.t, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseClockIsStrict(t *testing.T) {
+	for _, bad := range []string{"-1:00", "+9:00", " 9:00", "09:-5", "9:0 0", "1e:00", "24:00", "12:60", "9:00", "09:00:00", ""} {
+		if m, err := ParseClock(bad); err == nil {
+			t.Errorf("ParseClock(%q) = %d, want an error", bad, m)
+		}
+	}
+	if m, err := ParseClock("23:59"); err != nil || m != 23*60+59 {
+		t.Fatalf("ParseClock(23:59) = %d, %v", m, err)
+	}
+	if errs := (&TimeWindow{Name: "x", Start: "09:00", End: "10:00", TimeZone: "Local"}).Validate(); len(errs) != 1 || errs[0].Path != "timeZone" {
+		t.Fatalf("Local accepted: %v", errs)
 	}
 }

@@ -33,7 +33,7 @@ A document looks like this (examples/cell.yaml):
     - name: peak-hours
       days: [mon, tue, wed, thu, fri]   # empty: every day
       start: "09:00"                    # inclusive
-      end: "18:00"                      # exclusive; before start wraps past midnight
+      end: "18:00"                      # exclusive; before start wraps past midnight, equal: all day
       timeZone: Europe/Berlin           # IANA name, default UTC`,
 	}
 	cmd.AddCommand(newCellShowCmd(g), newCellSetCmd(g))

@@ -230,18 +230,6 @@ func (cl *classes) update(id int32) {
 	cl.alive--
 }
 
-// rescore re-scores every candidate and restores the heaps.
-func (cl *classes) rescore() {
-	for id := range cl.pool {
-		if p := &cl.pool[id]; p.bucket >= 0 {
-			p.score = cl.g.score(cl.c, int(p.node))
-		}
-	}
-	for _, bk := range cl.buckets {
-		cl.heapify(bk)
-	}
-}
-
 // before is the selection order within a bucket: score plus the bucket's
 // dynamic score, computed as bestDynamic computes it, then seeded rank.
 func (cl *classes) before(bk *bucket, a, b int32) bool {

@@ -117,6 +117,8 @@ type tally struct {
 	t      target
 	counts []int32
 	total  int
+	// placed is total less the allocations on nodes without the key.
+	placed int
 
 	// Spread bookkeeping: the domains that count for the minimum and the
 	// minimum itself, kept incrementally (recomputed only when the last
@@ -191,6 +193,7 @@ func (tl *tally) add(i int, delta int32) {
 	if d < 0 {
 		return
 	}
+	tl.placed += int(delta)
 	before := tl.counts[d]
 	tl.counts[d] += delta
 	if tl.logged {

@@ -46,6 +46,9 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 			p.noteChoice(g, &set.stats, i)
 			p.cell.place(i, p.newAlloc(g, intent, i, p.ids.next()))
 			set.update(j)
+			if pre != nil && pre.ready {
+				pre.refresh([]int{i}) // its victim set for i assumed the room i had
+			}
 			continue
 		}
 		if !preempt {

@@ -162,11 +162,14 @@ func (t *spreadTerm) score(c *cell, i int) float64 {
 // anti-affinity does not (such a node shares a domain with nobody).
 type affinityTerm struct {
 	anti, hard, self bool
-	weight           float64
-	key              string
-	t                target
-	tl               *tally
-	why, nolabel     string
+	// leads: the rule is about replicas of the group being placed, so the
+	// first of them picks the domain.
+	leads        bool
+	weight       float64
+	key          string
+	t            target
+	tl           *tally
+	why, nolabel string
 }
 
 func newAffinityTerm(c *cell, g *group, w *api.Workload, r api.AffinityRule, anti bool) *affinityTerm {
@@ -176,6 +179,7 @@ func newAffinityTerm(c *cell, g *group, w *api.Workload, r api.AffinityRule, ant
 		t.t = target{workload: w.Name, group: g.tg.Name}
 	}
 	t.self = t.t.workload == w.Name
+	t.leads = t.self && (t.t.group == "" || t.t.group == g.tg.Name)
 	t.tl = c.tallyOf(c.index(r.Key), t.t, t.self)
 	who := t.t.String()
 	if r.Workload == "" {
@@ -213,10 +217,10 @@ func (t *affinityTerm) reject(c *cell, i int) string {
 		return ""
 	}
 	switch {
-	case t.self && t.tl.total == 0:
-		return "" // the first replica picks the domain the others join
 	case n < 0:
 		return t.nolabel
+	case t.leads && t.tl.placed == 0:
+		return "" // the first replica picks the domain the others join
 	case n == 0:
 		return t.why
 	}

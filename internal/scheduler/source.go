@@ -26,7 +26,7 @@ func (a *candidate) before(b *candidate) bool {
 // the best is nodes[0]: placing all replicas of a group costs one pass over
 // the cell plus O(log limit) per replica. Whoever changes a candidate's
 // cached score must restore the heap: update does it for the node just
-// placed on; rescore does it for every candidate (O(limit)). A group with
+// placed on (no other node's cached score changes). A group with
 // dynamic terms (spread, rules about its own replicas), whose part of the
 // score is not cached, keeps its candidates in classes instead (cl,
 // classes.go), or, for terms classes do not handle, selects by a scan
@@ -125,21 +125,6 @@ func (s *feasibleSet) update(j int) {
 		return
 	}
 	s.remove(j)
-}
-
-// rescore re-scores every candidate and restores the heap. Feasibility is
-// not re-checked: the set still assumes that nodes only fill up.
-func (s *feasibleSet) rescore() {
-	if s.cl != nil {
-		s.cl.rescore()
-		return
-	}
-	for j := range s.nodes {
-		s.nodes[j].score = s.g.score(s.c, int(s.nodes[j].node))
-	}
-	for j := len(s.nodes)/2 - 1; j >= 0; j-- {
-		s.down(j)
-	}
 }
 
 func (s *feasibleSet) push(cd candidate) {

@@ -31,7 +31,7 @@ kind: CellConfig
 schedulingPolicy: tetris
 timeWindows:
   - {name: peak, days: [monday], start: "9:00", end: "25:00", timeZone: Mars/Olympus}
-  - {name: peak, start: "10:00", end: "10:00"}
+  - {name: peak, start: "10:00", end: "-9:00"}
   - {start: "10:00", end: "11:00"}
   - {name: x, start: "10:00", end: "11:00", color: red}
 `))
