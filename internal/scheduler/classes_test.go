@@ -33,12 +33,7 @@ func TestPropertyClassesKeepPlans(t *testing.T) {
 			}
 			return f
 		}
-		for k := range rapid.IntRange(0, 2).Draw(t, "others") {
-			w := workload(fmt.Sprint("bg", k), genGroup(t, "bg").replicas(rapid.IntRange(0, 12).Draw(t, "bgReplicas")))
-			w.Priority = rapid.IntRange(0, 100).Draw(t, "bgPriority")
-			f.putWorkload(w)
-			f.apply(Schedule(f, &api.Evaluation{ID: w.Name, Workload: w.Name}, Options{Seed: int64(k)}), false)
-		}
+		genBackground(t, f, 2)
 		// -1: every key counts by domain count; 16: every key of these
 		// small cells buckets by domain.
 		coarse := rapid.SampledFrom([]int{-1, 1, 2, 3, 16}).Draw(t, "coarseDomains")
@@ -90,12 +85,7 @@ func TestPropertySharedTalliesKeepPlans(t *testing.T) {
 			nodes = append(nodes, b)
 		}
 		f := newFake(nodes...)
-		for k := range rapid.IntRange(0, 2).Draw(t, "others") {
-			w := workload(fmt.Sprint("bg", k), genGroup(t, "bg").replicas(rapid.IntRange(0, 12).Draw(t, "bgReplicas")))
-			w.Priority = rapid.IntRange(0, 100).Draw(t, "bgPriority")
-			f.putWorkload(w)
-			f.apply(Schedule(f, &api.Evaluation{ID: w.Name, Workload: w.Name}, Options{Seed: int64(k)}), false)
-		}
+		genBackground(t, f, 2)
 		w := workload("w")
 		for gi := range rapid.IntRange(1, 4).Draw(t, "groups") {
 			g := genGroup(t, fmt.Sprint("g", gi))

@@ -85,13 +85,7 @@ func TestPropertyGangBoundsKeepPlans(t *testing.T) {
 			nodes = append(nodes, b)
 		}
 		f := newFake(nodes...)
-		for k := range rapid.IntRange(0, 3).Draw(t, "others") {
-			w := workload(fmt.Sprint("bg", k), genGroup(t, "bg").replicas(rapid.IntRange(0, 12).Draw(t, "bgReplicas")))
-			w.Priority = rapid.IntRange(0, 100).Draw(t, "bgPriority")
-			f.putWorkload(w)
-			plan := Schedule(f, &api.Evaluation{ID: w.Name, Workload: w.Name}, Options{Seed: int64(k)})
-			f.apply(plan, false)
-		}
+		genBackground(t, f, 3)
 		w := workload("gang")
 		// Gangs of one shape share room tables (room.go); other shapes
 		// do not.

@@ -96,35 +96,15 @@ func TestPropertyHardRelationsHold(t *testing.T) {
 			nodes = append(nodes, b)
 		}
 		f := newFake(nodes...)
-		for k := range rapid.IntRange(0, 2).Draw(t, "others") {
-			w := workload(fmt.Sprint("bg", k), genGroup(t, "bg").replicas(rapid.IntRange(0, 12).Draw(t, "bgReplicas")))
-			w.Priority = rapid.IntRange(0, 100).Draw(t, "bgPriority")
-			f.putWorkload(w)
-			f.apply(Schedule(f, &api.Evaluation{ID: w.Name, Workload: w.Name}, Options{Seed: int64(k)}), false)
-		}
+		genBackground(t, f, 2)
 		w := workload("w")
 		for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
 			g := genGroup(t, fmt.Sprint("g", gi))
 			for range rapid.IntRange(1, 3).Draw(t, "relations") {
-				key := rapid.SampledFrom([]string{"rack", "zone", "node"}).Draw(t, "key")
-				switch rapid.IntRange(0, 4).Draw(t, "rel") {
-				case 2:
-					g.affinity("", key, rapid.SampledFrom([]string{api.ModeHard, api.ModeSoft}).Draw(t, "am"))
-				case 3:
-					g.peer("", 50)
-				case 4:
-					g.affinity("bg0", key, rapid.SampledFrom([]string{api.ModeHard, api.ModeSoft}).Draw(t, "am2"))
-				case 0:
-					dup := false
-					for _, r := range g.g.Placement.Spread {
-						dup = dup || r.Key == key
-					}
-					if !dup {
-						g.spread(key, rapid.IntRange(1, 2).Draw(t, "skew"), api.ModeHard)
-					}
-				case 1:
-					g.antiAffinity("", key, api.ModeHard)
-				}
+				genRelations(t, g)
+			}
+			if rapid.Bool().Draw(t, "peers") {
+				g.peer("", 50)
 			}
 			if rapid.IntRange(0, 3).Draw(t, "gangRoll") == 0 {
 				g.gang(0, rapid.SampledFrom([]string{"", "rack", "zone"}).Draw(t, "topology"))
@@ -171,6 +151,9 @@ func TestPropertyHardRelationsHold(t *testing.T) {
 				}
 				cg := compiled(w, &groupBuilder{g: g})
 				for _, r := range g.Placement.Spread {
+					if r.Mode != api.ModeHard {
+						continue
+					}
 					counts := count(r.Key)
 					min := -1
 					for _, n := range f.Nodes() {
@@ -189,6 +172,9 @@ func TestPropertyHardRelationsHold(t *testing.T) {
 					}
 				}
 				for _, r := range g.Placement.AntiAffinity {
+					if r.Mode != api.ModeHard || r.Workload != "" {
+						continue
+					}
 					counts := count(r.Key)
 					for d := range newDom(r.Key) {
 						if counts[d] > 1 {
@@ -208,4 +194,18 @@ func allRequire(g *group, n *api.Node) bool {
 		}
 	}
 	return true
+}
+
+// genBackground places up to most lower- or higher-priority workloads of
+// random shapes, each plan checked, so that later plans meet full nodes and
+// preempt.
+func genBackground(t *rapid.T, f *fakeState, most int) {
+	for k := range rapid.IntRange(0, most).Draw(t, "others") {
+		w := workload(fmt.Sprint("bg", k), genGroup(t, "bg").replicas(rapid.IntRange(0, 12).Draw(t, "bgReplicas")))
+		w.Priority = rapid.IntRange(0, 100).Draw(t, "bgPriority")
+		f.putWorkload(w)
+		plan := Schedule(f, &api.Evaluation{ID: w.Name, Workload: w.Name}, Options{Seed: int64(k)})
+		checkPlan(t, f, plan)
+		f.apply(plan, false)
+	}
 }
