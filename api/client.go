@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -50,102 +48,69 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound
 }
 
-// Client talks to a Strata server's /v1 API. It is safe for concurrent use.
-type Client struct {
-	Addr string
-	HTTP *http.Client
-}
-
-// NewClient returns a client for addr; empty means $STRATA_ADDR, then DefaultAddr.
-func NewClient(addr string) *Client {
-	if addr == "" {
-		addr = os.Getenv("STRATA_ADDR")
-	}
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	return &Client{Addr: strings.TrimRight(addr, "/"), HTTP: &http.Client{}}
-}
-
-// QueryMeta is the index of a read, for the next blocking query.
-type QueryMeta struct{ Index uint64 }
-
-func (c *Client) do(ctx context.Context, method, path string, body io.Reader, contentType string, out any) (QueryMeta, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.Addr+path, body)
-	if err != nil {
-		return QueryMeta{}, err
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return QueryMeta{}, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	var meta QueryMeta
-	if v := resp.Header.Get("X-Strata-Index"); v != "" {
-		meta.Index, _ = strconv.ParseUint(v, 10, 64)
-	}
-	if resp.StatusCode >= 300 {
-		return meta, decodeError(resp)
-	}
-	if out == nil {
-		io.Copy(io.Discard, resp.Body)
-		return meta, nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return meta, fmt.Errorf("%s %s: decode response: %w", method, path, err)
-	}
-	return meta, nil
-}
-
-func decodeError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var er ErrorResponse
-	if json.Unmarshal(b, &er) == nil && er.Error != "" {
-		return &Error{StatusCode: resp.StatusCode, Code: er.Code, Message: er.Error, Fields: er.Fields}
-	}
-	return &Error{StatusCode: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))}
-}
-
 func (c *Client) get(ctx context.Context, path string, q *Query, out any) (QueryMeta, error) {
-	return c.do(ctx, http.MethodGet, path+q.encode(), nil, "", out)
+	return c.do(ctx, request{method: http.MethodGet, path: path + q.encode(), idempotent: true, wait: q.wait()}, out)
 }
 
-func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
+// postJSON sends a JSON body; idempotent says whether a retry after a
+// failure in flight is safe.
+func (c *Client) postJSON(ctx context.Context, path string, in, out any, idempotent bool) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	_, err = c.do(ctx, http.MethodPost, path, bytes.NewReader(b), "application/json", out)
+	_, err = c.do(ctx, request{method: http.MethodPost, path: path, body: b, contentType: "application/json", idempotent: idempotent}, out)
 	return err
 }
 
-// Query holds blocking-query parameters; nil means a plain read.
+// Query holds read parameters; nil means a plain consistent read.
 type Query struct {
+	// Index and Wait make a blocking query: the answer comes once the data
+	// changed past Index, or after Wait.
 	Index uint64
 	Wait  time.Duration
+	// Stale lets any server answer from its own state, possibly behind
+	// the leader's (QueryMeta says how far); default: the leader answers
+	// after confirming it still leads.
+	Stale bool
 }
 
 func (q *Query) encode() string {
-	if q == nil || q.Index == 0 {
+	if q == nil {
 		return ""
 	}
-	v := url.Values{"index": {strconv.FormatUint(q.Index, 10)}}
-	if q.Wait > 0 {
-		v.Set("wait", q.Wait.String())
+	v := url.Values{}
+	if q.Index > 0 {
+		v.Set("index", strconv.FormatUint(q.Index, 10))
+		if q.Wait > 0 {
+			v.Set("wait", q.Wait.String())
+		}
+	}
+	if q.Stale {
+		v.Set("stale", "true")
+	}
+	if len(v) == 0 {
+		return ""
 	}
 	return "?" + v.Encode()
+}
+
+// wait is how long the server may hold the query.
+func (q *Query) wait() time.Duration {
+	if q == nil || q.Index == 0 {
+		return 0
+	}
+	if q.Wait == 0 {
+		return 30 * time.Second // the server's default
+	}
+	return q.Wait
 }
 
 // RegisterWorkload submits a Workload document (YAML or JSON) as written.
 func (c *Client) RegisterWorkload(ctx context.Context, doc []byte) (*RegisterResponse, error) {
 	var out RegisterResponse
-	_, err := c.do(ctx, http.MethodPost, "/v1/workloads", bytes.NewReader(doc), "application/yaml", &out)
+	// Not idempotent: registering twice makes two versions.
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/v1/workloads", body: doc, contentType: "application/yaml"}, &out)
 	return &out, err
 }
 
@@ -170,7 +135,8 @@ func (c *Client) StopWorkload(ctx context.Context, name string, purge bool) (*St
 		path += "?purge=true"
 	}
 	var out StopResponse
-	_, err := c.do(ctx, http.MethodDelete, path, nil, "", &out)
+	// Stopping twice is stopping once; a second purge would answer 404.
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: path, idempotent: !purge}, &out)
 	return &out, err
 }
 
@@ -236,29 +202,22 @@ func (c *Client) Logs(ctx context.Context, allocID string, o LogOptions) (io.Rea
 	if o.Offset > 0 {
 		v.Set("offset", strconv.FormatInt(o.Offset, 10))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Addr+"/v1/allocations/"+url.PathEscape(allocID)+"/logs?"+v.Encode(), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.HTTP.Do(req)
+	resp, _, err := c.send(ctx, request{method: http.MethodGet, idempotent: true, stream: true,
+		path: "/v1/allocations/" + url.PathEscape(allocID) + "/logs?" + v.Encode()})
 	if err != nil {
 		return nil, fmt.Errorf("logs of %s: %w", allocID, err)
-	}
-	if resp.StatusCode >= 300 {
-		defer resp.Body.Close()
-		return nil, decodeError(resp)
 	}
 	return resp.Body, nil
 }
 
 // RegisterNode registers or refreshes a node (agent API).
 func (c *Client) RegisterNode(ctx context.Context, n *Node) error {
-	return c.postJSON(ctx, "/v1/agent/nodes", n, nil)
+	return c.postJSON(ctx, "/v1/agent/nodes", n, nil, false)
 }
 
 // Heartbeat tells the server the node is alive (agent API).
 func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
-	_, err := c.do(ctx, http.MethodPut, "/v1/agent/nodes/"+url.PathEscape(nodeID)+"/heartbeat", nil, "", nil)
+	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
 	var e *Error
 	if errors.As(err, &e) && e.Code == "node-unknown" {
 		return fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
@@ -275,7 +234,8 @@ func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex ui
 
 // UpdateAllocations reports allocation status (agent API).
 func (c *Client) UpdateAllocations(ctx context.Context, updates []*AllocUpdate) error {
-	return c.postJSON(ctx, "/v1/agent/allocations", map[string]any{"updates": updates}, nil)
+	// Reporting a status twice is reporting it once.
+	return c.postJSON(ctx, "/v1/agent/allocations", map[string]any{"updates": updates}, nil, true)
 }
 
 // Events lists the cell's recent events, of one workload when set.
@@ -287,7 +247,7 @@ func (c *Client) Events(ctx context.Context, workload string, q *Query) ([]*Even
 		if enc := q.encode(); enc != "" {
 			path += "&" + enc[1:]
 		}
-		m, err := c.do(ctx, http.MethodGet, path, nil, "", &out)
+		m, err := c.do(ctx, request{method: http.MethodGet, path: path, idempotent: true, wait: q.wait()}, &out)
 		return out, m, err
 	}
 	m, err := c.get(ctx, path, q, &out)
@@ -305,6 +265,50 @@ func (c *Client) CellConfig(ctx context.Context, q *Query) (*CellConfig, QueryMe
 // (YAML or JSON) as written.
 func (c *Client) SetCellConfig(ctx context.Context, doc []byte) (*CellConfig, error) {
 	var out CellConfig
-	_, err := c.do(ctx, http.MethodPut, "/v1/cell/config", bytes.NewReader(doc), "application/yaml", &out)
+	// Replacing the configuration twice is replacing it once.
+	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/cell/config", body: doc, contentType: "application/yaml", idempotent: true}, &out)
+	return &out, err
+}
+
+// RaftConfiguration returns the cell's servers as the leader knows them.
+func (c *Client) RaftConfiguration(ctx context.Context, q *Query) (*RaftConfiguration, error) {
+	var out RaftConfiguration
+	_, err := c.get(ctx, "/v1/operator/raft/configuration", q, &out)
+	return &out, err
+}
+
+// RemoveRaftPeer removes a server from the cell's raft configuration, named
+// by its id or its server address (host:port).
+func (c *Client) RemoveRaftPeer(ctx context.Context, idOrAddr string) (*RemovePeerResponse, error) {
+	key := "id"
+	if strings.Contains(idOrAddr, ":") {
+		key = "address"
+	}
+	var out RemovePeerResponse
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/operator/raft/peer?" + url.Values{key: {idOrAddr}}.Encode(), idempotent: true}, &out)
+	return &out, err
+}
+
+// SaveSnapshot streams a consistent snapshot of the cell's state into w.
+func (c *Client) SaveSnapshot(ctx context.Context, w io.Writer) (int64, error) {
+	resp, _, err := c.send(ctx, request{method: http.MethodGet, path: "/v1/operator/snapshot", idempotent: true, stream: true})
+	if err != nil {
+		return 0, fmt.Errorf("save snapshot: %w", err)
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("save snapshot: read: %w", err)
+	}
+	return n, nil
+}
+
+// RestoreSnapshot replaces the cell's whole state with a snapshot file;
+// open returns the file's contents from the start (it may be called again
+// for a retry).
+func (c *Client) RestoreSnapshot(ctx context.Context, open func() (io.ReadCloser, error)) (*SnapshotInfo, error) {
+	var out SnapshotInfo
+	// Not idempotent: writes made between two restores would be lost.
+	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/operator/snapshot", open: open, contentType: "application/octet-stream"}, &out)
 	return &out, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,11 +21,14 @@ import (
 )
 
 type serverFlags struct {
-	dataDir      string
-	httpAddr     string
-	raftAddr     string
-	peers        []string
-	heartbeatTTL time.Duration
+	dataDir         string
+	httpAddr        string
+	raftAddr        string
+	raftAdvertise   string
+	bootstrapExpect int
+	join            []string
+	raftMultiplier  int
+	heartbeatTTL    time.Duration
 	workers      int
 	logLevel     string
 }
@@ -32,15 +36,19 @@ type serverFlags struct {
 func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDataDir, "directory for the raft log, snapshots and server identity")
 	cmd.Flags().StringVar(&f.httpAddr, "http-addr", "127.0.0.1:4680", "address of the HTTP API")
-	cmd.Flags().StringVar(&f.raftAddr, "raft-addr", "", "TCP address for raft between servers (empty: a single server over an in-memory transport)")
-	cmd.Flags().StringSliceVar(&f.peers, "peer", nil, "another server as id=host:port, for the first bootstrap of a multi-server cell (repeatable)")
+	cmd.Flags().StringVar(&f.raftAddr, "raft-addr", "", "server port, where the servers of a cell reach each other (raft and forwarded requests); empty: a lone server that can never grow a cell")
+	cmd.Flags().StringVar(&f.raftAdvertise, "raft-advertise", "", "address other servers dial to reach this one (default --raft-addr, which must then be a concrete IP)")
+	cmd.Flags().IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "form a new cell of this many servers once they have found each other through --join (give every one the same number: 3 or 5)")
+	cmd.Flags().StringSliceVar(&f.join, "join", nil, "another server's --raft-addr, to find the cell (repeatable or comma-separated); a server that is not in the cell asks its leader to add it")
+	cmd.Flags().IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft's timeouts (1: a new leader within about 1-2s of losing one); raise it on slow or overloaded machines")
 	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
-	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, Peers: f.peers,
+	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
+		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
 		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger}
 }
 
@@ -59,7 +67,7 @@ type agentFlags struct {
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
 	if withServers {
-		cmd.Flags().StringSliceVar(&f.servers, "servers", []string{api.DefaultAddr}, "server HTTP addresses")
+		cmd.Flags().StringSliceVar(&f.servers, "servers", []string{api.DefaultAddr}, "the cell's servers' HTTP addresses, comma-separated or repeated; the agent fails over between them")
 	}
 	cmd.Flags().StringVar(&f.dataDir, "agent-data-dir", "", "agent state directory (default <data-dir>/agent)")
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
@@ -135,7 +143,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	if len(servers) == 0 {
 		return cfg, failf("--servers: at least one server address is required")
 	}
-	cfg.API = agentAPI{api.NewClient(servers[0])}
+	// Each agent starts at a random server, so a cell's agents spread over
+	// its servers; the client fails over to the others.
+	shuffled := append([]string(nil), servers...)
+	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	cfg.API = agentAPI{api.NewClientFor(shuffled)}
 	return cfg, nil
 }
 

@@ -88,7 +88,7 @@ Client commands talk to $STRATA_ADDR (default ` + api.DefaultAddr + `), or --add
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
-		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
 	)
 	return root
 }

@@ -204,11 +204,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 // Restore replaces the store with a snapshot's contents.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	var d state.Dump
-	if err := json.NewDecoder(rc).Decode(&d); err != nil {
-		return fmt.Errorf("decode snapshot: %w", err)
-	}
-	s, err := state.Restore(&d)
+	s, err := decodeSnapshot(rc)
 	if err != nil {
 		return err
 	}
@@ -223,11 +219,28 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 type fsmSnapshot struct{ dump *state.Dump }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode(s.dump); err != nil {
+	if err := encodeSnapshot(sink, s.dump); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
 	return sink.Close()
+}
+
+// encodeSnapshot writes the store's dump in the FSM's snapshot encoding,
+// the one decodeSnapshot reads: raft's snapshots and operator snapshot
+// files share it.
+func encodeSnapshot(w io.Writer, d *state.Dump) error {
+	return json.NewEncoder(w).Encode(d)
+}
+
+// decodeSnapshot reads a snapshot into a new store; an error leaves
+// nothing changed.
+func decodeSnapshot(r io.Reader) (*state.Store, error) {
+	var d state.Dump
+	if err := json.NewDecoder(r).Decode(&d); err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	return state.Restore(&d)
 }
 
 func (s *fsmSnapshot) Release() {}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -49,6 +48,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/cell/config", s.handleGetCellConfig)
 	mux.HandleFunc("PUT /v1/cell/config", s.handleSetCellConfig)
 
+	mux.HandleFunc("GET /v1/operator/raft/configuration", s.handleRaftConfiguration)
+	mux.HandleFunc("DELETE /v1/operator/raft/peer", s.handleRemovePeer)
+	mux.HandleFunc("GET /v1/operator/snapshot", s.handleSnapshotSave)
+	mux.HandleFunc("PUT /v1/operator/snapshot", s.handleSnapshotRestore)
+
 	// The agents' own endpoints.
 	mux.HandleFunc("POST /v1/agent/nodes", s.handleRegisterNode)
 	mux.HandleFunc("PUT /v1/agent/nodes/{id}/heartbeat", s.handleHeartbeat)
@@ -61,33 +65,14 @@ func (s *Server) routes() http.Handler {
 	return s.gate(mux)
 }
 
-// ungated reports whether a path is served before the state is replayed:
-// the servers' own status and metrics, which read nothing from the state.
-func ungated(path string) bool {
-	return strings.HasPrefix(path, "/v1/status/") || path == "/metrics"
-}
-
-// gate answers 503 not-ready to everything but ungated paths until this
-// server's FSM has applied everything committed (invariant 7): no user and
-// no agent is told anything from a partly replayed state.
-func (s *Server) gate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ungated(r.URL.Path) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err := s.ready.local(); err != nil {
-			writeNotReady(w, err)
-			return
-		}
-		if s.IsLeader() {
-			if err := s.ready.leader(); err != nil {
-				s.fail(w, err)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// peerRoutes is the handler of the server port's HTTP: the servers'
+// formation calls, and the whole API for requests followers forward.
+func (s *Server) peerRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/internal/hello", s.handleHello)
+	mux.HandleFunc("POST /v1/internal/join", s.handleJoin)
+	mux.Handle("/", s.routes())
+	return mux
 }
 
 // httpError is an error with an HTTP status and a stable code.
@@ -126,11 +111,14 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
+	case errors.Is(err, ErrOutcomeUnknown):
+		s.logger.Warn("write outcome unknown", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "outcome-unknown", err.Error()+"; read the state before retrying")
 	case errors.Is(err, errNotReady):
 		writeNotReady(w, err)
 	case errors.Is(err, ErrNotLeader):
 		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
-		writeError(w, http.StatusServiceUnavailable, "not-leader", "this server is not the leader; retry")
+		writeError(w, http.StatusServiceUnavailable, "not-leader", err.Error()+"; retry")
 	default:
 		s.logger.Error("request failed", "err", err)
 		writeError(w, http.StatusInternalServerError, "internal", err.Error())
@@ -217,6 +205,10 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 		// A snapshot restore swapped the store: ask the new one.
 	}
 	if err != nil {
+		if lostLeadership(r.Context()) {
+			s.fail(w, ErrNotLeader)
+			return
+		}
 		if r.Context().Err() != nil {
 			return // the client went away
 		}

@@ -3,121 +3,168 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/strata-dev/strata/internal/serverport"
 )
 
-// raftNode bundles raft with the stores it owns so they close together.
+// raftNode bundles raft with the stores and the port it owns so they close
+// together.
 type raftNode struct {
-	raft      *raft.Raft
-	logStore  *raftboltdb.BoltStore
-	transport raft.Transport
+	raft     *raft.Raft
+	logStore *raftboltdb.BoltStore
+	snaps    raft.SnapshotStore
+	// port is the server port raft and the servers' HTTP share; nil for the
+	// in-memory transport of a lone server.
+	port *serverport.Port
 	// observer learns leaders' commit indexes (TCP transport only).
-	observer *commitObserver
-	closer   io.Closer
+	observer  *commitObserver
+	transport raft.Transport
 }
 
-// openRaft opens (or bootstraps) the raft node in dataDir. With bindAddr
-// empty it uses an in-memory transport: a one-server cell needs no network
-// for raft, and the address stays stable across restarts. Several servers
-// bind a TCP address and list each other in peers (id=addr).
-func openRaft(dataDir, serverID, bindAddr string, peers []string, f raft.FSM, logger *slog.Logger) (*raftNode, error) {
-	raftDir := filepath.Join(dataDir, "raft")
-	if err := os.MkdirAll(raftDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create raft dir: %w", err)
-	}
+// raftOptions say how to open raft; see Config for their meaning.
+type raftOptions struct {
+	dataDir, serverID string
+	bindAddr          string // empty: a lone voter over an in-memory transport
+	advertise         string
+	multiplier        int
+	// bootstrapAlone makes a server with no state the only voter of a new
+	// cell (a single server, or --bootstrap-expect 1).
+	bootstrapAlone bool
+	logger         *slog.Logger
+}
+
+// Raft's timeouts for a cell of several servers, before the multiplier. A
+// follower that hears nothing for HeartbeatTimeout (randomised up to twice
+// that) starts an election; a leader that cannot reach a quorum for
+// LeaderLeaseTimeout steps down. docs/architecture.md says why these
+// values; docs/benchmarks.md measures the failover they give.
+const (
+	baseHeartbeatTimeout   = 500 * time.Millisecond
+	baseElectionTimeout    = 500 * time.Millisecond
+	baseLeaderLeaseTimeout = 400 * time.Millisecond
+)
+
+func raftConfig(o raftOptions) *raft.Config {
 	conf := raft.DefaultConfig()
-	conf.LocalID = raft.ServerID(serverID)
+	conf.LocalID = raft.ServerID(o.serverID)
 	conf.BatchApplyCh = true
 	conf.MaxAppendEntries = 512
 	conf.SnapshotThreshold = 8192
 	conf.SnapshotInterval = 30 * time.Second
+	// A server removed from the cell stays up without a vote (and rejoins
+	// when restarted with --join) instead of shutting raft down under a
+	// running server.
+	conf.ShutdownOnRemove = false
 	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
-	if bindAddr == "" {
+	if o.bindAddr == "" {
 		// A lone voter: elect itself quickly.
 		conf.HeartbeatTimeout = 200 * time.Millisecond
 		conf.ElectionTimeout = 200 * time.Millisecond
 		conf.LeaderLeaseTimeout = 100 * time.Millisecond
 		conf.CommitTimeout = 5 * time.Millisecond
+		return conf
 	}
+	m := time.Duration(max(o.multiplier, 1))
+	conf.HeartbeatTimeout = m * baseHeartbeatTimeout
+	conf.ElectionTimeout = m * baseElectionTimeout
+	conf.LeaderLeaseTimeout = m * baseLeaderLeaseTimeout
+	conf.CommitTimeout = 20 * time.Millisecond
+	return conf
+}
 
+// openRaft opens raft in dataDir. A lone server without --raft-addr uses
+// an in-memory transport: it needs no port, and its address stays stable
+// across restarts. Several servers share a server port (serverport) for
+// raft and their own HTTP; forming the cell is formCell's job, not this.
+func openRaft(o raftOptions, f raft.FSM) (*raftNode, error) {
+	raftDir := filepath.Join(o.dataDir, "raft")
+	if err := os.MkdirAll(raftDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create raft dir: %w", err)
+	}
+	conf := raftConfig(o)
 	logStore, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(raftDir, "raft.db")})
 	if err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", raftDir, err)
 	}
-	snaps, err := raft.NewFileSnapshotStore(raftDir, 3, os.Stderr)
-	if err != nil {
+	n := &raftNode{logStore: logStore}
+	fail := func(err error) (*raftNode, error) {
+		if n.transport != nil {
+			if c, ok := n.transport.(raft.WithClose); ok {
+				c.Close()
+			}
+		}
+		if n.port != nil {
+			n.port.Close()
+		}
 		logStore.Close()
-		return nil, fmt.Errorf("open snapshot store: %w", err)
+		return nil, err
+	}
+	n.snaps, err = raft.NewFileSnapshotStore(raftDir, 3, os.Stderr)
+	if err != nil {
+		return fail(fmt.Errorf("open snapshot store: %w", err))
 	}
 
-	var trans raft.Transport
-	var closer io.Closer
-	var observer *commitObserver
-	if bindAddr == "" {
-		_, t := raft.NewInmemTransport(raft.ServerAddress("local:" + serverID))
-		trans = t
-		closer = t
+	if o.bindAddr == "" {
+		_, t := raft.NewInmemTransport(raft.ServerAddress("local:" + o.serverID))
+		n.transport = t
 	} else {
-		addr, err := net.ResolveTCPAddr("tcp", bindAddr)
+		n.port, err = serverport.Listen(o.bindAddr, serverport.Options{Advertise: o.advertise, Logger: o.logger})
 		if err != nil {
-			logStore.Close()
-			return nil, fmt.Errorf("raft address %q: %w", bindAddr, err)
+			return fail(err)
 		}
-		t, err := raft.NewTCPTransport(bindAddr, addr, 3, 10*time.Second, os.Stderr)
-		if err != nil {
-			logStore.Close()
-			return nil, fmt.Errorf("raft transport on %s: %w", bindAddr, err)
-		}
-		observer = newCommitObserver(t)
-		trans = observer
-		closer = observer
+		net := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: n.port.Raft(), MaxPool: 3, Timeout: 10 * time.Second,
+			Logger: hclog.New(&hclog.LoggerOptions{Name: "raft-net", Level: hclog.Warn, Output: os.Stderr}),
+		})
+		n.observer = newCommitObserver(net)
+		n.transport = n.observer
 	}
 
-	has, err := raft.HasExistingState(logStore, logStore, snaps)
+	has, err := raft.HasExistingState(logStore, logStore, n.snaps)
 	if err != nil {
-		logStore.Close()
-		return nil, fmt.Errorf("read raft state: %w", err)
+		return fail(fmt.Errorf("read raft state: %w", err))
 	}
-	if !has {
-		servers := []raft.Server{{ID: conf.LocalID, Address: trans.LocalAddr()}}
-		for _, p := range peers {
-			id, addr, ok := strings.Cut(p, "=")
-			if !ok {
-				logStore.Close()
-				return nil, fmt.Errorf("peer %q: want id=host:port", p)
-			}
-			if raft.ServerID(id) != conf.LocalID {
-				servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raft.ServerAddress(addr)})
-			}
+	if !has && o.bootstrapAlone {
+		servers := []raft.Server{{ID: conf.LocalID, Address: n.transport.LocalAddr()}}
+		if err := raft.BootstrapCluster(conf, logStore, logStore, n.snaps, n.transport, raft.Configuration{Servers: servers}); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return fail(fmt.Errorf("bootstrap raft: %w", err))
 		}
-		if err := raft.BootstrapCluster(conf, logStore, logStore, snaps, trans, raft.Configuration{Servers: servers}); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-			logStore.Close()
-			return nil, fmt.Errorf("bootstrap raft: %w", err)
-		}
-		logger.Info("bootstrapped raft", "server", serverID, "voters", len(servers))
+		o.logger.Info("bootstrapped a new cell", "server", o.serverID, "raft", n.transport.LocalAddr())
 	}
-	r, err := raft.NewRaft(conf, f, logStore, logStore, snaps, trans)
+	n.raft, err = raft.NewRaft(conf, f, logStore, logStore, n.snaps, n.transport)
 	if err != nil {
-		logStore.Close()
-		return nil, fmt.Errorf("start raft: %w", err)
+		return fail(fmt.Errorf("start raft: %w", err))
 	}
-	return &raftNode{raft: r, logStore: logStore, transport: trans, observer: observer, closer: closer}, nil
+	return n, nil
+}
+
+// addr is the raft address other servers reach this one at.
+func (n *raftNode) addr() raft.ServerAddress { return n.transport.LocalAddr() }
+
+// configuration returns the newest raft configuration this server knows.
+func (n *raftNode) configuration() (raft.Configuration, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return raft.Configuration{}, err
+	}
+	return f.Configuration(), nil
 }
 
 func (n *raftNode) Close() error {
 	err := n.raft.Shutdown().Error()
-	if n.closer != nil {
-		n.closer.Close()
+	if c, ok := n.transport.(raft.WithClose); ok {
+		c.Close()
+	}
+	if n.port != nil {
+		n.port.Close()
 	}
 	if cerr := n.logStore.Close(); err == nil {
 		err = cerr

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -127,6 +128,115 @@ func waitReady(t *testing.T, s *Server) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server not ready after 20s: %d %s", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a loopback host:port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestRestartedFollowerServesNothingBeforeCatchingUp: a follower restarted
+// on its data dir answers 503 not-ready — even to what it would forward —
+// until its FSM has applied what the leader says is committed.
+func TestRestartedFollowerServesNothingBeforeCatchingUp(t *testing.T) {
+	raftAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	cfgs := make([]Config, 3)
+	servers := make([]*Server, 3)
+	for i := range cfgs {
+		cfgs[i] = Config{DataDir: t.TempDir(), HTTPAddr: freeAddr(t), RaftAddr: raftAddrs[i], BootstrapExpect: 3,
+			Join: raftAddrs, HeartbeatTTL: time.Hour, Workers: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	}
+	for i := range cfgs {
+		s, err := New(cfgs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[i] = s
+	}
+	t.Cleanup(func() {
+		for _, s := range servers {
+			if s != nil {
+				s.Close()
+			}
+		}
+	})
+	leader := -1
+	deadline := time.Now().Add(30 * time.Second)
+	for leader < 0 {
+		for i, s := range servers {
+			if s.IsLeader() && s.ready.leader() == nil {
+				leader = i
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f := (leader + 1) % 3
+	<-servers[f].Ready()
+	servers[f].Close()
+	applied := servers[f].fsm.AppliedIndex()
+	servers[f] = nil
+	submit(t, servers[leader], fmt.Sprintf(benchWorkload, "missed", 1))
+
+	hold, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	cfgs[f].fsmApplyHook = func(index uint64) {
+		if index > applied {
+			once.Do(func() { close(held) })
+			<-hold
+		}
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	defer release()
+	s, err := New(cfgs[f])
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers[f] = s
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the restarted follower never reached the hold")
+	}
+	for _, g := range []struct{ method, path, body string }{
+		{"GET", "/v1/workloads/missed?stale", ""},
+		{"GET", "/v1/workloads/missed", ""},
+		{"DELETE", "/v1/workloads/missed", ""},
+	} {
+		code, errCode, retry, body := call(t, g.method, s.Addr()+g.path, g.body)
+		if code != http.StatusServiceUnavailable || errCode != "not-ready" || retry == "" {
+			t.Errorf("%s %s on a follower mid-replay: %d %q %s; want 503 not-ready", g.method, g.path, code, errCode, body)
+		}
+	}
+	if code, _, _, body := call(t, "GET", s.Addr()+"/v1/status/leader", ""); code != http.StatusOK {
+		t.Errorf("status mid-replay: %d %s", code, body)
+	}
+	release()
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		code, _, _, body := call(t, "GET", s.Addr()+"/v1/workloads/missed?stale", "")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("follower after release: %d %s", code, body)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

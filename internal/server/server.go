@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -26,11 +27,26 @@ import (
 type Config struct {
 	DataDir  string
 	HTTPAddr string // e.g. 127.0.0.1:4680; ":0" picks a free port
-	// RaftAddr is the TCP address raft binds for a multi-server cell. Empty
-	// runs a single voter over an in-memory transport.
+	// RaftAddr is the server port, where the servers of a cell reach each
+	// other (raft and their own HTTP, see internal/serverport). Empty runs a
+	// lone server over an in-memory transport (it can never grow a cell).
 	RaftAddr string
-	// Peers lists the other servers as id=host:port for the first bootstrap.
-	Peers []string
+	// RaftAdvertise is the address other servers dial, default RaftAddr
+	// (which must then name a concrete IP).
+	RaftAdvertise string
+	// BootstrapExpect is how many servers form a new cell. A server with no
+	// state waits until it has heard from that many servers with no state
+	// (through Join, transitively), then they bootstrap together. 0 or 1
+	// without Join: a new cell of this server alone. 0 with Join: join the
+	// existing cell Join reaches.
+	BootstrapExpect int
+	// Join lists other servers' RaftAddr (host:port). A server that is not a
+	// voter at its address in a cell asks that cell's leader to add it.
+	Join []string
+	// RaftMultiplier scales raft's timeouts (default 1: followers start an
+	// election after 0.5-1s without a leader); raise it on slow or loaded
+	// machines, as Nomad's raft_multiplier.
+	RaftMultiplier int
 	// HeartbeatTTL is how long a node may stay silent before it is marked
 	// down and its allocations replaced. Default 10s.
 	HeartbeatTTL time.Duration
@@ -66,6 +82,14 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	ready *readiness
+	// term holds the context of the current leadership term (nil when not
+	// leading); reads served as leader end with it.
+	term atomic.Pointer[context.Context]
+
+	// The server port's HTTP (servers only): formation and forwarding.
+	peerSrv  *http.Server
+	peerHTTP *http.Client
+	peers    peerBook
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
@@ -105,7 +129,14 @@ func New(cfg Config) (*Server, error) {
 	s.beats = newHeartbeats(cfg.HeartbeatTTL)
 	s.plans = newPlanApplier(s)
 
-	s.raft, err = openRaft(cfg.DataDir, id, cfg.RaftAddr, cfg.Peers, s.fsm, s.logger)
+	if cfg.BootstrapExpect < 0 {
+		return nil, errors.New("server: bootstrap-expect must not be negative")
+	}
+	if cfg.RaftAddr == "" && (cfg.BootstrapExpect > 1 || len(cfg.Join) > 0) {
+		return nil, errors.New("server: a cell of several servers needs a raft address (--raft-addr) for the servers to reach each other")
+	}
+	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
+		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger}, s.fsm)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +152,21 @@ func New(cfg Config) (*Server, error) {
 	// FSM has applied everything committed (readiness): /v1/status/* says
 	// how far it is.
 	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	if port := s.raft.port; port != nil {
+		s.peerHTTP = newPeerHTTP(port)
+		s.peerSrv = &http.Server{Handler: s.peerRoutes(), ReadHeaderTimeout: 10 * time.Second}
+		s.wg.Add(2)
+		go func() {
+			defer s.wg.Done()
+			if err := s.peerSrv.Serve(port.HTTP()); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.logger.Error("server port http", "err", err)
+			}
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.formCell(s.ctx)
+		}()
+	}
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
@@ -136,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		defer s.wg.Done()
 		s.watchReadiness()
 	}()
-	s.logger.Info("server started", "id", id, "http", s.Addr(), "data_dir", cfg.DataDir)
+	s.logger.Info("server started", "id", id, "http", s.Addr(), "raft", s.raft.addr(), "data_dir", cfg.DataDir)
 	return s, nil
 }
 
@@ -178,6 +224,9 @@ func (s *Server) Close() error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.httpSrv.Shutdown(shutdownCtx)
+	if s.peerSrv != nil {
+		s.peerSrv.Shutdown(shutdownCtx)
+	}
 	s.cancel()
 	s.revokeLeadership()
 	err := s.raft.Close()
@@ -231,6 +280,7 @@ func (s *Server) establishLeadership() {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.leaderCancel = cancel
+	s.term.Store(&ctx)
 	s.broker.SetEnabled(true)
 	snap := s.State().Snapshot()
 	for _, e := range snap.Evals(nil) {
@@ -257,6 +307,17 @@ func (s *Server) establishLeadership() {
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
+	if s.raft.port != nil && !s.memberAtAddr() {
+		// Our address changed (a lone server given --raft-addr, a new port):
+		// tell the configuration, or the others cannot reach us.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.addVoter(raft.ServerID(s.id), s.raft.addr()); err != nil {
+				s.logger.Error("update this server's raft address", "addr", s.raft.addr(), "err", err)
+			}
+		}()
+	}
 }
 
 func (s *Server) revokeLeadership() {
@@ -265,14 +326,22 @@ func (s *Server) revokeLeadership() {
 	if s.leaderCancel == nil {
 		return
 	}
+	s.term.Store(nil)
 	s.leaderCancel()
 	s.leaderCancel = nil
 	s.broker.SetEnabled(false)
 	s.beats.Clear()
 }
 
-// ErrNotLeader is returned by writes on a server that does not lead.
-var ErrNotLeader = errors.New("not the leader")
+// ErrNotLeader is returned by writes on a server that does not lead. The
+// write was not applied: a client may retry it.
+var ErrNotLeader = errors.New("this server is not the leader")
+
+// ErrOutcomeUnknown is returned by a write whose raft entry may or may not
+// be committed: leadership was lost, or raft shut down, after it was
+// appended. A client must read before it retries a write that is not
+// idempotent.
+var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
 
 // propose commits one command through raft and returns its index.
 func (s *Server) propose(t commandType, body any) (uint64, error) {
@@ -282,8 +351,11 @@ func (s *Server) propose(t commandType, body any) (uint64, error) {
 	}
 	f := s.raft.raft.Apply(buf, 30*time.Second)
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) {
-			return 0, ErrNotLeader
+		switch {
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
+			return 0, ErrNotLeader // never appended
+		case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrAbortedByRestore):
+			return 0, fmt.Errorf("raft apply %s: %w: %v", t, ErrOutcomeUnknown, err)
 		}
 		return 0, fmt.Errorf("raft apply %s: %w", t, err)
 	}

@@ -1,0 +1,316 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// How the client reaches a cell of several servers:
+//
+//   - It holds a list of server addresses and sends each request to the one
+//     that answered last, moving to the next on failure.
+//   - It retries, on the next server and with a jittered backoff (50 ms
+//     doubling to 1 s), what it knows was not applied: a request that could
+//     not be sent (connection refused, no route), and the servers' 503
+//     not-leader and not-ready answers (an election or a replay is under
+//     way; the server guarantees it did nothing).
+//   - Idempotent requests (reads, heartbeats, status reports, replacing the
+//     cell configuration) are also retried after a failure in flight, and
+//     after the 502 a follower answers when the leader it forwarded to died.
+//   - A request that is not idempotent (registering a workload, a purge)
+//     that failed in flight is not retried: its error wraps
+//     ErrOutcomeUnknown, and the caller reads before it decides.
+//   - It gives up after RetryFor (default 30 s) or when ctx ends, and
+//     quickly when no server at all accepts connections (no cell there).
+
+// ErrOutcomeUnknown is wrapped by the error of a write that failed after it
+// was sent: it may or may not have been applied.
+var ErrOutcomeUnknown = errors.New("the request may or may not have been applied")
+
+// DefaultRetryFor is how long a call keeps retrying by default.
+const DefaultRetryFor = 30 * time.Second
+
+// Client talks to a Strata cell's /v1 API through any of its servers. It
+// is safe for concurrent use.
+type Client struct {
+	// HTTP sends the requests; its own Timeout, if any, bounds each attempt.
+	HTTP *http.Client
+	// RetryFor bounds how long a call keeps retrying; default
+	// DefaultRetryFor. ctx may end it sooner.
+	RetryFor time.Duration
+
+	addrs []string
+	mu    sync.Mutex
+	last  int // index of the server that answered last
+}
+
+// NewClient returns a client for addr, one server address or a
+// comma-separated list of them; empty means $STRATA_ADDR, then DefaultAddr.
+// An address without a scheme gets http://.
+func NewClient(addr string) *Client {
+	if strings.TrimSpace(addr) == "" {
+		addr = os.Getenv("STRATA_ADDR")
+	}
+	if strings.TrimSpace(addr) == "" {
+		addr = DefaultAddr
+	}
+	return NewClientFor(strings.Split(addr, ","))
+}
+
+// NewClientFor returns a client for a list of server addresses.
+func NewClientFor(addrs []string) *Client {
+	c := &Client{HTTP: &http.Client{Transport: defaultTransport()}}
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if !strings.Contains(a, "://") {
+			a = "http://" + a
+		}
+		c.addrs = append(c.addrs, strings.TrimRight(a, "/"))
+	}
+	if len(c.addrs) == 0 {
+		c.addrs = []string{DefaultAddr}
+	}
+	return c
+}
+
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// A dead or cut-off server must not hold a call for long: the next
+	// server is tried instead.
+	t.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 15 * time.Second}).DialContext
+	t.MaxIdleConnsPerHost = 16
+	return t
+}
+
+// Addrs returns the server addresses the client uses, in order.
+func (c *Client) Addrs() []string { return append([]string(nil), c.addrs...) }
+
+// Addr returns the address of the server that answered last (the first
+// one before any answer).
+func (c *Client) Addr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addrs[c.last]
+}
+
+// QueryMeta is what a read's answer says besides its body.
+type QueryMeta struct {
+	// Index is the state index of the read, for the next blocking query.
+	Index uint64
+	// KnownLeader and LastContact describe the answering server: whether
+	// it knows a leader, and how long ago it heard from it (0 on the
+	// leader). They matter for Stale reads.
+	KnownLeader bool
+	LastContact time.Duration
+}
+
+// request is one call of the API.
+type request struct {
+	method, path string
+	body         []byte
+	contentType  string
+	// idempotent: sending it twice has the effect of sending it once, so it
+	// may be retried after a failure in flight.
+	idempotent bool
+	// wait is a blocking query's wait: each attempt may last that long.
+	wait time.Duration
+	// stream: the caller reads the body (no per-attempt timeout).
+	stream bool
+	// open, when set instead of body, opens the body for each attempt (a
+	// large file).
+	open func() (io.ReadCloser, error)
+}
+
+// attemptTimeout bounds one attempt that has no wait: a server answers a
+// read at once and a write within its raft timeout (30 s).
+const attemptTimeout = 40 * time.Second
+
+// do sends req with failover and retries, and decodes a 2xx answer into out.
+func (c *Client) do(ctx context.Context, req request, out any) (QueryMeta, error) {
+	resp, cancel, err := c.send(ctx, req)
+	if err != nil {
+		return QueryMeta{}, err
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	meta := queryMeta(resp)
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+		return meta, nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return meta, fmt.Errorf("%s %s: decode response: %w", req.method, req.path, err)
+	}
+	return meta, nil
+}
+
+// send returns the first 2xx answer to req (the caller closes its body and
+// then calls cancel), or the error that ends the retries.
+func (c *Client) send(ctx context.Context, req request) (*http.Response, context.CancelFunc, error) {
+	retryFor := c.RetryFor
+	if retryFor <= 0 {
+		retryFor = DefaultRetryFor
+	}
+	giveUp := time.Now().Add(retryFor)
+	backoff := 50 * time.Millisecond
+	c.mu.Lock()
+	start := c.last
+	c.mu.Unlock()
+	n := len(c.addrs)
+	refused := 0 // consecutive attempts whose connection was refused
+	for attempt := 0; ; attempt++ {
+		i := (start + attempt) % n
+		resp, cancel, err := c.attempt(ctx, c.addrs[i], req)
+		if err == nil && resp.StatusCode < 300 {
+			c.mu.Lock()
+			c.last = i
+			c.mu.Unlock()
+			return resp, cancel, nil
+		}
+		var retry bool
+		if err != nil {
+			cancel()
+			if ctx.Err() != nil {
+				return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
+			}
+			notSent := notSent(err)
+			if notSent && isRefused(err) {
+				refused++
+			} else {
+				refused = 0
+			}
+			if !notSent && !req.idempotent {
+				return nil, nil, fmt.Errorf("%s %s via %s: %w: %w", req.method, req.path, c.addrs[i], ErrOutcomeUnknown, err)
+			}
+			err = fmt.Errorf("%s %s via %s: %w", req.method, req.path, c.addrs[i], err)
+			retry = true
+			// Nobody listens anywhere: there is no cell to wait for.
+			if refused >= 2*n {
+				return nil, nil, fmt.Errorf("%w (no server accepts connections at %s)", err, strings.Join(c.addrs, ", "))
+			}
+		} else {
+			refused = 0
+			apiErr := decodeError(resp)
+			resp.Body.Close()
+			cancel()
+			err = apiErr
+			retry = retryable(apiErr, req.idempotent)
+		}
+		if !retry {
+			return nil, nil, err
+		}
+		if time.Now().Add(backoff).After(giveUp) {
+			return nil, nil, fmt.Errorf("gave up after %v: %w", retryFor, err)
+		}
+		// A next server not yet tried this round is tried at once (the
+		// leader died: its followers answer); a full round of failures waits.
+		if (attempt+1)%n != 0 {
+			continue
+		}
+		if !sleep(ctx, backoff/2+rand.N(backoff/2+1)) {
+			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// attempt sends req once to the server at base.
+func (c *Client) attempt(ctx context.Context, base string, req request) (*http.Response, context.CancelFunc, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if !req.stream && req.open == nil {
+		actx, cancel = context.WithTimeout(ctx, attemptTimeout+req.wait)
+	}
+	var body io.Reader
+	if req.body != nil {
+		body = bytes.NewReader(req.body)
+	}
+	if req.open != nil {
+		rc, err := req.open()
+		if err != nil {
+			return nil, cancel, err
+		}
+		defer rc.Close()
+		body = rc
+	}
+	hreq, err := http.NewRequestWithContext(actx, req.method, base+req.path, body)
+	if err != nil {
+		return nil, cancel, err
+	}
+	if req.contentType != "" {
+		hreq.Header.Set("Content-Type", req.contentType)
+	}
+	resp, err := c.HTTP.Do(hreq)
+	return resp, cancel, err
+}
+
+// retryable reports whether an error answer may be retried elsewhere.
+func retryable(e *Error, idempotent bool) bool {
+	switch {
+	case e.StatusCode == http.StatusServiceUnavailable && (e.Code == "not-leader" || e.Code == "not-ready"):
+		return true // the server guarantees it did nothing
+	case e.StatusCode == http.StatusBadGateway && e.Code == "forward-failed":
+		return idempotent
+	}
+	return false
+}
+
+// notSent reports whether a transport error happened before the request
+// left this process: the server cannot have acted on it.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
+
+func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func queryMeta(resp *http.Response) QueryMeta {
+	var m QueryMeta
+	if v := resp.Header.Get("X-Strata-Index"); v != "" {
+		m.Index, _ = strconv.ParseUint(v, 10, 64)
+	}
+	m.KnownLeader = resp.Header.Get("X-Strata-Known-Leader") == "true"
+	if v, err := strconv.ParseInt(resp.Header.Get("X-Strata-Last-Contact"), 10, 64); err == nil && v > 0 {
+		m.LastContact = time.Duration(v) * time.Millisecond
+	}
+	return m
+}
+
+func decodeError(resp *http.Response) *Error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var er ErrorResponse
+	if json.Unmarshal(b, &er) == nil && er.Error != "" {
+		return &Error{StatusCode: resp.StatusCode, Code: er.Code, Message: er.Error, Fields: er.Fields}
+	}
+	return &Error{StatusCode: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))}
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/internal/serverport"
+)
+
+// Where a request is served, once it passed the readiness gate:
+//
+//   - A read with ?stale is served here, from this server's state, with
+//     headers saying which leader it knows and when it last heard from it.
+//   - On the leader, everything is served here. A read first has the
+//     leader confirm its leadership with a quorum (raft's VerifyLeader): a
+//     deposed leader that has not noticed yet cannot answer from an old
+//     state. A blocking read that loses leadership while it waits ends with
+//     503 not-leader, and the client asks again elsewhere.
+//   - On a follower, everything else is forwarded to the leader over the
+//     server port and its answer relayed as it streams (blocking queries
+//     and followed logs included). A forwarded request is never forwarded
+//     again.
+//
+// Writes need no verification: raft commits them only through a leader.
+
+// Headers of the routing layer.
+const (
+	// forwardedHeader marks a request a follower forwarded (its value is the
+	// follower's id).
+	forwardedHeader   = "X-Strata-Forwarded-By"
+	knownLeaderHeader = "X-Strata-Known-Leader"
+	leaderHeader      = "X-Strata-Leader"
+	// lastContactHeader is how long ago, in milliseconds, this server last
+	// heard from the leader: 0 on the leader, -1 if it never did.
+	lastContactHeader = "X-Strata-Last-Contact"
+)
+
+// isRead reports whether a request only reads.
+func isRead(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+
+// isStale reports whether a read allows a possibly stale answer (?stale or
+// ?stale=true).
+func isStale(r *http.Request) bool {
+	if !isRead(r) {
+		return false
+	}
+	v, ok := r.URL.Query()["stale"]
+	return ok && (len(v) == 0 || v[0] == "" || v[0] == "true" || v[0] == "1")
+}
+
+// gate applies readiness, then routes (see the top of this file).
+func (s *Server) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ungated(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := s.ready.local(); err != nil {
+			writeNotReady(w, err)
+			return
+		}
+		switch {
+		case isStale(r):
+			s.setLeaderHeaders(w)
+			next.ServeHTTP(w, r)
+		case s.IsLeader():
+			s.serveAsLeader(w, r, next)
+		default:
+			s.forward(w, r)
+		}
+	})
+}
+
+// ungated reports whether a path is served before the state is replayed:
+// the servers' own status and metrics and their formation calls, which
+// read nothing from the state.
+func ungated(path string) bool {
+	return strings.HasPrefix(path, "/v1/status/") || path == "/metrics" || strings.HasPrefix(path, "/v1/internal/")
+}
+
+func (s *Server) serveAsLeader(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if err := s.ready.leader(); err != nil {
+		s.fail(w, err)
+		return
+	}
+	term := s.termContext()
+	if term == nil || term.Err() != nil {
+		s.fail(w, ErrNotLeader)
+		return
+	}
+	if isRead(r) {
+		if err := s.raft.raft.VerifyLeader().Error(); err != nil {
+			s.fail(w, ErrNotLeader)
+			return
+		}
+		s.setLeaderHeaders(w)
+		// A read (a blocking one above all) ends when leadership does.
+		ctx, cancel := context.WithCancelCause(r.Context())
+		stop := context.AfterFunc(term, func() { cancel(ErrNotLeader) })
+		defer stop()
+		defer cancel(nil)
+		r = r.WithContext(ctx)
+	}
+	next.ServeHTTP(w, r)
+}
+
+// lostLeadership reports whether a request's context ended because this
+// server stopped leading (rather than because the client went away).
+func lostLeadership(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrNotLeader)
+}
+
+// termContext is the context of the current leadership term, nil when not
+// leading.
+func (s *Server) termContext() context.Context {
+	if p := s.term.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *Server) setLeaderHeaders(w http.ResponseWriter) {
+	_, id := s.raft.raft.LeaderWithID()
+	w.Header().Set(knownLeaderHeader, strconv.FormatBool(id != ""))
+	if id != "" {
+		w.Header().Set(leaderHeader, string(id))
+	}
+	contact := int64(0)
+	if !s.IsLeader() {
+		if last := s.raft.raft.LastContact(); last.IsZero() {
+			contact = -1
+		} else {
+			contact = time.Since(last).Milliseconds()
+		}
+	}
+	w.Header().Set(lastContactHeader, strconv.FormatInt(contact, 10))
+}
+
+// dialError marks a failure to reach the leader at all: the request was
+// not sent, so a client may retry it whatever it was.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// newPeerHTTP returns the client a server uses for the other servers'
+// ports: formation calls and forwarded requests. It has no overall
+// timeout: a forwarded blocking query lasts as long as its wait.
+func newPeerHTTP(port *serverport.Port) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			conn, err := port.Dial(ctx, serverport.KindHTTP, addr)
+			if err != nil {
+				return nil, &dialError{err}
+			}
+			return conn, nil
+		},
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+}
+
+// forward relays a request to the leader and its answer back.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
+	if by := r.Header.Get(forwardedHeader); by != "" {
+		s.fail(w, fmt.Errorf("%w (a request forwarded by %s reached a server that no longer leads)", ErrNotLeader, by))
+		return
+	}
+	addr, id := s.raft.raft.LeaderWithID()
+	if addr == "" || s.peerHTTP == nil {
+		s.fail(w, fmt.Errorf("%w: no leader elected yet", ErrNotLeader))
+		return
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(&url.URL{Scheme: "http", Host: string(addr)})
+			pr.SetXForwarded()
+			pr.Out.Header.Set(forwardedHeader, s.id)
+		},
+		Transport:     s.peerHTTP.Transport,
+		FlushInterval: -1, // stream: followed logs, long blocking answers
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client went away
+			}
+			var de *dialError
+			if errors.As(err, &de) {
+				s.fail(w, fmt.Errorf("%w: leader %s at %s unreachable: %v", ErrNotLeader, id, addr, err))
+				return
+			}
+			s.logger.Warn("forward to leader failed", "leader", id, "method", r.Method, "path", r.URL.Path, "err", err)
+			writeError(w, http.StatusBadGateway, "forward-failed",
+				fmt.Sprintf("the leader %s did not answer (%v); a write may or may not have been applied", id, err))
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}

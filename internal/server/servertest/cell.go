@@ -1,0 +1,159 @@
+// Package servertest runs cells of several Strata servers inside a test
+// process, on loopback ports that stay the same across restarts, for tests
+// of formation, forwarding, readiness and failover. It is for tests only.
+package servertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/server"
+)
+
+// Cell is a cell of servers in this process.
+type Cell struct {
+	t       testing.TB
+	Configs []server.Config
+	Servers []*server.Server // nil while stopped
+}
+
+// FreeAddr returns a loopback host:port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Logger is silent unless the test runs with -v.
+func Logger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Start starts n servers that form one cell with --bootstrap-expect n,
+// every one naming only the first in --join, as an operator would. tweak,
+// when set, adjusts each server's configuration first.
+func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
+	t.Helper()
+	c := &Cell{t: t, Servers: make([]*server.Server, n)}
+	raftAddrs := make([]string, n)
+	for i := range n {
+		raftAddrs[i] = FreeAddr(t)
+	}
+	for i := range n {
+		var join []string
+		if i > 0 {
+			join = []string{raftAddrs[0]}
+		}
+		cfg := server.Config{DataDir: t.TempDir(), HTTPAddr: FreeAddr(t), RaftAddr: raftAddrs[i],
+			BootstrapExpect: n, Join: join, HeartbeatTTL: time.Hour, Workers: 1,
+			Logger: Logger().With("server", i+1)}
+		if tweak != nil {
+			tweak(i, &cfg)
+		}
+		c.Configs = append(c.Configs, cfg)
+	}
+	for i := range n {
+		c.StartServer(i)
+	}
+	t.Cleanup(func() {
+		for i := range c.Servers {
+			c.Stop(i)
+		}
+	})
+	return c
+}
+
+// StartServer starts (or restarts, on its data dir) server i.
+func (c *Cell) StartServer(i int) {
+	c.t.Helper()
+	s, err := server.New(c.Configs[i])
+	if err != nil {
+		c.t.Fatalf("start server %d: %v", i+1, err)
+	}
+	c.Servers[i] = s
+}
+
+// Stop stops server i (a clean shutdown; its data dir stays).
+func (c *Cell) Stop(i int) {
+	if c.Servers[i] != nil {
+		c.Servers[i].Close()
+		c.Servers[i] = nil
+	}
+}
+
+// Addr is server i's HTTP base URL.
+func (c *Cell) Addr(i int) string { return "http://" + c.Configs[i].HTTPAddr }
+
+// Addrs lists every server's HTTP base URL.
+func (c *Cell) Addrs() []string {
+	out := make([]string, len(c.Configs))
+	for i := range c.Configs {
+		out[i] = c.Addr(i)
+	}
+	return out
+}
+
+// Leader waits until a running server leads and answers reads, and
+// returns its index.
+func (c *Cell) Leader() int {
+	c.t.Helper()
+	found := -1
+	Eventually(c.t, 30*time.Second, "a leader that answers", func() error {
+		for i, s := range c.Servers {
+			if s == nil || !s.IsLeader() {
+				continue
+			}
+			cl := api.NewClient(c.Addr(i))
+			cl.RetryFor = time.Millisecond
+			if _, _, err := cl.Nodes(context.Background(), nil); err != nil {
+				return fmt.Errorf("leader %d: %v", i+1, err)
+			}
+			found = i
+			return nil
+		}
+		return fmt.Errorf("no leader among the running servers")
+	})
+	return found
+}
+
+// Follower returns the index of a running server other than leader.
+func (c *Cell) Follower(leader int) int {
+	for i, s := range c.Servers {
+		if i != leader && s != nil {
+			return i
+		}
+	}
+	c.t.Fatal("no running follower")
+	return -1
+}
+
+// Eventually polls cond every 20ms until it returns nil, failing the test
+// after d.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
