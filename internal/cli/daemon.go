@@ -29,8 +29,8 @@ type serverFlags struct {
 	join            []string
 	raftMultiplier  int
 	heartbeatTTL    time.Duration
-	workers      int
-	logLevel     string
+	workers         int
+	logLevel        string
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
