@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -115,9 +116,17 @@ func sortedKeys(m map[string]int) []string {
 }
 
 func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request) {
-	workload := r.URL.Query().Get("workload")
+	q := newQuery(r)
+	workload := q.checked("workload", spec.CheckName)
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := snap.Events(ws, workload)
+		if workload != "" && out == nil && snap.Workload(workload) == nil {
+			return nil, 0, notFound("workload %q not found and no events name it", workload)
+		}
 		if out == nil {
 			out = []*api.Event{}
 		}
