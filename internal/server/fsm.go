@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -26,6 +27,11 @@ type fsm struct {
 	// onApply, when set, is told about every applied command (the leader's
 	// loops use it to enqueue evaluations). It must not block.
 	onApply func(t commandType, body any, index uint64)
+	// beforeApply, when set, runs before each command (tests only).
+	beforeApply func(index uint64)
+	// applied is the index of the last command Apply finished: the FSM's own
+	// count, unlike raft's AppliedIndex, which counts entries queued for it.
+	applied atomic.Uint64
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -49,10 +55,21 @@ func (f *fsm) Replaced() <-chan struct{} {
 	return f.replaced
 }
 
+// AppliedIndex is the index of the last command the FSM has applied (or
+// refused) in full.
+func (f *fsm) AppliedIndex() uint64 { return f.applied.Load() }
+
 // Apply applies one committed log entry and returns nil or an error.
 func (f *fsm) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand || len(l.Data) == 0 {
+	if l.Type != raft.LogCommand {
 		return nil
+	}
+	defer f.applied.Store(l.Index)
+	if len(l.Data) == 0 {
+		return nil
+	}
+	if f.beforeApply != nil {
+		f.beforeApply(l.Index)
 	}
 	t := commandType(l.Data[0])
 	body, err := decodeBody(t, l.Data[1:])
