@@ -101,6 +101,13 @@ func (f *fsm) Apply(l *raft.Log) any {
 }
 
 func decodeBody(t commandType, data []byte) (any, error) {
+	if t == cmdApplyPlanPart {
+		cmd, err := decodePlanPart(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		return cmd, nil
+	}
 	var body any
 	switch t {
 	case cmdUpsertWorkload:
@@ -158,6 +165,7 @@ func applyCommand(w *state.WriteTxn, body any) error {
 	case *upsertEvalsCmd:
 		return upsertEvals(w, c.Evals)
 	case *applyPlanCmd:
+		w.ShareGroups(c.Place)
 		for _, s := range c.Stop {
 			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
@@ -223,7 +231,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 type fsmSnapshot struct{ dump *state.Dump }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode(s.dump); err != nil {
+	if err := s.dump.Encode(sink); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 // planApplier is the single writer of placements (invariant 2). It takes
 // plans one at a time, re-checks each node's part against the newest state
 // (Omega-style optimistic concurrency), and commits the nodes that still fit
-// in one raft entry. Nodes that no longer fit are rejected; the worker
+// in raft entries of a bounded size (planentry.go). Nodes that no longer fit are rejected; the worker
 // retries them on a fresher snapshot.
 type planApplier struct {
 	srv   *Server
@@ -145,7 +145,17 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 		res.Index = snap.Index()
 		return res, nil
 	}
-	idx, err := p.srv.propose(cmdApplyPlan, cmd)
+	parts, err := planParts(cmd, maxPlanPartBytes, func(id string) stoppedAlloc {
+		a := snap.Alloc(id)
+		if a == nil {
+			return stoppedAlloc{}
+		}
+		return stoppedAlloc{Workload: a.Workload, Node: a.NodeID, Gang: gangKey(a.Workload, a.TaskGroup)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx, err := p.srv.proposeEncoded(cmdApplyPlanPart, parts...)
 	if err != nil {
 		return nil, err
 	}

@@ -280,17 +280,32 @@ func (s *Server) propose(t commandType, body any) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := s.raft.raft.Apply(buf, 30*time.Second)
-	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) {
-			return 0, ErrNotLeader
+	return s.proposeEncoded(t, buf)
+}
+
+// proposeEncoded commits encoded commands of type t in order, handing them
+// to raft together so that they share its batches, and returns the index
+// of the last. An error names the first entry that failed; the entries
+// before it are committed.
+func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, error) {
+	futures := make([]raft.ApplyFuture, len(entries))
+	for i, buf := range entries {
+		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
+	}
+	var index uint64
+	for _, f := range futures {
+		if err := f.Error(); err != nil {
+			if errors.Is(err, raft.ErrNotLeader) {
+				return 0, ErrNotLeader
+			}
+			return 0, fmt.Errorf("raft apply %s: %w", t, err)
 		}
-		return 0, fmt.Errorf("raft apply %s: %w", t, err)
+		if resp, ok := f.Response().(error); ok && resp != nil {
+			return 0, fmt.Errorf("apply %s: %w", t, resp)
+		}
+		index = f.Index()
 	}
-	if resp, ok := f.Response().(error); ok && resp != nil {
-		return 0, fmt.Errorf("apply %s: %w", t, resp)
-	}
-	return f.Index(), nil
+	return index, nil
 }
 
 // afterApply runs on every server after the FSM applied a command; on the
