@@ -51,8 +51,9 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	g := &group{tg: tg, require: compileRules(tg.Placement.Require), scanDynamic: opts.scanDynamic, coarseDomains: opts.coarseDomains}
 	res := tg.Resources()
 	if tg.ExclusiveCores() {
-		g.cores = int(max(1, (res.CPUMilli+999)/1000))
-		res.CPUMilli = int64(g.cores) * 1000
+		cores, milli := api.WholeCores(res.CPUMilli)
+		g.cores = int(max(1, cores))
+		res.CPUMilli = max(1000, milli)
 		g.numaText = "no NUMA node with " + strconv.Itoa(g.cores) + " free cores"
 	}
 	g.req = Request{Workload: w, Group: tg, Resources: res}

@@ -101,6 +101,13 @@ func (f *fsm) Apply(l *raft.Log) any {
 }
 
 func decodeBody(t commandType, data []byte) (any, error) {
+	if t == cmdApplyPlanPart {
+		cmd, err := decodePlanPart(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		return cmd, nil
+	}
 	var body any
 	switch t {
 	case cmdUpsertWorkload:
@@ -158,6 +165,7 @@ func applyCommand(w *state.WriteTxn, body any) error {
 	case *upsertEvalsCmd:
 		return upsertEvals(w, c.Evals)
 	case *applyPlanCmd:
+		w.ShareGroups(c.Place)
 		for _, s := range c.Stop {
 			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
@@ -230,7 +238,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 // the one decodeSnapshot reads: raft's snapshots and operator snapshot
 // files share it.
 func encodeSnapshot(w io.Writer, d *state.Dump) error {
-	return json.NewEncoder(w).Encode(d)
+	return d.Encode(w)
 }
 
 // decodeSnapshot reads a snapshot into a new store; an error leaves

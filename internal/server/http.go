@@ -139,41 +139,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeJSON reads a size-limited JSON body into v, rejecting unknown fields.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytesReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid JSON body: %v", err)
-	}
-	return nil
-}
-
 // blockingParams reads ?index=N&wait=D.
 func blockingParams(r *http.Request) (uint64, time.Duration, error) {
-	var index uint64
-	var wait time.Duration
-	if v := r.URL.Query().Get("index"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, badRequest("index: not an unsigned integer: %q", v)
-		}
-		index = n
+	q := newQuery(r)
+	index := q.uint("index")
+	wait, given := q.duration("wait")
+	if err := q.err(); err != nil {
+		return 0, 0, err
 	}
-	if v := r.URL.Query().Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return 0, 0, badRequest("wait: not a duration: %q", v)
-		}
-		wait = min(d, maxWait)
-	} else if index > 0 {
+	if !given && index > 0 {
 		wait = 30 * time.Second
 	}
-	return index, wait, nil
+	return index, min(wait, maxWait), nil
 }
 
 // serveBlocking answers a read, blocking per ?index&wait. read returns the

@@ -351,7 +351,7 @@ func (s *Server) peerCall(ctx context.Context, addr, path string, body []byte, o
 // handleHello answers another server's hello (server port only).
 func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
 	var p peerInfo
-	if err := decodeJSON(w, r, &p); err != nil {
+	if err := decodeJSON(w, r, "bad-request", &p); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -369,7 +369,7 @@ func (s *Server) handleHello(w http.ResponseWriter, r *http.Request) {
 // handleJoin makes a server a voter (server port only, leader only).
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	var req joinRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := decodeJSON(w, r, "bad-request", &req); err != nil {
 		s.fail(w, err)
 		return
 	}

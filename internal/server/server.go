@@ -349,20 +349,43 @@ func (s *Server) propose(t commandType, body any) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := s.raft.raft.Apply(buf, 30*time.Second)
-	if err := f.Error(); err != nil {
-		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
-			return 0, ErrNotLeader // never appended
-		case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrAbortedByRestore):
-			return 0, fmt.Errorf("raft apply %s: %w: %v", t, ErrOutcomeUnknown, err)
+	return s.proposeEncoded(t, buf)
+}
+
+// proposeEncoded commits encoded commands of type t in order, handing them
+// to raft together so that they share its batches, and returns the index
+// of the last. An error names the first entry that failed; the entries
+// before it are committed.
+func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, error) {
+	futures := make([]raft.ApplyFuture, len(entries))
+	for i, buf := range entries {
+		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
+	}
+	var index uint64
+	for i, f := range futures {
+		if err := f.Error(); err != nil {
+			return 0, proposeError(t, i, err)
 		}
-		return 0, fmt.Errorf("raft apply %s: %w", t, err)
+		if resp, ok := f.Response().(error); ok && resp != nil {
+			return 0, fmt.Errorf("apply %s: %w", t, resp)
+		}
+		index = f.Index()
 	}
-	if resp, ok := f.Response().(error); ok && resp != nil {
-		return 0, fmt.Errorf("apply %s: %w", t, resp)
+	return index, nil
+}
+
+// proposeError maps raft's error for entry i of a proposal: ErrNotLeader
+// (a client may retry) only when nothing of it can have been applied,
+// ErrOutcomeUnknown when some of it may have been.
+func proposeError(t commandType, i int, err error) error {
+	notAppended := errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout)
+	switch {
+	case notAppended && i == 0:
+		return ErrNotLeader
+	case notAppended, errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrAbortedByRestore):
+		return fmt.Errorf("raft apply %s (entry %d): %w: %v", t, i+1, ErrOutcomeUnknown, err)
 	}
-	return f.Index(), nil
+	return fmt.Errorf("raft apply %s: %w", t, err)
 }
 
 // afterApply runs on every server after the FSM applied a command; on the

@@ -76,7 +76,7 @@ func registerCell(tb testing.TB, s *Server, n int, labels func(i int) map[string
 	}
 }
 
-func submit(tb testing.TB, s *Server, doc string) {
+func submit(tb fataler, s *Server, doc string) {
 	tb.Helper()
 	resp, err := http.Post(s.Addr()+"/v1/workloads", "application/yaml", strings.NewReader(doc))
 	if err != nil {
