@@ -45,6 +45,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
 	mux.HandleFunc("GET /v1/events", s.handleListEvents)
 	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
+	mux.HandleFunc("GET /v1/status/ready", s.handleReady)
 	mux.HandleFunc("GET /v1/cell/config", s.handleGetCellConfig)
 	mux.HandleFunc("PUT /v1/cell/config", s.handleSetCellConfig)
 
@@ -198,5 +199,19 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 
 func (s *Server) handleLeader(w http.ResponseWriter, r *http.Request) {
 	addr, id := s.raft.raft.LeaderWithID()
-	writeJSON(w, http.StatusOK, map[string]any{"leader": string(addr), "leaderId": string(id), "self": s.id, "isLeader": s.IsLeader()})
+	writeJSON(w, http.StatusOK, map[string]any{"leader": string(addr), "leaderId": string(id), "self": s.id,
+		"selfAddress": string(s.raft.addr()), "isLeader": s.IsLeader()})
+}
+
+// handleReady says whether this server serves from its state: 200 when it
+// does, 503 not-ready with the reason while it replays (a health check for
+// load balancers and test harnesses).
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if err := s.ready.local(); err != nil {
+		writeNotReady(w, err)
+		return
+	}
+	_, id := s.raft.raft.LeaderWithID()
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true, "isLeader": s.IsLeader(), "leaderId": string(id),
+		"appliedIndex": s.fsm.AppliedIndex()})
 }
