@@ -23,7 +23,7 @@ import (
 //   - It holds a list of server addresses and sends each request to the one
 //     that answered last, moving to the next on failure.
 //   - It retries, on the next server and with a jittered backoff (50 ms
-//     doubling to 1 s), what it knows was not applied: a request that could
+//     doubling to 500 ms), what it knows was not applied: a request that could
 //     not be sent (connection refused, no route), and the servers' 503
 //     not-leader and not-ready answers (an election or a replay is under
 //     way; the server guarantees it did nothing).
@@ -137,6 +137,9 @@ type request struct {
 	open func() (io.ReadCloser, error)
 }
 
+// maxBackoff caps the wait between rounds of retries.
+const maxBackoff = 500 * time.Millisecond
+
 // attemptTimeout bounds one attempt that has no wait: a server answers a
 // read at once and a write within its raft timeout (30 s).
 const attemptTimeout = 40 * time.Second
@@ -226,7 +229,7 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		if !sleep(ctx, backoff/2+rand.N(backoff/2+1)) {
 			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 		}
-		backoff = min(2*backoff, time.Second)
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 

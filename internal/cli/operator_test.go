@@ -19,7 +19,9 @@ func TestOperatorCommands(t *testing.T) {
 	c := servertest.Start(t, 3, nil)
 	l := c.Leader()
 	addr := strings.Join(c.Addrs(), ",")
-	strata := func(args ...string) (string, string, int) { return runCLI(append([]string{"--addr", addr}, args...)...) }
+	strata := func(args ...string) (string, string, int) {
+		return runCLI(append([]string{"--addr", addr}, args...)...)
+	}
 
 	out, errOut, code := strata("operator", "raft", "peers", "-o", "json")
 	var conf api.RaftConfiguration

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -11,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/internal/serverport"
 )
@@ -28,6 +32,10 @@ import (
 //     server port and its answer relayed as it streams (blocking queries
 //     and followed logs included). A forwarded request is never forwarded
 //     again.
+//   - While there is no ready leader (an election, a new leader's barrier),
+//     a request waits for one, up to leaderHold, instead of being answered
+//     503 at once: the client gets its answer as soon as the cell can give
+//     it, rather than polling through the election.
 //
 // Writes need no verification: raft commits them only through a leader.
 
@@ -67,16 +75,57 @@ func (s *Server) gate(next http.Handler) http.Handler {
 			writeNotReady(w, err)
 			return
 		}
-		switch {
-		case isStale(r):
+		if isStale(r) {
 			s.setLeaderHeaders(w)
 			next.ServeHTTP(w, r)
-		case s.IsLeader():
-			s.serveAsLeader(w, r, next)
-		default:
-			s.forward(w, r)
+			return
 		}
+		s.route(w, r, next)
 	})
+}
+
+// leaderHold is how long a request waits for a leader (an election, a new
+// leader's barrier) before it is answered 503: the client then need not
+// poll through the election, and gets its answer as soon as there is one.
+const leaderHold = 5 * time.Second
+
+// route serves a request as the leader or forwards it to the leader,
+// holding it while the cell has no ready leader, for up to leaderHold. A
+// request whose forward could not reach the leader at all (it just died;
+// this server has not noticed yet) waits for the next leader too, when its
+// body can be sent again.
+func (s *Server) route(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	deadline := time.Now().Add(leaderHold)
+	replay, err := replayableBody(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	var deadLeader raft.ServerAddress
+	for {
+		var err error
+		if replay != nil {
+			r.Body = io.NopCloser(bytes.NewReader(replay))
+		}
+		if s.IsLeader() {
+			if err = s.ready.leader(); err == nil {
+				s.serveAsLeader(w, r, next)
+				return
+			}
+		} else if addr, _ := s.raft.raft.LeaderWithID(); addr != "" && addr != deadLeader {
+			last := replay == nil || time.Now().After(deadline)
+			if err = s.forward(w, r, addr, last); err == nil {
+				return
+			}
+			deadLeader = addr
+		} else {
+			err = fmt.Errorf("%w: no leader elected yet", ErrNotLeader)
+		}
+		if time.Now().After(deadline) || !sleepCtx(r.Context(), 10*time.Millisecond) {
+			s.fail(w, err)
+			return
+		}
+	}
 }
 
 // ungated reports whether a path is served before the state is replayed:
@@ -87,10 +136,6 @@ func ungated(path string) bool {
 }
 
 func (s *Server) serveAsLeader(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	if err := s.ready.leader(); err != nil {
-		s.fail(w, err)
-		return
-	}
 	term := s.termContext()
 	if term == nil || term.Err() != nil {
 		s.fail(w, ErrNotLeader)
@@ -168,17 +213,36 @@ func newPeerHTTP(port *serverport.Port) *http.Client {
 	}}
 }
 
-// forward relays a request to the leader and its answer back.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
+// replayableBody reads a request's body so that it can be forwarded again;
+// nil for a body too large to hold (a snapshot upload), which is then
+// forwarded once.
+func replayableBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return []byte{}, nil
+	}
+	if r.ContentLength < 0 || r.ContentLength > maxBodyBytes {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, badRequest("read body: %v", err)
+	}
+	return b, nil
+}
+
+// forward relays a request to the leader at addr and its answer back. If
+// the leader cannot be reached at all and this is not the last try, it
+// writes nothing and returns the error: the request was not sent.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, addr raft.ServerAddress, last bool) error {
 	if by := r.Header.Get(forwardedHeader); by != "" {
 		s.fail(w, fmt.Errorf("%w (a request forwarded by %s reached a server that no longer leads)", ErrNotLeader, by))
-		return
+		return nil
 	}
-	addr, id := s.raft.raft.LeaderWithID()
-	if addr == "" || s.peerHTTP == nil {
+	if s.peerHTTP == nil {
 		s.fail(w, fmt.Errorf("%w: no leader elected yet", ErrNotLeader))
-		return
+		return nil
 	}
+	var unreachable error
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&url.URL{Scheme: "http", Host: string(addr)})
@@ -193,13 +257,20 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
 			}
 			var de *dialError
 			if errors.As(err, &de) {
-				s.fail(w, fmt.Errorf("%w: leader %s at %s unreachable: %v", ErrNotLeader, id, addr, err))
+				unreachable = fmt.Errorf("%w: the leader at %s is unreachable: %v", ErrNotLeader, addr, err)
+				if last {
+					s.fail(w, unreachable)
+				}
 				return
 			}
-			s.logger.Warn("forward to leader failed", "leader", id, "method", r.Method, "path", r.URL.Path, "err", err)
+			s.logger.Warn("forward to leader failed", "leader", addr, "method", r.Method, "path", r.URL.Path, "err", err)
 			writeError(w, http.StatusBadGateway, "forward-failed",
-				fmt.Sprintf("the leader %s did not answer (%v); a write may or may not have been applied", id, err))
+				fmt.Sprintf("the leader at %s did not answer (%v); a write may or may not have been applied", addr, err))
 		},
 	}
 	proxy.ServeHTTP(w, r)
+	if last {
+		return nil
+	}
+	return unreachable
 }

@@ -56,6 +56,10 @@ type cell struct {
 	ttl      time.Duration
 	server   *proc
 	agents   map[string]*proc
+	// servers are the servers of a cell of several (multiserver_e2e_test.go).
+	servers []*proc
+	// serverArgs are added to every server's flags.
+	serverArgs []string
 }
 
 func freeAddr(t *testing.T) string {
@@ -145,7 +149,15 @@ func (c *cell) shutdown() {
 		c.kill(p)
 	}
 	c.kill(c.server)
+	for _, p := range c.servers {
+		c.kill(p)
+	}
 	if c.t.Failed() {
+		for i, p := range c.servers {
+			c.t.Logf("server %d log:\n%s", i+1, p.log.String())
+		}
+	}
+	if c.t.Failed() && c.server != nil {
 		c.t.Logf("server log:\n%s", c.server.log.String())
 		for name, p := range c.agents {
 			c.t.Logf("agent %s log:\n%s", name, p.log.String())
