@@ -196,13 +196,34 @@ func newServerCmd(g *globals) *cobra.Command {
 	var sf serverFlags
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Run a control-plane server",
+		Short: "Run a control-plane server (one, or one of a cell of 3 or 5)",
 		Long: `Run a control-plane server: raft log in --data-dir, HTTP API on --http-addr.
 
 A server restarted on the same data dir has lost nothing: workloads, nodes,
-allocations and evaluations are replayed from its raft log and snapshots.`,
-		Example: "  strata server --data-dir /var/lib/strata/server --http-addr 127.0.0.1:4680",
-		Args:    cobra.NoArgs,
+allocations and evaluations are replayed from its raft log and snapshots. It
+answers nothing from its state (503 not-ready; /v1/status/ready says why)
+until the replay is complete.
+
+A cell of several servers: give each a server port with --raft-addr (raft and
+the servers' own traffic), the same --bootstrap-expect, and --join with the
+server port of at least one other. They find each other, form the cell, and
+elect a leader; no file needs writing. Any server takes any request: a
+follower forwards writes and reads to the leader, and answers ?stale reads
+itself. A server restarted on its data dir rejoins by itself; a new server,
+or one whose data dir was lost, joins a running cell with --join alone.
+Agents and the CLI take every server's HTTP address (--servers, --addr,
+STRATA_ADDR as a comma-separated list) and fail over between them.`,
+		Example: `  # one server
+  strata server --data-dir /var/lib/strata/server --http-addr 127.0.0.1:4680
+
+  # a cell of three (one command per machine)
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.1:4680 --raft-addr 10.0.0.1:4681 --bootstrap-expect 3
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.2:4680 --raft-addr 10.0.0.2:4681 --bootstrap-expect 3 --join 10.0.0.1:4681
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.3:4680 --raft-addr 10.0.0.3:4681 --bootstrap-expect 3 --join 10.0.0.1:4681
+
+  # a fourth server joins the running cell
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.4:4680 --raft-addr 10.0.0.4:4681 --join 10.0.0.1:4681`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(sf.logLevel, os.Stderr)
 			if err != nil {

@@ -80,11 +80,13 @@ Start a local one-node cell, then submit work to it:
   strata allocs hello
   strata logs <alloc-id>
 
-Client commands talk to $STRATA_ADDR (default ` + api.DefaultAddr + `), or --addr.`,
+Client commands talk to $STRATA_ADDR (default ` + api.DefaultAddr + `), or --addr;
+either may list several servers of a cell, comma-separated, and the CLI
+fails over between them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address (default $STRATA_ADDR or "+api.DefaultAddr+")")
+	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address, or several comma-separated (default $STRATA_ADDR or "+api.DefaultAddr+")")
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),

@@ -27,6 +27,8 @@ type raftNode struct {
 	// observer learns leaders' commit indexes (TCP transport only).
 	observer  *commitObserver
 	transport raft.Transport
+	// closed is closed once raft has shut down.
+	closed chan struct{}
 }
 
 // raftOptions say how to open raft; see Config for their meaning.
@@ -94,7 +96,7 @@ func openRaft(o raftOptions, f raft.FSM) (*raftNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open raft log %s: %w", raftDir, err)
 	}
-	n := &raftNode{logStore: logStore}
+	n := &raftNode{logStore: logStore, closed: make(chan struct{})}
 	fail := func(err error) (*raftNode, error) {
 		if n.transport != nil {
 			if c, ok := n.transport.(raft.WithClose); ok {
@@ -158,8 +160,29 @@ func (n *raftNode) configuration() (raft.Configuration, error) {
 	return f.Configuration(), nil
 }
 
+// wait returns a raft future's error, or ErrRaftShutdown once raft has
+// shut down: with BatchApplyCh, raft never answers the futures still
+// queued in its apply channel when it stops, and a caller waiting on one
+// would hang the server's shutdown.
+func (n *raftNode) wait(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-n.closed:
+		select {
+		case err := <-done:
+			return err
+		default:
+			return raft.ErrRaftShutdown
+		}
+	}
+}
+
 func (n *raftNode) Close() error {
 	err := n.raft.Shutdown().Error()
+	close(n.closed)
 	if c, ok := n.transport.(raft.WithClose); ok {
 		c.Close()
 	}

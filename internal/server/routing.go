@@ -142,7 +142,7 @@ func (s *Server) serveAsLeader(w http.ResponseWriter, r *http.Request, next http
 		return
 	}
 	if isRead(r) {
-		if err := s.raft.raft.VerifyLeader().Error(); err != nil {
+		if err := s.raft.wait(s.raft.raft.VerifyLeader()); err != nil {
 			s.fail(w, ErrNotLeader)
 			return
 		}

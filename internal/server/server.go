@@ -93,6 +93,9 @@ type Server struct {
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New opens the server's data dir and raft log and starts serving HTTP.
@@ -218,9 +221,14 @@ func (s *Server) State() *state.Store { return s.fsm.State() }
 // IsLeader reports whether this server leads the cell.
 func (s *Server) IsLeader() bool { return s.raft.raft.State() == raft.Leader }
 
-// Close stops serving and shuts raft down. Nothing is lost: state is in the
-// raft log on disk.
+// Close stops serving and shuts raft down; calling it again does nothing.
+// Nothing is lost: state is in the raft log on disk.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.httpSrv.Shutdown(shutdownCtx)
@@ -265,7 +273,7 @@ func (s *Server) establishLeadership() {
 	// this term returns; only then may the leader answer or act.
 	term := s.raft.raft.CurrentTerm()
 	for {
-		err := s.raft.raft.Barrier(30 * time.Second).Error()
+		err := s.raft.wait(s.raft.raft.Barrier(30 * time.Second))
 		if err == nil {
 			break
 		}
@@ -363,7 +371,7 @@ func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, error
 	}
 	var index uint64
 	for i, f := range futures {
-		if err := f.Error(); err != nil {
+		if err := s.raft.wait(f); err != nil {
 			return 0, proposeError(t, i, err)
 		}
 		if resp, ok := f.Response().(error); ok && resp != nil {
