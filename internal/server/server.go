@@ -257,21 +257,29 @@ var ErrNotLeader = errors.New("not the leader")
 
 // propose commits one command through raft and returns its index.
 func (s *Server) propose(t commandType, body any) (uint64, error) {
+	idx, _, err := s.proposeFor(t, body)
+	return idx, err
+}
+
+// proposeFor is propose that also returns the FSM's answer to the command
+// (see registered): what the entry did as it was applied, in log order.
+func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 	buf, err := encodeCommand(t, body)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	f := s.raft.raft.Apply(buf, 30*time.Second)
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
-			return 0, ErrNotLeader
+			return 0, nil, ErrNotLeader
 		}
-		return 0, fmt.Errorf("raft apply %s: %w", t, err)
+		return 0, nil, fmt.Errorf("raft apply %s: %w", t, err)
 	}
-	if resp, ok := f.Response().(error); ok && resp != nil {
-		return 0, fmt.Errorf("apply %s: %w", t, resp)
+	resp := f.Response()
+	if err, ok := resp.(error); ok && err != nil {
+		return 0, nil, fmt.Errorf("apply %s: %w", t, err)
 	}
-	return f.Index(), nil
+	return f.Index(), resp, nil
 }
 
 // afterApply runs on every server after the FSM applied a command; on the
