@@ -45,7 +45,7 @@ func heldReplay(t *testing.T, dir string, holdAfter uint64) (s *Server, release 
 
 // call sends one request and returns the status, the decoded error code (if
 // any), the Retry-After header and the body.
-func call(t *testing.T, method, url, body string) (int, string, string, []byte) {
+func rawCall(t *testing.T, method, url, body string) (int, string, string, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -94,24 +94,24 @@ func TestRestartServesNothingBeforeReplay(t *testing.T) {
 		{"GET", "/v1/nodes", ""},
 	}
 	for _, g := range gated {
-		code, errCode, retry, body := call(t, g.method, s.Addr()+g.path, g.body)
+		code, errCode, retry, body := rawCall(t, g.method, s.Addr()+g.path, g.body)
 		if code != http.StatusServiceUnavailable || errCode != "not-ready" || retry == "" {
 			t.Errorf("%s %s mid-replay: %d %q Retry-After %q: %s; want 503 not-ready with Retry-After", g.method, g.path, code, errCode, retry, body)
 		}
 	}
-	if code, _, _, body := call(t, "GET", s.Addr()+"/v1/status/leader", ""); code != http.StatusOK {
+	if code, _, _, body := rawCall(t, "GET", s.Addr()+"/v1/status/leader", ""); code != http.StatusOK {
 		t.Errorf("GET /v1/status/leader mid-replay: %d %s; want 200", code, body)
 	}
 
 	release()
 	waitReady(t, s)
-	if code, _, _, body := call(t, "POST", s.Addr()+"/v1/agent/allocations", report); code != http.StatusOK {
+	if code, _, _, body := rawCall(t, "POST", s.Addr()+"/v1/agent/allocations", report); code != http.StatusOK {
 		t.Fatalf("report after replay: %d %s", code, body)
 	}
 	if a := s.State().Snapshot().Alloc(late.ID); a == nil || a.ClientStatus != api.AllocRunning {
 		t.Fatalf("the report after replay was dropped: %+v", a)
 	}
-	if code, _, _, body := call(t, "DELETE", s.Addr()+"/v1/workloads/late", ""); code != http.StatusOK {
+	if code, _, _, body := rawCall(t, "DELETE", s.Addr()+"/v1/workloads/late", ""); code != http.StatusOK {
 		t.Fatalf("DELETE of an existing workload after replay: %d %s", code, body)
 	}
 }
@@ -121,7 +121,7 @@ func waitReady(t *testing.T, s *Server) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, _, _, body := call(t, "GET", s.Addr()+"/v1/nodes", "")
+		code, _, _, body := rawCall(t, "GET", s.Addr()+"/v1/nodes", "")
 		if code == http.StatusOK {
 			return
 		}
