@@ -98,6 +98,7 @@ list, or "all".`,
 	fl.IntVar(&f.sample, "sample", -1, "strata-* policies: feasible nodes sampled before picking the best (-1: all, 0: the server's default)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	addOutputFlag(cmd, g)
+	cmd.AddCommand(newSimGrowCmd(g))
 	return cmd
 }
 

@@ -103,6 +103,10 @@ type Cluster struct {
 	capacity Resources // of nodes that are up
 	used     Resources
 	maxNode  Resources // per-node maxima over all nodes: normalizers for scores
+	// changed logs the nodes whose state changed, in order, with repeats;
+	// changedBase is the number of entries dropped from its front.
+	changed     []int32
+	changedBase uint64
 }
 
 // New builds a cluster with every node up and empty.
@@ -140,6 +144,37 @@ func (r *Resources) add(cpu, mem, gpu int64) {
 	r.MemoryMiB += mem
 	r.GPUMilli += gpu
 }
+
+// touch records a change of node i: its Version moves and the change log
+// names it. The log keeps at least the last 4 × nodes changes.
+func (c *Cluster) touch(i int) {
+	c.nodes[i].Version++
+	if limit := max(1024, 4*len(c.nodes)); len(c.changed) >= limit {
+		half := len(c.changed) / 2
+		c.changed = c.changed[:copy(c.changed, c.changed[half:])]
+		c.changedBase += uint64(half)
+	}
+	c.changed = append(c.changed, int32(i))
+}
+
+// Changes returns the nodes whose state (free resources, capacity, up or
+// down) changed since cursor, in order and with repeats, and the cursor to
+// pass next time; cursor 0 asks for every change since New. complete is
+// false when the log no longer reaches back to cursor: the caller must
+// then look at every node. The slice is the cluster's; it is valid until
+// the cluster next changes. A caller that keeps up (a placer reading it on
+// every Place) never sees an incomplete answer.
+func (c *Cluster) Changes(cursor uint64) (nodes []int32, next uint64, complete bool) {
+	next = c.changedBase + uint64(len(c.changed))
+	if cursor < c.changedBase {
+		return nil, next, false
+	}
+	return c.changed[cursor-c.changedBase:], next, true
+}
+
+// ChangeCursor is the cursor of the latest change: Changes(ChangeCursor())
+// is empty until the cluster changes again.
+func (c *Cluster) ChangeCursor() uint64 { return c.changedBase + uint64(len(c.changed)) }
 
 // NumNodes is the number of nodes, up or down.
 func (c *Cluster) NumNodes() int { return len(c.nodes) }
@@ -220,7 +255,7 @@ func (c *Cluster) Assign(p *trace.Pod, pl Placement) (AllocID, error) {
 	n.CPUFree -= p.CPUMilli
 	n.MemFree -= p.MemoryMiB
 	n.gpuTotal -= gpu
-	n.Version++
+	c.touch(pl.Node)
 	c.used.add(p.CPUMilli, p.MemoryMiB, gpu)
 	id := AllocID(len(c.allocs))
 	c.allocs = append(c.allocs, Alloc{Pod: p, Placement: pl, Live: true})
@@ -245,7 +280,7 @@ func (c *Cluster) Release(id AllocID) error {
 	n.CPUFree += a.Pod.CPUMilli
 	n.MemFree += a.Pod.MemoryMiB
 	n.gpuTotal += gpu
-	n.Version++
+	c.touch(a.Node)
 	c.used.add(-a.Pod.CPUMilli, -a.Pod.MemoryMiB, -gpu)
 	for k, other := range n.Allocs {
 		if other == id {
@@ -272,7 +307,7 @@ func (c *Cluster) SetDown(i int) ([]AllocID, error) {
 		}
 	}
 	n.Up = false
-	n.Version++
+	c.touch(i)
 	c.capacity.add(-n.CPUCap, -n.MemCap, -int64(len(n.GPUFree))*trace.MilliPerGPU)
 	return evicted, nil
 }
@@ -286,7 +321,7 @@ func (c *Cluster) SetUp(i int, cpuMilli, memMiB int64) error {
 	}
 	n.CPUCap, n.MemCap, n.CPUFree, n.MemFree = cpuMilli, memMiB, cpuMilli, memMiB
 	n.Up = true
-	n.Version++
+	c.touch(i)
 	c.capacity.add(n.CPUCap, n.MemCap, int64(len(n.GPUFree))*trace.MilliPerGPU)
 	c.maxNode.CPUMilli = max(c.maxNode.CPUMilli, cpuMilli)
 	c.maxNode.MemoryMiB = max(c.maxNode.MemoryMiB, memMiB)
@@ -306,7 +341,7 @@ func (c *Cluster) Resize(i int, cpuMilli, memMiB int64) error {
 	}
 	n.CPUCap, n.MemCap = cpuMilli, memMiB
 	n.CPUFree, n.MemFree = cpuMilli-usedCPU, memMiB-usedMem
-	n.Version++
+	c.touch(i)
 	c.maxNode.CPUMilli = max(c.maxNode.CPUMilli, cpuMilli)
 	c.maxNode.MemoryMiB = max(c.maxNode.MemoryMiB, memMiB)
 	return nil

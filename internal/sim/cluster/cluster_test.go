@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -176,5 +177,53 @@ func TestResizeRefusesToOvercommit(t *testing.T) {
 	}
 	if err := c.Resize(0, 8000, 4096); err != nil || c.Node(0).CPUFree != 5000 || c.Capacity().CPUMilli != 8000 {
 		t.Fatalf("grow: %v, %+v", err, c.Node(0))
+	}
+}
+
+func TestChangesLogsEveryNodeChange(t *testing.T) {
+	c, err := cluster.New([]trace.Node{{Name: "a", CPUMilli: 8000, MemoryMiB: 8192}, {Name: "b", CPUMilli: 8000, MemoryMiB: 8192}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, next, ok := c.Changes(0); len(got) != 0 || next != 0 || !ok {
+		t.Fatalf("new cluster: %v %d %v", got, next, ok)
+	}
+	p := &trace.Pod{Name: "p", CPUMilli: 1000, MemoryMiB: 1024}
+	id, err := c.Assign(p, cluster.PlacementFor(1, p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := c.ChangeCursor()
+	if err := c.Release(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetDown(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetUp(0, 4000, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resize(1, 6000, 8192); err != nil {
+		t.Fatal(err)
+	}
+	got, next, ok := c.Changes(cur)
+	if !ok || !slices.Equal(got, []int32{1, 0, 0, 1}) || next != cur+4 {
+		t.Fatalf("changes since %d = %v (next %d, complete %v)", cur, got, next, ok)
+	}
+	if got, _, _ := c.Changes(next); len(got) != 0 {
+		t.Fatalf("changes at the latest cursor = %v", got)
+	}
+	// The log keeps at least 4 × nodes (1024 here) changes; a reader that
+	// falls further behind is told to look at every node.
+	for k := 0; k < 3000; k++ {
+		if err := c.Resize(1, 6000+int64(k%2), 8192); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := c.Changes(next); ok {
+		t.Fatal("a cursor 3,000 changes old is still complete")
+	}
+	if got, _, ok := c.Changes(c.ChangeCursor() - 1000); !ok || len(got) != 1000 {
+		t.Fatalf("last 1,000 changes: %d, complete %v", len(got), ok)
 	}
 }
