@@ -149,10 +149,10 @@ func (r *Resources) add(cpu, mem, gpu int64) {
 // names it. The log keeps at least the last 4 × nodes changes.
 func (c *Cluster) touch(i int) {
 	c.nodes[i].Version++
-	if limit := max(1024, 4*len(c.nodes)); len(c.changed) >= limit {
-		half := len(c.changed) / 2
-		c.changed = c.changed[:copy(c.changed, c.changed[half:])]
-		c.changedBase += uint64(half)
+	if keep := max(1024, 4*len(c.nodes)); len(c.changed) >= 2*keep {
+		drop := len(c.changed) - keep
+		c.changed = c.changed[:copy(c.changed, c.changed[drop:])]
+		c.changedBase += uint64(drop)
 	}
 	c.changed = append(c.changed, int32(i))
 }
