@@ -74,7 +74,12 @@ func (f *FGDPlus) secondKey(c *cluster.Cluster, node int, p *trace.Pod) float64 
 	return (before - after) / (float64(m.CPUMilli) + r*float64(m.GPUMilli) + 1)
 }
 
+// CPUOnly implements CPUOnlyScorer: FGD's score is constant without GPUs,
+// and so is the second key of a pod without GPUs (no node has idle GPU).
+func (*FGDPlus) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
+
 var (
-	_ Scorer   = (*FGDPlus)(nil)
-	_ Preparer = (*FGDPlus)(nil)
+	_ CPUOnlyScorer = (*FGDPlus)(nil)
+	_ Scorer        = (*FGDPlus)(nil)
+	_ Preparer      = (*FGDPlus)(nil)
 )
