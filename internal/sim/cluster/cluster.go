@@ -86,6 +86,10 @@ type Alloc struct {
 	Pod *trace.Pod
 	Placement
 	Live bool
+	// CPUMilli and MemoryMiB are what the allocation holds: the pod's
+	// request when it was placed, or what ResizeAlloc made of it.
+	CPUMilli  int64
+	MemoryMiB int64
 }
 
 // Resources is a CPU, memory and GPU amount.
@@ -107,7 +111,19 @@ type Cluster struct {
 	// changedBase is the number of entries dropped from its front.
 	changed     []int32
 	changedBase uint64
+	// jobs counts, per job and node, the live allocations of pods with a
+	// Job (all) and of those with DistinctNode; distinct counts a job's
+	// live DistinctNode allocations over all nodes.
+	jobs     map[jobNode]jobCount
+	distinct map[int64]int32
 }
+
+type jobNode struct {
+	job  int64
+	node int32
+}
+
+type jobCount struct{ all, distinct int32 }
 
 // New builds a cluster with every node up and empty.
 func New(nodes []trace.Node) (*Cluster, error) {
@@ -206,7 +222,7 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 		return false
 	}
 	if p.NumGPU == 0 {
-		return true
+		return p.Job == 0 || !c.Conflicts(i, p)
 	}
 	if len(n.GPUFree) < p.NumGPU || n.gpuTotal < p.GPURequestMilli() || !p.AcceptsModel(n.Model) {
 		return false
@@ -215,11 +231,56 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 	for _, f := range n.GPUFree {
 		if f >= need {
 			if k++; k >= p.NumGPU {
-				return true
+				return p.Job == 0 || !c.Conflicts(i, p)
 			}
 		}
 	}
 	return false
+}
+
+// Conflicts reports whether placing p on node i would break a
+// different-machine constraint (trace.Pod.DistinctNode): p has it and the
+// node runs a pod of p's job, or the node runs a pod of p's job that has it.
+func (c *Cluster) Conflicts(i int, p *trace.Pod) bool {
+	if !c.MayConflict(p) {
+		return false
+	}
+	n := c.jobs[jobNode{p.Job, int32(i)}]
+	if p.DistinctNode {
+		return n.all > 0
+	}
+	return n.distinct > 0
+}
+
+// MayConflict reports whether Conflicts can be true for p on some node: p
+// has the constraint, or a live pod of its job has.
+func (c *Cluster) MayConflict(p *trace.Pod) bool {
+	return p.Job != 0 && (p.DistinctNode || c.distinct[p.Job] > 0)
+}
+
+// countJob adds d to the job tallies of a placed pod.
+func (c *Cluster) countJob(p *trace.Pod, node int, d int32) {
+	if p.Job == 0 {
+		return
+	}
+	if c.jobs == nil {
+		c.jobs, c.distinct = map[jobNode]jobCount{}, map[int64]int32{}
+	}
+	k := jobNode{p.Job, int32(node)}
+	n := c.jobs[k]
+	n.all += d
+	if p.DistinctNode {
+		n.distinct += d
+		c.distinct[p.Job] += d
+		if c.distinct[p.Job] == 0 {
+			delete(c.distinct, p.Job)
+		}
+	}
+	if n.all == 0 {
+		delete(c.jobs, k)
+	} else {
+		c.jobs[k] = n
+	}
 }
 
 // Assign places p as pl says, after re-checking it against the node.
@@ -240,6 +301,8 @@ func (c *Cluster) Assign(p *trace.Pod, pl Placement) (AllocID, error) {
 		return -1, fmt.Errorf("%w: GPU index beyond node %s's %d GPUs", ErrBadPlacement, n.Name, len(n.GPUFree))
 	case n.CPUFree < p.CPUMilli || n.MemFree < p.MemoryMiB:
 		return -1, fmt.Errorf("%w: %s on %s", ErrOvercommit, p.Name, n.Name)
+	case c.Conflicts(pl.Node, p):
+		return -1, fmt.Errorf("%w: %s on %s breaks its job's different-machine constraint", ErrBadPlacement, p.Name, n.Name)
 	}
 	for g := range n.GPUFree {
 		if pl.GPUs.Has(g) && n.GPUFree[g] < pl.Milli {
@@ -258,8 +321,9 @@ func (c *Cluster) Assign(p *trace.Pod, pl Placement) (AllocID, error) {
 	c.touch(pl.Node)
 	c.used.add(p.CPUMilli, p.MemoryMiB, gpu)
 	id := AllocID(len(c.allocs))
-	c.allocs = append(c.allocs, Alloc{Pod: p, Placement: pl, Live: true})
+	c.allocs = append(c.allocs, Alloc{Pod: p, Placement: pl, Live: true, CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB})
 	n.Allocs = append(n.Allocs, id)
+	c.countJob(p, pl.Node, 1)
 	return id, nil
 }
 
@@ -277,11 +341,12 @@ func (c *Cluster) Release(id AllocID) error {
 		}
 	}
 	gpu := a.Milli * int64(a.Pod.NumGPU)
-	n.CPUFree += a.Pod.CPUMilli
-	n.MemFree += a.Pod.MemoryMiB
+	n.CPUFree += a.CPUMilli
+	n.MemFree += a.MemoryMiB
 	n.gpuTotal += gpu
 	c.touch(a.Node)
-	c.used.add(-a.Pod.CPUMilli, -a.Pod.MemoryMiB, -gpu)
+	c.used.add(-a.CPUMilli, -a.MemoryMiB, -gpu)
+	c.countJob(a.Pod, a.Node, -1)
 	for k, other := range n.Allocs {
 		if other == id {
 			last := len(n.Allocs) - 1
@@ -290,6 +355,27 @@ func (c *Cluster) Release(id AllocID) error {
 			break
 		}
 	}
+	return nil
+}
+
+// ResizeAlloc changes what a live allocation holds to cpuMilli and memMiB,
+// on its node. It refuses (ErrOvercommit) when the node lacks the room:
+// the caller decides whether the pod moves.
+func (c *Cluster) ResizeAlloc(id AllocID, cpuMilli, memMiB int64) error {
+	if id < 0 || int(id) >= len(c.allocs) || !c.allocs[id].Live {
+		return fmt.Errorf("%w: %d", ErrUnknownAlloc, id)
+	}
+	a := &c.allocs[id]
+	n := &c.nodes[a.Node]
+	dCPU, dMem := cpuMilli-a.CPUMilli, memMiB-a.MemoryMiB
+	if dCPU > n.CPUFree || dMem > n.MemFree {
+		return fmt.Errorf("%w: resize %s to %d milli-CPU, %d MiB on %s", ErrOvercommit, a.Pod.Name, cpuMilli, memMiB, n.Name)
+	}
+	n.CPUFree -= dCPU
+	n.MemFree -= dMem
+	a.CPUMilli, a.MemoryMiB = cpuMilli, memMiB
+	c.used.add(dCPU, dMem, 0)
+	c.touch(a.Node)
 	return nil
 }
 

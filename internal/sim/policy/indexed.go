@@ -76,14 +76,18 @@ func (sel *Selector) placeIndexed(c *cluster.Cluster, p *trace.Pod) (pl cluster.
 	}
 	ix := sel.freeIndex(c)
 	ix.Sync(c)
+	var skip freeindex.Skip
+	if c.MayConflict(p) {
+		skip = func(i int) bool { return c.Conflicts(i, p) }
+	}
 	switch {
 	case score == nil:
-		node, ok = ix.FirstByRank(p.CPUMilli, math.MaxInt64, p.MemoryMiB, nil)
+		node, ok = ix.FirstByRank(p.CPUMilli, math.MaxInt64, p.MemoryMiB, skip)
 	default:
 		var least int64
-		if least, ok = ix.MinCPU(p.CPUMilli, p.MemoryMiB, nil); ok {
+		if least, ok = ix.MinCPU(p.CPUMilli, p.MemoryMiB, skip); ok {
 			most, _ := ix.MaxCPU()
-			node, ok = ix.FirstByRank(least, lastScoring(score, least, most), p.MemoryMiB, nil)
+			node, ok = ix.FirstByRank(least, lastScoring(score, least, most), p.MemoryMiB, skip)
 		}
 	}
 	if !ok {
@@ -138,7 +142,7 @@ type indexNodes struct{ ix *freeindex.Index }
 func (x indexNodes) up() int          { return x.ix.Up() }
 func (x indexNodes) upNode(k int) int { return x.ix.UpNode(k) }
 func (x indexNodes) feasible(c *cluster.Cluster, p *trace.Pod, into []int) []int {
-	x.ix.Each(p.CPUMilli, p.MemoryMiB, nil, func(i int) {
+	x.ix.Each(p.CPUMilli, p.MemoryMiB, nil, func(i int) { // Fits checks the job constraint
 		if c.Fits(i, p) {
 			into = append(into, i)
 		}

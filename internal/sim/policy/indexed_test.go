@@ -33,6 +33,10 @@ func cpuPod(t *rapid.T) trace.Pod {
 	if rapid.IntRange(0, 30).Draw(t, "gpu") == 0 {
 		p.NumGPU, p.GPUMilli = 1, 1000 // fits nowhere on this cell
 	}
+	// Jobs with and without the different-machine constraint.
+	if job := rapid.IntRange(0, 3).Draw(t, "job"); job > 0 {
+		p.Job, p.DistinctNode = int64(job), rapid.IntRange(0, 2).Draw(t, "distinct") > 0
+	}
 	return p
 }
 
