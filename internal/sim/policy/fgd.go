@@ -120,5 +120,10 @@ func (f *FGD) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSe
 	return cluster.GPUSet(0).With(int(e.gpu))
 }
 
+// CPUOnly implements CPUOnlyScorer: a node without GPUs has no
+// fragmentation before or after a pod, so every node scores the same.
+func (*FGD) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
+
 var _ Scorer = (*FGD)(nil)
+var _ CPUOnlyScorer = (*FGD)(nil)
 var _ Preparer = (*FGD)(nil)

@@ -59,7 +59,12 @@ func (f *FGDPlus) secondKey(c *cluster.Cluster, node int, p *trace.Pod) float64 
 	return frag.CPUKey(n.CPUFree, n.GPUFreeTotal(), simfrag.WantOf(p), f.cpuPerGPU, m.CPUMilli, m.GPUMilli)
 }
 
+// CPUOnly implements CPUOnlyScorer: FGD's score is constant without GPUs,
+// and so is the second key of a pod without GPUs (no node has idle GPU).
+func (*FGDPlus) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
+
 var (
-	_ Scorer   = (*FGDPlus)(nil)
-	_ Preparer = (*FGDPlus)(nil)
+	_ CPUOnlyScorer = (*FGDPlus)(nil)
+	_ Scorer        = (*FGDPlus)(nil)
+	_ Preparer      = (*FGDPlus)(nil)
 )
