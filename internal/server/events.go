@@ -18,10 +18,7 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 	var out []api.Event
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
-		version := uint64(1)
-		if old := snap.Workload(c.Workload.Name); old != nil {
-			version = old.Version + 1
-		}
+		version := state.NextWorkloadVersion(snap.Workload(c.Workload.Name))
 		out = append(out, api.Event{Time: c.Workload.SubmitTime, Type: api.EventWorkloadRegistered, Workload: c.Workload.Name,
 			Message: fmt.Sprintf("version %d submitted", version)})
 	case *stopWorkloadCmd:

@@ -59,7 +59,14 @@ func (f *fsm) Replaced() <-chan struct{} {
 // refused) in full.
 func (f *fsm) AppliedIndex() uint64 { return f.applied.Load() }
 
-// Apply applies one committed log entry and returns nil or an error.
+// registered is the FSM's answer to an upsert-workload command: the version
+// it gave the workload, in log order. The proposer reads it from the raft
+// future (proposeFor); reading the store after the entry applied could
+// already show a later submission's version.
+type registered struct{ Version uint64 }
+
+// Apply applies one committed log entry and returns nil, an error, or the
+// command's answer (registered).
 func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -78,10 +85,12 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return err
 	}
 	store := f.State()
+	var answer any
 	err = store.Write(l.Index, func(w *state.WriteTxn) error {
 		// Events are derived before the change, so they can say what it did.
 		events := commandEvents(w.Snapshot(), body)
-		if err := applyCommand(w, body); err != nil {
+		var err error
+		if answer, err = applyCommand(w, body); err != nil {
 			return err
 		}
 		for _, e := range events {
@@ -97,7 +106,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if f.onApply != nil {
 		f.onApply(t, body, l.Index)
 	}
-	return nil
+	return answer
 }
 
 func decodeBody(t commandType, data []byte) (any, error) {
@@ -136,13 +145,21 @@ func decodeBody(t commandType, data []byte) (any, error) {
 }
 
 // applyCommand is the FSM's one switch; each case is a few store calls.
-func applyCommand(w *state.WriteTxn, body any) error {
+// It returns the command's answer for the proposer, if it has one.
+func applyCommand(w *state.WriteTxn, body any) (any, error) {
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
 		if err := w.UpsertWorkload(c.Workload); err != nil {
-			return err
+			return nil, err
 		}
-		return w.UpsertEval(c.Eval)
+		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
+	}
+	return nil, applyUnanswered(w, body)
+}
+
+// applyUnanswered applies the commands without an answer.
+func applyUnanswered(w *state.WriteTxn, body any) error {
+	switch c := body.(type) {
 	case *stopWorkloadCmd:
 		if c.Purge {
 			if err := w.DeleteWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {

@@ -155,7 +155,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := p.srv.proposeEncoded(cmdApplyPlanPart, parts...)
+	idx, _, err := p.srv.proposeEncoded(cmdApplyPlanPart, parts...)
 	if err != nil {
 		return nil, err
 	}

@@ -353,33 +353,42 @@ var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
 
 // propose commits one command through raft and returns its index.
 func (s *Server) propose(t commandType, body any) (uint64, error) {
+	idx, _, err := s.proposeFor(t, body)
+	return idx, err
+}
+
+// proposeFor is propose that also returns the FSM's answer to the command
+// (see registered): what the entry did as it was applied, in log order.
+func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 	buf, err := encodeCommand(t, body)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	return s.proposeEncoded(t, buf)
 }
 
 // proposeEncoded commits encoded commands of type t in order, handing them
 // to raft together so that they share its batches, and returns the index
-// of the last. An error names the first entry that failed; the entries
-// before it are committed.
-func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, error) {
+// of the last and the FSM's answer to it. An error names the first entry
+// that failed; the entries before it are committed.
+func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
 	futures := make([]raft.ApplyFuture, len(entries))
 	for i, buf := range entries {
 		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
 	}
 	var index uint64
+	var resp any
 	for i, f := range futures {
 		if err := s.raft.wait(f); err != nil {
-			return 0, proposeError(t, i, err)
+			return 0, nil, proposeError(t, i, err)
 		}
-		if resp, ok := f.Response().(error); ok && resp != nil {
-			return 0, fmt.Errorf("apply %s: %w", t, resp)
+		resp = f.Response()
+		if err, ok := resp.(error); ok && err != nil {
+			return 0, nil, fmt.Errorf("apply %s: %w", t, err)
 		}
 		index = f.Index()
 	}
-	return index, nil
+	return index, resp, nil
 }
 
 // proposeError maps raft's error for entry i of a proposal: ErrNotLeader
