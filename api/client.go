@@ -275,10 +275,16 @@ func (c *Client) SetCellConfig(ctx context.Context, doc []byte) (*CellConfig, er
 	return &out, err
 }
 
-// RaftConfiguration returns the cell's servers as the leader knows them.
+// RaftConfiguration returns the cell's servers as the leader knows them;
+// with q.Stale, as the server asked knows them, which works when the cell
+// has no leader or the server is not ready.
 func (c *Client) RaftConfiguration(ctx context.Context, q *Query) (*RaftConfiguration, error) {
 	var out RaftConfiguration
-	_, err := c.get(ctx, "/v1/operator/raft/configuration", q, &out)
+	path := "/v1/operator/raft/configuration"
+	if q != nil && q.Stale {
+		path, q = "/v1/status/raft", nil
+	}
+	_, err := c.get(ctx, path, q, &out)
 	return &out, err
 }
 

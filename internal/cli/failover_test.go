@@ -84,7 +84,9 @@ func TestAgentRegistersThroughFollower(t *testing.T) {
 // went down).
 func TestAgentSurvivesItsServerReturningAsFollower(t *testing.T) {
 	t.Parallel()
-	ttl := 2 * time.Second
+	// Long enough that a loaded machine restarting a server does not miss it;
+	// the old agent never got a heartbeat through again, whatever the TTL.
+	ttl := 4 * time.Second
 	c := servertest.Start(t, 3, func(_ int, cfg *server.Config) { cfg.HeartbeatTTL = ttl })
 	l := c.Leader()
 	startTestAgent(t, "n1", []string{c.Addr(l)})

@@ -134,9 +134,8 @@ func TestFollowerForwardsWritesAndReads(t *testing.T) {
 	}
 	resp.Body.Close()
 	contact, err := strconv.Atoi(resp.Header.Get("X-Strata-Last-Contact"))
-	leader := voters(t, c)
 	var leaderID string
-	for _, s := range leader {
+	for _, s := range voters(t, c) {
 		if s.Leader {
 			leaderID = s.ID
 		}
@@ -360,4 +359,31 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	}
 	// The restored cell takes writes.
 	register(t, cl, "after-restore")
+}
+
+// TestLostQuorum: with two of three servers gone, the survivor stops
+// acknowledging writes (503 not-leader once the hold for a leader is over,
+// never a success), and still lists the cell's servers with ?stale, for
+// the operator working out what happened.
+func TestLostQuorum(t *testing.T) {
+	t.Parallel()
+	c := servertest.Start(t, 3, nil)
+	l := c.Leader()
+	survivor := c.Follower(l)
+	for i := range c.Servers {
+		if i != survivor {
+			c.Stop(i)
+		}
+	}
+	cl := api.NewClient(c.Addr(survivor))
+	cl.RetryFor = time.Second
+	_, err := cl.RegisterWorkload(context.Background(), []byte(fmt.Sprintf(tinyWorkload, "lost")))
+	var e *api.Error
+	if !errors.As(err, &e) || e.Code != "not-leader" {
+		t.Fatalf("a write without a quorum: %v, want 503 not-leader", err)
+	}
+	conf, err := cl.RaftConfiguration(context.Background(), &api.Query{Stale: true})
+	if err != nil || len(conf.Servers) != 3 {
+		t.Fatalf("stale raft configuration without a quorum: %+v %v", conf, err)
+	}
 }

@@ -46,6 +46,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/events", s.handleListEvents)
 	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
 	mux.HandleFunc("GET /v1/status/ready", s.handleReady)
+	// This server's own view of the raft configuration, served even before
+	// it is ready or when the cell has no leader (a lost quorum).
+	mux.HandleFunc("GET /v1/status/raft", s.handleRaftConfiguration)
 	mux.HandleFunc("GET /v1/cell/config", s.handleGetCellConfig)
 	mux.HandleFunc("PUT /v1/cell/config", s.handleSetCellConfig)
 

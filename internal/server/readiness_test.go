@@ -118,16 +118,19 @@ func TestRestartServesNothingBeforeReplay(t *testing.T) {
 }
 
 // waitReady polls a server until it answers a plain read with 200.
-func waitReady(t *testing.T, s *Server) {
+func waitReady(t *testing.T, s *Server) { waitOK(t, s.Addr()+"/v1/nodes") }
+
+// waitOK polls url until it answers 200, for up to 20s.
+func waitOK(t *testing.T, url string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, _, _, body := rawCall(t, "GET", s.Addr()+"/v1/nodes", "")
+		code, _, _, body := rawCall(t, "GET", url, "")
 		if code == http.StatusOK {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server not ready after 20s: %d %s", code, body)
+			t.Fatalf("GET %s: still %d %s after 20s", url, code, body)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -229,15 +232,5 @@ func TestRestartedFollowerServesNothingBeforeCatchingUp(t *testing.T) {
 		t.Errorf("status mid-replay: %d %s", code, body)
 	}
 	release()
-	deadline = time.Now().Add(20 * time.Second)
-	for {
-		code, _, _, body := rawCall(t, "GET", s.Addr()+"/v1/workloads/missed?stale", "")
-		if code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("follower after release: %d %s", code, body)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitOK(t, s.Addr()+"/v1/workloads/missed?stale")
 }
