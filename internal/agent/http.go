@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/strata-dev/strata/internal/agent/logs"
+	"github.com/strata-dev/strata/internal/httplimit"
 )
 
 // routes is the agent's own HTTP API.
@@ -76,13 +77,12 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	http.NewResponseController(w).Flush() // the client sees the stream open before the first line
+	// The stream flushes every chunk and lasts as long as the client
+	// reads; the write timeout bounds only a client that stopped reading.
+	out := httplimit.Stream(w, a.cfg.HTTP.WithDefaults().WriteTimeout)
 	opts := logs.StreamOptions{Offset: offset, Follow: follow, Done: tr.dead}
-	if flusher != nil {
-		opts.Flush = flusher.Flush
-		flusher.Flush()
-	}
-	if err := logs.Stream(r.Context(), w, tr.cfg.TaskDir, stream, opts); err != nil && r.Context().Err() == nil {
+	if err := logs.Stream(r.Context(), out, tr.cfg.TaskDir, stream, opts); err != nil && r.Context().Err() == nil {
 		a.log.Warn("log stream ended with an error", "alloc", id, "task", name, "err", err)
 	}
 }

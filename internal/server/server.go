@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	// Now is the clock; default time.Now. Only the leader's proposal path
 	// reads it, never the FSM.
 	Now func() time.Time
+	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
+	// zero fields take the defaults.
+	HTTP httplimit.Config
 }
 
 // Server is one control-plane server.
@@ -115,11 +119,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	s.listener = ln
-	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = httplimit.NewServer(s.routes(), cfg.HTTP)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
