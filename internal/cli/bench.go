@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 
@@ -38,8 +37,8 @@ partial and no hard spread or self anti-affinity rule is broken (exit 1 if one i
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			bar := newProgressBar(g.stderr, !noProgress && isTerminal(os.Stderr))
-			cfg.Progress = bar.func_("placing workloads")
+			bar := terminalBar(g.stderr, !noProgress)
+			cfg.Progress = bar.func_("placing workloads", "workloads")
 			res, err := bench.Run(cfg)
 			bar.done()
 			if err != nil {

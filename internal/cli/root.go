@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -51,9 +52,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := signalContext()
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if sig := caught(); sig != nil {
+		// The command stopped because of the signal (whatever error it
+		// made of the cancellation): say so, with the shell's status.
+		fmt.Fprintf(stderr, "Error: interrupted by %v\n", sig)
+		return 128 + int(sig.(syscall.Signal))
+	}
 	if err == nil {
 		return 0
 	}
@@ -64,6 +71,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "Error:", err)
 	return 1
+}
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM
+// and a function that tells which signal cancelled it (nil if none). After
+// the first signal the default handling is back, so a second one kills the
+// process at once.
+func signalContext() (ctx context.Context, caught func() os.Signal, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var mu sync.Mutex
+	var got os.Signal
+	go func() {
+		select {
+		case s := <-ch:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			signal.Stop(ch)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	caught = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	return ctx, caught, func() { signal.Stop(ch); cancel() }
 }
 
 func newRoot(g *globals) *cobra.Command {

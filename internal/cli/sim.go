@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ type simFlags struct {
 	jsonPath    string
 	plotPath    string
 	noProgress  bool
+	progress    string
 	sample      int
 	explain     string
 }
@@ -74,7 +76,8 @@ list, or "all".`,
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			return runSim(cmd.Context(), g, &f, cmd.Flags().Changed("seed"))
+			ctx, seedGiven := cmd.Context(), cmd.Flags().Changed("seed")
+			return interruptible(ctx, func() error { return runSim(ctx, g, &f, seedGiven) })
 		},
 	}
 	fl := cmd.Flags()
@@ -90,11 +93,38 @@ list, or "all".`,
 	fl.StringVar(&f.csvPath, "csv", "", "write the allocation series of a single run as CSV")
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")
-	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar, even on a terminal")
+	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress output (same as --progress none)")
+	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, nothing otherwise), bar, plain (a line about every second, for logs) or none")
 	fl.IntVar(&f.sample, "sample", -1, "strata-* policies: feasible nodes sampled before picking the best (-1: all, 0: the server's default)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	addOutputFlag(cmd, g)
+	cmd.AddCommand(newSimGrowCmd(g))
 	return cmd
+}
+
+// stopGrace is how long a cancelled command's work may take to notice.
+const stopGrace = 250 * time.Millisecond
+
+// interruptible runs work and returns its error, or ctx's error at most
+// stopGrace after ctx is done: the simulator stops at its next event, but
+// a trace still being read or a file being written must not hold the
+// process after Ctrl-C or SIGTERM.
+func interruptible(ctx context.Context, work func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return ctx.Err()
+	}
 }
 
 func loadSimTrace(f *simFlags) (*trace.Trace, error) {
@@ -207,7 +237,11 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	if !single && (f.csvPath != "" || f.plotPath != "") {
 		return failf("--csv and --plot need a single run: one --policy and a --seed")
 	}
-	bar := newProgressBar(g.stderr, !f.noProgress && isTerminal(os.Stderr))
+	show, err := progressStyle(f)
+	if err != nil {
+		return err
+	}
+	bar := newProgressBar(g.stderr, show)
 	var rows []simRow
 	var full []any
 	for _, name := range policies {
@@ -221,7 +255,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		}
 		start := time.Now()
 		if averaged {
-			cfg.Progress = bar.func_(name + " seeds")
+			cfg.Progress = bar.func_(name, "seeds")
 			res, err := sim.RunInflationSeeds(ctx, cfg, seeds, 0)
 			bar.done()
 			if err != nil {
@@ -232,7 +266,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 			full = append(full, res)
 			continue
 		}
-		cfg.Progress = bar.func_(name)
+		cfg.Progress = bar.func_(name, progressUnit(mode))
 		res, err := sim.Run(ctx, cfg)
 		bar.done()
 		if err != nil {
@@ -331,19 +365,37 @@ func writeSimFiles(f *simFlags, res *sim.Result) error {
 	return nil
 }
 
+// writeFile writes path through a temporary file renamed into place, so
+// an interrupted run never leaves a half-written result.
 func writeFile(path string, write func(io.Writer) error) error {
-	out, err := os.Create(path)
+	out, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return failf("%v", err)
 	}
+	defer os.Remove(out.Name()) // after a successful rename there is nothing left to remove
 	if err := write(out); err != nil {
+		out.Close()
+		return failf("write %s: %v", path, err)
+	}
+	if err := out.Chmod(0o644); err != nil {
 		out.Close()
 		return failf("write %s: %v", path, err)
 	}
 	if err := out.Close(); err != nil {
 		return failf("write %s: %v", path, err)
 	}
+	if err := os.Rename(out.Name(), path); err != nil {
+		return failf("write %s: %v", path, err)
+	}
 	return nil
+}
+
+// progressUnit names what a single run's progress counts.
+func progressUnit(m sim.Mode) string {
+	if m == sim.ModeReplay {
+		return "events"
+	}
+	return "pods"
 }
 
 func seedsLabel(s []int64) string {
@@ -360,26 +412,74 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressBar draws one line on a terminal; it is silent otherwise.
+// progressShow is how progress is shown on stderr.
+type progressShow int
+
+const (
+	showNone  progressShow = iota
+	showBar                // one redrawn line on a terminal
+	showPlain              // a line about every second, for logs and pipes
+)
+
+func progressStyle(f *simFlags) (progressShow, error) {
+	if f.noProgress {
+		return showNone, nil
+	}
+	switch f.progress {
+	case "auto", "":
+		if isTerminal(os.Stderr) {
+			return showBar, nil
+		}
+		return showNone, nil
+	case "bar":
+		return showBar, nil
+	case "plain":
+		return showPlain, nil
+	case "none":
+		return showNone, nil
+	}
+	return showNone, failf("--progress: unknown %q (want auto, bar, plain or none)", f.progress)
+}
+
+// progressBar shows a run's progress: a bar redrawn on one line, or plain
+// lines at most once a second (and the first one at once).
 type progressBar struct {
-	mu      sync.Mutex
-	w       io.Writer
-	enabled bool
-	drawn   bool
+	mu    sync.Mutex
+	w     io.Writer
+	show  progressShow
+	drawn bool
+	last  time.Time // of the latest plain line
 }
 
-func newProgressBar(w io.Writer, enabled bool) *progressBar {
-	return &progressBar{w: w, enabled: enabled}
+func newProgressBar(w io.Writer, show progressShow) *progressBar {
+	return &progressBar{w: w, show: show}
 }
 
-func (p *progressBar) func_(label string) func(done, total int) {
-	if !p.enabled {
+// terminalBar is a bar on a terminal when enabled, nothing otherwise.
+func terminalBar(w io.Writer, enabled bool) *progressBar {
+	if enabled && isTerminal(os.Stderr) {
+		return newProgressBar(w, showBar)
+	}
+	return newProgressBar(w, showNone)
+}
+
+// func_ returns the Progress callback of one run named label (nil when
+// nothing is shown).
+func (p *progressBar) func_(label, unit string) func(done, total int) {
+	if p.show == showNone {
 		return nil
 	}
 	return func(done, total int) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if total <= 0 {
+			return
+		}
+		if p.show == showPlain {
+			if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= time.Second || done == total {
+				p.last = now
+				fmt.Fprintf(p.w, "%s: %d/%d %s (%.1f%%)\n", label, done, total, unit, 100*float64(done)/float64(total))
+			}
 			return
 		}
 		const width = 30
@@ -392,6 +492,7 @@ func (p *progressBar) func_(label string) func(done, total int) {
 func (p *progressBar) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.last = time.Time{}
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false

@@ -94,6 +94,16 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	return g
 }
 
+// AcceptedGPUModels is the GPU models every task of tg accepts: the
+// intersection of the tasks' model lists, or anyModel when no task
+// restricts the model. An empty list without anyModel means that no model
+// serves every task. Policies that reason about GPU models (fgd) read the
+// group as the engine's filters do.
+func AcceptedGPUModels(tg *api.TaskGroup) (models []string, anyModel bool) {
+	models, anyModel, _ = acceptableModels(tg)
+	return models, anyModel
+}
+
 // acceptableModels intersects the GPU model lists of the group's tasks; a
 // task without a list accepts any model.
 func acceptableModels(tg *api.TaskGroup) (models []string, anyModel, none bool) {

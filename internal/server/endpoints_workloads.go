@@ -26,13 +26,13 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 	wl.SubmitTime = s.cfg.Now()
 	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
 	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
-	idx, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	idx, answer, err := s.proposeFor(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if stored := s.State().Snapshot().Workload(wl.Name); stored != nil {
-		wl.Version = stored.Version // assigned by the FSM, in log order
+	if r, ok := answer.(registered); ok {
+		wl.Version = r.Version // assigned by the FSM, in log order
 	}
 	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
 }

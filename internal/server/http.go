@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -57,7 +58,36 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return s.gate(mux)
+}
+
+// ungated reports whether a path is served before the state is replayed:
+// the servers' own status and metrics, which read nothing from the state.
+func ungated(path string) bool {
+	return strings.HasPrefix(path, "/v1/status/") || path == "/metrics"
+}
+
+// gate answers 503 not-ready to everything but ungated paths until this
+// server's FSM has applied everything committed (invariant 7): no user and
+// no agent is told anything from a partly replayed state.
+func (s *Server) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ungated(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := s.ready.local(); err != nil {
+			writeNotReady(w, err)
+			return
+		}
+		if s.IsLeader() {
+			if err := s.ready.leader(); err != nil {
+				s.fail(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // httpError is an error with an HTTP status and a stable code.
@@ -96,7 +126,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
+	case errors.Is(err, errNotReady):
+		writeNotReady(w, err)
 	case errors.Is(err, ErrNotLeader):
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 		writeError(w, http.StatusServiceUnavailable, "not-leader", "this server is not the leader; retry")
 	default:
 		s.logger.Error("request failed", "err", err)

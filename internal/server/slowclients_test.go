@@ -109,25 +109,6 @@ func TestSlowClientsServerProcess(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin) // until the parent is done
 }
 
-// quietServerIn is quietServer on a given data dir.
-func quietServerIn(t *testing.T, dir string) *Server {
-	t.Helper()
-	s, err := New(Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", HeartbeatTTL: time.Hour,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return s
-}
-
 // startSlowClientsServer runs TestSlowClientsServerProcess and returns its
 // address; the process ends with the test.
 func startSlowClientsServer(t *testing.T) string {

@@ -222,3 +222,60 @@ func TestProgressAndSeeds(t *testing.T) {
 		t.Fatalf("seeds result %+v", res)
 	}
 }
+
+// cancellingPlacer cancels the run's context on its call number at and
+// counts the calls made after that.
+type cancellingPlacer struct {
+	inner  cluster.Placer
+	cancel context.CancelFunc
+	at     int
+	calls  int
+	after  int
+}
+
+func (cp *cancellingPlacer) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement, bool) {
+	cp.calls++
+	switch {
+	case cp.calls == cp.at:
+		cp.cancel()
+	case cp.calls > cp.at:
+		cp.after++
+	}
+	return cp.inner.Place(c, p)
+}
+
+// TestCancelStopsWithinOnePlacement cancels a replay in the middle of a
+// retry pass over a long pending queue (and an inflation run in the middle
+// of its pods): the engine must not ask the placer again.
+func TestCancelStopsWithinOnePlacement(t *testing.T) {
+	nodes := []trace.Node{{Name: "a", CPUMilli: 1000, MemoryMiB: 1024}}
+	pods := []trace.Pod{{Name: "big", CPUMilli: 1000, MemoryMiB: 1, Creation: 0, Deletion: 10}}
+	for i := 0; i < 500; i++ {
+		pods = append(pods, trace.Pod{Name: "waits", CPUMilli: 1000, MemoryMiB: 1, Creation: 1, Deletion: trace.Absent})
+	}
+	for _, tc := range []struct {
+		name string
+		mode sim.Mode
+		at   int
+	}{
+		{"replay retry pass", sim.ModeReplay, 1 + 500 + 1}, // the first placement of the retry at t=10
+		{"replay arrivals", sim.ModeReplay, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, err := policy.New("BestFit", policy.Options{Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cp := &cancellingPlacer{inner: sel, cancel: cancel, at: tc.at}
+			_, err = sim.Run(ctx, sim.Config{Nodes: nodes, Pods: pods, Mode: tc.mode, Placer: cp})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", err)
+			}
+			if cp.calls < tc.at || cp.after > 0 {
+				t.Fatalf("placer called %d times, %d after the cancellation at call %d", cp.calls, cp.after, tc.at)
+			}
+		})
+	}
+}

@@ -13,10 +13,8 @@ func (e *engine) inflation(pods []trace.Pod) error {
 	}
 	nextFrag := int64(0) // sample fragmentation every 1% of arrived GPU workload
 	for i := range pods {
-		if i&1023 == 0 {
-			if err := e.ctx.Err(); err != nil {
-				return err
-			}
+		if err := e.stopped(); err != nil {
+			return err
 		}
 		p := &pods[i]
 		_, ok, err := e.place(p)

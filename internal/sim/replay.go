@@ -61,10 +61,8 @@ func (e *engine) replay() error {
 		e.res.Series = append(e.res.Series, snapshot(e.c, 0, 0, capa, 0))
 	}
 	for done := 1; r.q.len() > 0; done++ {
-		if done&1023 == 0 {
-			if err := e.ctx.Err(); err != nil {
-				return err
-			}
+		if err := e.stopped(); err != nil {
+			return err
 		}
 		ev := r.q.pop()
 		r.now = ev.time
@@ -205,7 +203,11 @@ func (r *replayer) retry() error {
 	r.dirty = false
 	maxFree := r.maxFree()
 	kept := r.pending[:0]
-	for _, i := range r.pending {
+	for k, i := range r.pending {
+		if err := r.stopped(); err != nil {
+			r.pending = append(kept, r.pending[k:]...)
+			return err
+		}
 		if r.state[i] != podWaiting {
 			continue // deleted while waiting, or already placed
 		}

@@ -131,6 +131,18 @@ type engine struct {
 	explained   bool // the explained pod was placed: explanation final
 }
 
+// stopped reports ctx's error once it is done. It is cheap enough to call
+// for every event (a non-blocking receive), so a run stops within one
+// placement of a cancellation.
+func (e *engine) stopped() error {
+	select {
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	default:
+		return nil
+	}
+}
+
 // place asks the placer and commits its answer; a placement the cluster
 // rejects is a policy bug, reported as an error.
 func (e *engine) place(p *trace.Pod) (cluster.AllocID, bool, error) {

@@ -60,16 +60,25 @@ func (w *WriteTxn) insert(table string, obj interface{}) error {
 	return nil
 }
 
+// NextWorkloadVersion is the version UpsertWorkload gives a submission of
+// a workload whose stored record is old (nil: none yet).
+func NextWorkloadVersion(old *api.Workload) uint64 {
+	if old == nil {
+		return 1
+	}
+	return old.Version + 1
+}
+
 // UpsertWorkload stores w (a fresh object owned by the store from now on).
 func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
-	if old := w.Snapshot().Workload(wl.Name); old != nil {
+	old := w.Snapshot().Workload(wl.Name)
+	// Versions are assigned here, in log order, so two concurrent
+	// submissions never share one.
+	wl.Version = NextWorkloadVersion(old)
+	if old != nil {
 		wl.CreateIndex = old.CreateIndex
-		// Versions are assigned here, in log order, so two concurrent
-		// submissions never share one.
-		wl.Version = old.Version + 1
 	} else {
 		wl.CreateIndex = w.index
-		wl.Version = 1
 	}
 	wl.ModifyIndex = w.index
 	return w.insert(tableWorkloads, wl)

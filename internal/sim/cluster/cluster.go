@@ -86,6 +86,10 @@ type Alloc struct {
 	Pod *trace.Pod
 	Placement
 	Live bool
+	// CPUMilli and MemoryMiB are what the allocation holds: the pod's
+	// request when it was placed, or what ResizeAlloc made of it.
+	CPUMilli  int64
+	MemoryMiB int64
 }
 
 // Resources is a CPU, memory and GPU amount.
@@ -103,7 +107,23 @@ type Cluster struct {
 	capacity Resources // of nodes that are up
 	used     Resources
 	maxNode  Resources // per-node maxima over all nodes: normalizers for scores
+	// changed logs the nodes whose state changed, in order, with repeats;
+	// changedBase is the number of entries dropped from its front.
+	changed     []int32
+	changedBase uint64
+	// jobs counts, per job and node, the live allocations of pods with a
+	// Job (all) and of those with DistinctNode; distinct counts a job's
+	// live DistinctNode allocations over all nodes.
+	jobs     map[jobNode]jobCount
+	distinct map[int64]int32
 }
+
+type jobNode struct {
+	job  int64
+	node int32
+}
+
+type jobCount struct{ all, distinct int32 }
 
 // New builds a cluster with every node up and empty.
 func New(nodes []trace.Node) (*Cluster, error) {
@@ -141,6 +161,37 @@ func (r *Resources) add(cpu, mem, gpu int64) {
 	r.GPUMilli += gpu
 }
 
+// touch records a change of node i: its Version moves and the change log
+// names it. The log keeps at least the last 4 × nodes changes.
+func (c *Cluster) touch(i int) {
+	c.nodes[i].Version++
+	if keep := max(1024, 4*len(c.nodes)); len(c.changed) >= 2*keep {
+		drop := len(c.changed) - keep
+		c.changed = c.changed[:copy(c.changed, c.changed[drop:])]
+		c.changedBase += uint64(drop)
+	}
+	c.changed = append(c.changed, int32(i))
+}
+
+// Changes returns the nodes whose state (free resources, capacity, up or
+// down) changed since cursor, in order and with repeats, and the cursor to
+// pass next time; cursor 0 asks for every change since New. complete is
+// false when the log no longer reaches back to cursor: the caller must
+// then look at every node. The slice is the cluster's; it is valid until
+// the cluster next changes. A caller that keeps up (a placer reading it on
+// every Place) never sees an incomplete answer.
+func (c *Cluster) Changes(cursor uint64) (nodes []int32, next uint64, complete bool) {
+	next = c.changedBase + uint64(len(c.changed))
+	if cursor < c.changedBase {
+		return nil, next, false
+	}
+	return c.changed[cursor-c.changedBase:], next, true
+}
+
+// ChangeCursor is the cursor of the latest change: Changes(ChangeCursor())
+// is empty until the cluster changes again.
+func (c *Cluster) ChangeCursor() uint64 { return c.changedBase + uint64(len(c.changed)) }
+
 // NumNodes is the number of nodes, up or down.
 func (c *Cluster) NumNodes() int { return len(c.nodes) }
 
@@ -171,7 +222,7 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 		return false
 	}
 	if p.NumGPU == 0 {
-		return true
+		return p.Job == 0 || !c.Conflicts(i, p)
 	}
 	if len(n.GPUFree) < p.NumGPU || n.gpuTotal < p.GPURequestMilli() || !p.AcceptsModel(n.Model) {
 		return false
@@ -180,11 +231,56 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 	for _, f := range n.GPUFree {
 		if f >= need {
 			if k++; k >= p.NumGPU {
-				return true
+				return p.Job == 0 || !c.Conflicts(i, p)
 			}
 		}
 	}
 	return false
+}
+
+// Conflicts reports whether placing p on node i would break a
+// different-machine constraint (trace.Pod.DistinctNode): p has it and the
+// node runs a pod of p's job, or the node runs a pod of p's job that has it.
+func (c *Cluster) Conflicts(i int, p *trace.Pod) bool {
+	if !c.MayConflict(p) {
+		return false
+	}
+	n := c.jobs[jobNode{p.Job, int32(i)}]
+	if p.DistinctNode {
+		return n.all > 0
+	}
+	return n.distinct > 0
+}
+
+// MayConflict reports whether Conflicts can be true for p on some node: p
+// has the constraint, or a live pod of its job has.
+func (c *Cluster) MayConflict(p *trace.Pod) bool {
+	return p.Job != 0 && (p.DistinctNode || c.distinct[p.Job] > 0)
+}
+
+// countJob adds d to the job tallies of a placed pod.
+func (c *Cluster) countJob(p *trace.Pod, node int, d int32) {
+	if p.Job == 0 {
+		return
+	}
+	if c.jobs == nil {
+		c.jobs, c.distinct = map[jobNode]jobCount{}, map[int64]int32{}
+	}
+	k := jobNode{p.Job, int32(node)}
+	n := c.jobs[k]
+	n.all += d
+	if p.DistinctNode {
+		n.distinct += d
+		c.distinct[p.Job] += d
+		if c.distinct[p.Job] == 0 {
+			delete(c.distinct, p.Job)
+		}
+	}
+	if n.all == 0 {
+		delete(c.jobs, k)
+	} else {
+		c.jobs[k] = n
+	}
 }
 
 // Assign places p as pl says, after re-checking it against the node.
@@ -205,6 +301,8 @@ func (c *Cluster) Assign(p *trace.Pod, pl Placement) (AllocID, error) {
 		return -1, fmt.Errorf("%w: GPU index beyond node %s's %d GPUs", ErrBadPlacement, n.Name, len(n.GPUFree))
 	case n.CPUFree < p.CPUMilli || n.MemFree < p.MemoryMiB:
 		return -1, fmt.Errorf("%w: %s on %s", ErrOvercommit, p.Name, n.Name)
+	case c.Conflicts(pl.Node, p):
+		return -1, fmt.Errorf("%w: %s on %s breaks its job's different-machine constraint", ErrBadPlacement, p.Name, n.Name)
 	}
 	for g := range n.GPUFree {
 		if pl.GPUs.Has(g) && n.GPUFree[g] < pl.Milli {
@@ -220,11 +318,12 @@ func (c *Cluster) Assign(p *trace.Pod, pl Placement) (AllocID, error) {
 	n.CPUFree -= p.CPUMilli
 	n.MemFree -= p.MemoryMiB
 	n.gpuTotal -= gpu
-	n.Version++
+	c.touch(pl.Node)
 	c.used.add(p.CPUMilli, p.MemoryMiB, gpu)
 	id := AllocID(len(c.allocs))
-	c.allocs = append(c.allocs, Alloc{Pod: p, Placement: pl, Live: true})
+	c.allocs = append(c.allocs, Alloc{Pod: p, Placement: pl, Live: true, CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB})
 	n.Allocs = append(n.Allocs, id)
+	c.countJob(p, pl.Node, 1)
 	return id, nil
 }
 
@@ -242,11 +341,12 @@ func (c *Cluster) Release(id AllocID) error {
 		}
 	}
 	gpu := a.Milli * int64(a.Pod.NumGPU)
-	n.CPUFree += a.Pod.CPUMilli
-	n.MemFree += a.Pod.MemoryMiB
+	n.CPUFree += a.CPUMilli
+	n.MemFree += a.MemoryMiB
 	n.gpuTotal += gpu
-	n.Version++
-	c.used.add(-a.Pod.CPUMilli, -a.Pod.MemoryMiB, -gpu)
+	c.touch(a.Node)
+	c.used.add(-a.CPUMilli, -a.MemoryMiB, -gpu)
+	c.countJob(a.Pod, a.Node, -1)
 	for k, other := range n.Allocs {
 		if other == id {
 			last := len(n.Allocs) - 1
@@ -255,6 +355,27 @@ func (c *Cluster) Release(id AllocID) error {
 			break
 		}
 	}
+	return nil
+}
+
+// ResizeAlloc changes what a live allocation holds to cpuMilli and memMiB,
+// on its node. It refuses (ErrOvercommit) when the node lacks the room:
+// the caller decides whether the pod moves.
+func (c *Cluster) ResizeAlloc(id AllocID, cpuMilli, memMiB int64) error {
+	if id < 0 || int(id) >= len(c.allocs) || !c.allocs[id].Live {
+		return fmt.Errorf("%w: %d", ErrUnknownAlloc, id)
+	}
+	a := &c.allocs[id]
+	n := &c.nodes[a.Node]
+	dCPU, dMem := cpuMilli-a.CPUMilli, memMiB-a.MemoryMiB
+	if dCPU > n.CPUFree || dMem > n.MemFree {
+		return fmt.Errorf("%w: resize %s to %d milli-CPU, %d MiB on %s", ErrOvercommit, a.Pod.Name, cpuMilli, memMiB, n.Name)
+	}
+	n.CPUFree -= dCPU
+	n.MemFree -= dMem
+	a.CPUMilli, a.MemoryMiB = cpuMilli, memMiB
+	c.used.add(dCPU, dMem, 0)
+	c.touch(a.Node)
 	return nil
 }
 
@@ -272,7 +393,7 @@ func (c *Cluster) SetDown(i int) ([]AllocID, error) {
 		}
 	}
 	n.Up = false
-	n.Version++
+	c.touch(i)
 	c.capacity.add(-n.CPUCap, -n.MemCap, -int64(len(n.GPUFree))*trace.MilliPerGPU)
 	return evicted, nil
 }
@@ -286,7 +407,7 @@ func (c *Cluster) SetUp(i int, cpuMilli, memMiB int64) error {
 	}
 	n.CPUCap, n.MemCap, n.CPUFree, n.MemFree = cpuMilli, memMiB, cpuMilli, memMiB
 	n.Up = true
-	n.Version++
+	c.touch(i)
 	c.capacity.add(n.CPUCap, n.MemCap, int64(len(n.GPUFree))*trace.MilliPerGPU)
 	c.maxNode.CPUMilli = max(c.maxNode.CPUMilli, cpuMilli)
 	c.maxNode.MemoryMiB = max(c.maxNode.MemoryMiB, memMiB)
@@ -306,7 +427,7 @@ func (c *Cluster) Resize(i int, cpuMilli, memMiB int64) error {
 	}
 	n.CPUCap, n.MemCap = cpuMilli, memMiB
 	n.CPUFree, n.MemFree = cpuMilli-usedCPU, memMiB-usedMem
-	n.Version++
+	c.touch(i)
 	c.maxNode.CPUMilli = max(c.maxNode.CPUMilli, cpuMilli)
 	c.maxNode.MemoryMiB = max(c.maxNode.MemoryMiB, memMiB)
 	return nil

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -176,5 +177,142 @@ func TestResizeRefusesToOvercommit(t *testing.T) {
 	}
 	if err := c.Resize(0, 8000, 4096); err != nil || c.Node(0).CPUFree != 5000 || c.Capacity().CPUMilli != 8000 {
 		t.Fatalf("grow: %v, %+v", err, c.Node(0))
+	}
+}
+
+func TestChangesLogsEveryNodeChange(t *testing.T) {
+	c, err := cluster.New([]trace.Node{{Name: "a", CPUMilli: 8000, MemoryMiB: 8192}, {Name: "b", CPUMilli: 8000, MemoryMiB: 8192}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, next, ok := c.Changes(0); len(got) != 0 || next != 0 || !ok {
+		t.Fatalf("new cluster: %v %d %v", got, next, ok)
+	}
+	p := &trace.Pod{Name: "p", CPUMilli: 1000, MemoryMiB: 1024}
+	id, err := c.Assign(p, cluster.PlacementFor(1, p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := c.ChangeCursor()
+	if err := c.Release(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetDown(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetUp(0, 4000, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resize(1, 6000, 8192); err != nil {
+		t.Fatal(err)
+	}
+	got, next, ok := c.Changes(cur)
+	if !ok || !slices.Equal(got, []int32{1, 0, 0, 1}) || next != cur+4 {
+		t.Fatalf("changes since %d = %v (next %d, complete %v)", cur, got, next, ok)
+	}
+	if got, _, _ := c.Changes(next); len(got) != 0 {
+		t.Fatalf("changes at the latest cursor = %v", got)
+	}
+	// The log keeps at least 4 × nodes (1024 here) changes; a reader that
+	// falls further behind is told to look at every node.
+	for k := 0; k < 3000; k++ {
+		if err := c.Resize(1, 6000+int64(k%2), 8192); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := c.Changes(next); ok {
+		t.Fatal("a cursor 3,000 changes old is still complete")
+	}
+	if got, _, ok := c.Changes(c.ChangeCursor() - 1000); !ok || len(got) != 1000 {
+		t.Fatalf("last 1,000 changes: %d, complete %v", len(got), ok)
+	}
+}
+
+// TestDifferentMachine holds the different-machine constraint through
+// random placements, releases and failures: a DistinctNode pod never shares
+// a node with another pod of its job, Fits says exactly that (against a
+// count of the live allocations) and Assign refuses what Fits refuses.
+func TestDifferentMachine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nodes := make([]trace.Node, rapid.IntRange(1, 6).Draw(t, "nodes"))
+		for i := range nodes {
+			nodes[i] = trace.Node{Name: "n", CPUMilli: 64000, MemoryMiB: 65536}
+		}
+		c, err := cluster.New(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live []cluster.AllocID
+		for step := 0; step < 80; step++ {
+			switch op := rapid.IntRange(0, 5).Draw(t, "op"); {
+			case op <= 3:
+				p := &trace.Pod{Name: "p", CPUMilli: 1000, MemoryMiB: 1, Job: rapid.Int64Range(0, 2).Draw(t, "job"), DistinctNode: rapid.Bool().Draw(t, "distinct")}
+				i := rapid.IntRange(0, len(nodes)-1).Draw(t, "node")
+				conflict := false
+				for _, id := range c.Node(i).Allocs {
+					if q := c.Alloc(id).Pod; p.Job != 0 && q.Job == p.Job && (p.DistinctNode || q.DistinctNode) {
+						conflict = true
+					}
+				}
+				if c.Fits(i, p) == conflict || c.Conflicts(i, p) != conflict {
+					t.Fatalf("node %d, pod %+v: Fits %v, Conflicts %v, a count says conflict=%v", i, p, c.Fits(i, p), c.Conflicts(i, p), conflict)
+				}
+				id, err := c.Assign(p, cluster.PlacementFor(i, p, 0))
+				if conflict != (err != nil) {
+					t.Fatalf("Assign with conflict=%v: %v", conflict, err)
+				}
+				if err == nil {
+					live = append(live, id)
+				} else if !errors.Is(err, cluster.ErrBadPlacement) {
+					t.Fatal(err)
+				}
+			case op == 4 && len(live) > 0:
+				k := rapid.IntRange(0, len(live)-1).Draw(t, "release")
+				if c.Alloc(live[k]).Live {
+					if err := c.Release(live[k]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				live = append(live[:k], live[k+1:]...)
+			default:
+				i := rapid.IntRange(0, len(nodes)-1).Draw(t, "down")
+				if _, err := c.SetDown(i); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.SetUp(i, 64000, 65536); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+func TestResizeAlloc(t *testing.T) {
+	c, err := cluster.New([]trace.Node{{Name: "a", CPUMilli: 8000, MemoryMiB: 8192}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &trace.Pod{Name: "p", CPUMilli: 2000, MemoryMiB: 2048}
+	id, err := c.Assign(p, cluster.PlacementFor(0, p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResizeAlloc(id, 8001, 2048); !errors.Is(err, cluster.ErrOvercommit) {
+		t.Fatalf("growing past the node: %v", err)
+	}
+	if err := c.ResizeAlloc(id, 8000, 1024); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Node(0); n.CPUFree != 0 || n.MemFree != 7168 || c.Used().CPUMilli != 8000 {
+		t.Fatalf("after resize: free %d/%d, used %+v", n.CPUFree, n.MemFree, c.Used())
+	}
+	if err := c.Release(id); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Node(0); n.CPUFree != 8000 || n.MemFree != 8192 || c.Used() != (cluster.Resources{}) {
+		t.Fatalf("release returned what the pod asked for, not what it held: free %d/%d", n.CPUFree, n.MemFree)
+	}
+	if err := c.ResizeAlloc(id, 1, 1); !errors.Is(err, cluster.ErrUnknownAlloc) {
+		t.Fatalf("resize of a released allocation: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ const (
 	RejectModel     = "gpu model not accepted"
 	RejectGPUs      = "insufficient gpu"
 	RejectGPUShares = "no gpu with room for the share"
+	RejectJob       = "runs a task of the job (different-machine constraint)"
 )
 
 // Reject says why pod p cannot be placed on node i now, "" when it can: the
@@ -31,7 +32,7 @@ func (c *Cluster) Reject(i int, p *trace.Pod) string {
 	case n.MemFree < p.MemoryMiB:
 		return RejectMemory
 	case p.NumGPU == 0:
-		return ""
+		return c.rejectJob(i, p)
 	case len(n.GPUFree) == 0:
 		return RejectNoGPU
 	case !p.AcceptsModel(n.Model):
@@ -46,12 +47,19 @@ func (c *Cluster) Reject(i int, p *trace.Pod) string {
 		}
 	}
 	if k >= p.NumGPU {
-		return ""
+		return c.rejectJob(i, p)
 	}
 	if p.IsShare() {
 		return RejectGPUShares
 	}
 	return RejectGPUs
+}
+
+func (c *Cluster) rejectJob(i int, p *trace.Pod) string {
+	if c.Conflicts(i, p) {
+		return RejectJob
+	}
+	return ""
 }
 
 // Explanation says how one pod was placed: how many nodes each check

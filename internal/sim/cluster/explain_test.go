@@ -37,6 +37,7 @@ func TestRejectAgreesWithFits(t *testing.T) {
 		if r.IntN(4) == 0 {
 			p.GPUSpec = []string{models[1+r.IntN(2)]}
 		}
+		p.Job, p.DistinctNode = int64(r.IntN(3)), r.IntN(2) == 0
 		return p
 	}
 	for step := range 2000 {

@@ -19,8 +19,11 @@ type Random struct{ rng *rand.Rand }
 // NewRandom returns a Random policy seeded with seed.
 func NewRandom(seed uint64) *Random { return &Random{rng: rand.New(rand.NewPCG(seed, 0xa11))} }
 
-func (*Random) Name() string                                    { return "Random" }
-func (*Random) Score(*cluster.Cluster, int, *trace.Pod) float64 { return 0 }
+func (*Random) Name() string { return "Random" }
+
+// CPUOnly implements CPUOnlyScorer: every node scores the same.
+func (*Random) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
+func (*Random) Score(*cluster.Cluster, int, *trace.Pod) float64          { return 0 }
 
 func (r *Random) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
 	n := c.Node(node)
@@ -47,10 +50,21 @@ type DotProd struct{}
 func (DotProd) Name() string { return "DotProd" }
 
 func (DotProd) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
-	n, m := c.Node(node), c.MaxNode()
-	dot := ratio(n.CPUFree, m.CPUMilli)*ratio(p.CPUMilli, m.CPUMilli) +
-		ratio(n.GPUFreeTotal(), m.GPUMilli)*ratio(p.GPURequestMilli(), m.GPUMilli)
+	n := c.Node(node)
+	return dotProdScore(n.CPUFree, n.GPUFreeTotal(), p, c.MaxNode())
+}
+
+func dotProdScore(cpuFree, gpuFree int64, p *trace.Pod, m cluster.Resources) float64 {
+	dot := ratio(cpuFree, m.CPUMilli)*ratio(p.CPUMilli, m.CPUMilli) +
+		ratio(gpuFree, m.GPUMilli)*ratio(p.GPURequestMilli(), m.GPUMilli)
 	return whole(maxScore * (1 - dot/2))
+}
+
+// CPUOnly implements CPUOnlyScorer: without GPUs the dot product is the
+// CPU term, which grows with free CPU.
+func (DotProd) CPUOnly(c *cluster.Cluster, p *trace.Pod) func(int64) float64 {
+	m := c.MaxNode()
+	return func(cpuFree int64) float64 { return dotProdScore(cpuFree, 0, p, m) }
 }
 
 func (DotProd) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
@@ -68,9 +82,20 @@ type BestFit struct{}
 func (BestFit) Name() string { return "BestFit" }
 
 func (BestFit) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
-	n, m := c.Node(node), c.MaxNode()
-	left := ratio(n.CPUFree-p.CPUMilli, m.CPUMilli)*0.5 + ratio(n.GPUFreeTotal()-p.GPURequestMilli(), m.GPUMilli)*0.5
+	n := c.Node(node)
+	return bestFitScore(n.CPUFree, n.GPUFreeTotal(), p, c.MaxNode())
+}
+
+func bestFitScore(cpuFree, gpuFree int64, p *trace.Pod, m cluster.Resources) float64 {
+	left := ratio(cpuFree-p.CPUMilli, m.CPUMilli)*0.5 + ratio(gpuFree-p.GPURequestMilli(), m.GPUMilli)*0.5
 	return whole((1 - left) * maxScore)
+}
+
+// CPUOnly implements CPUOnlyScorer: without GPUs what remains is the CPU
+// left after the pod.
+func (BestFit) CPUOnly(c *cluster.Cluster, p *trace.Pod) func(int64) float64 {
+	m := c.MaxNode()
+	return func(cpuFree int64) float64 { return bestFitScore(cpuFree, 0, p, m) }
 }
 
 // Normalize maps the raw scores linearly onto 0..100 (lowest to 0, highest
@@ -131,6 +156,9 @@ func (GpuPacking) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	}
 	return float64(max(maxScore-tenths/10, maxScore/2)) // (1) shared GPUs only
 }
+
+// CPUOnly implements CPUOnlyScorer: a pod without GPUs scores 0 everywhere.
+func (GpuPacking) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
 
 func (GpuPacking) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
 	return c.Node(node).DefaultGPUs(p)
@@ -197,6 +225,9 @@ func (gc *GpuClustering) Score(c *cluster.Cluster, node int, p *trace.Pod) float
 	return float64(tier*maxScore/4 + fill)
 }
 
+// CPUOnly implements CPUOnlyScorer: a pod without GPUs scores 0 everywhere.
+func (*GpuClustering) CPUOnly(*cluster.Cluster, *trace.Pod) func(int64) float64 { return nil }
+
 func (*GpuClustering) PickGPUs(c *cluster.Cluster, node int, p *trace.Pod) cluster.GPUSet {
 	return c.Node(node).DefaultGPUs(p)
 }
@@ -219,4 +250,10 @@ var (
 	_ Normalizer = BestFit{}
 	_ Scorer     = GpuPacking{}
 	_ Scorer     = (*GpuClustering)(nil)
+
+	_ CPUOnlyScorer = (*Random)(nil)
+	_ CPUOnlyScorer = DotProd{}
+	_ CPUOnlyScorer = BestFit{}
+	_ CPUOnlyScorer = GpuPacking{}
+	_ CPUOnlyScorer = (*GpuClustering)(nil)
 )

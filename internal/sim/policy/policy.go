@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/sim/cluster"
 	simfrag "github.com/strata-dev/strata/internal/sim/frag"
+	"github.com/strata-dev/strata/internal/sim/freeindex"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -67,6 +68,14 @@ type Selector struct {
 
 	nodes  []int // scratch: feasible nodes of the current pod
 	scores []float64
+	// scanned says nodes and scores hold the latest Place's scan (an
+	// indexed placement leaves them for Explain to compute).
+	scanned bool
+
+	index      *freeindex.Index // on cells without GPUs (indexed.go)
+	indexNodes int              // cluster size the index was made for
+	// noIndex makes every placement scan (the tests' reference).
+	noIndex bool
 }
 
 var (
@@ -92,18 +101,15 @@ func (sel *Selector) ranks(n int) []int32 {
 	return sel.rank
 }
 
-// Place implements cluster.Placer.
+// Place implements cluster.Placer. Where it can (a cell without GPUs,
+// indexed.go) it finds the node the scan below would choose through an
+// index, without scoring every node.
 func (sel *Selector) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement, bool) {
-	if pr, ok := sel.Scorer.(Preparer); ok {
-		pr.Prepare(c, p)
+	sel.scanned = false
+	if pl, ok, handled := sel.placeIndexed(c, p); handled {
+		return pl, ok
 	}
-	sel.nodes, sel.scores = sel.nodes[:0], sel.scores[:0]
-	for i := 0; i < c.NumNodes(); i++ {
-		if c.Fits(i, p) {
-			sel.nodes = append(sel.nodes, i)
-			sel.scores = append(sel.scores, sel.Scorer.Score(c, i, p))
-		}
-	}
+	sel.scan(c, p)
 	if len(sel.nodes) == 0 {
 		return cluster.Placement{}, false
 	}
@@ -114,12 +120,34 @@ func (sel *Selector) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement,
 	return cluster.PlacementFor(best, p, sel.Scorer.PickGPUs(c, best, p)), true
 }
 
-// Explain implements cluster.Explainer from the scores Place just computed:
+// scan scores every feasible node into nodes and scores.
+func (sel *Selector) scan(c *cluster.Cluster, p *trace.Pod) {
+	if pr, ok := sel.Scorer.(Preparer); ok {
+		pr.Prepare(c, p)
+	}
+	sel.nodes, sel.scores = sel.nodes[:0], sel.scores[:0]
+	for i := 0; i < c.NumNodes(); i++ {
+		if c.Fits(i, p) {
+			sel.nodes = append(sel.nodes, i)
+			sel.scores = append(sel.scores, sel.Scorer.Score(c, i, p))
+		}
+	}
+	sel.scanned = true
+}
+
+// Explain implements cluster.Explainer from the scores Place just computed
+// (or, after an indexed placement, from a scan of the unchanged cluster):
 // the chosen node's score under the policy, how many feasible nodes tied
 // with it (the tie rule chose among them), and the best three others.
-func (sel *Selector) Explain(c *cluster.Cluster, _ *trace.Pod, pl cluster.Placement, placed bool, e *cluster.Explanation) {
+func (sel *Selector) Explain(c *cluster.Cluster, p *trace.Pod, pl cluster.Placement, placed bool, e *cluster.Explanation) {
 	if !placed {
 		return
+	}
+	if !sel.scanned {
+		sel.scan(c, p)
+		if nz, ok := sel.Scorer.(Normalizer); ok && len(sel.scores) > 0 {
+			nz.Normalize(sel.scores)
+		}
 	}
 	type scored struct {
 		node  int

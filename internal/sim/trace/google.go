@@ -40,10 +40,10 @@ const (
 
 // Column positions of task_events and machine_events (the files have no header).
 const (
-	teTime, teJob, teTask, teType, tePriority, teClass, teCPU, teMem = 0, 2, 3, 5, 8, 7, 9, 10
-	teColumns                                                        = 13
-	meTime, meMachine, meType, meCPU, meMem                          = 0, 1, 2, 4, 5
-	meColumns                                                        = 6
+	teTime, teJob, teTask, teType, tePriority, teClass, teCPU, teMem, teDistinct = 0, 2, 3, 5, 8, 7, 9, 10, 12
+	teColumns                                                                    = 13
+	meTime, meMachine, meType, meCPU, meMem                                      = 0, 1, 2, 4, 5
+	meColumns                                                                    = 6
 )
 
 var taskColumnNames = [teColumns]string{"timestamp", "missing_info", "job_id", "task_index", "machine_id",
@@ -146,12 +146,18 @@ func googleSeconds(us int64) int64 { return us / 1_000_000 }
 
 func scale(v, factor float64) int64 { return int64(math.Round(v * factor)) }
 
-// ReadGoogleTaskEvents parses task_events rows into pods: a pod starts at a
-// SUBMIT and ends at the next EVICT, FAIL, FINISH, KILL or LOST of the same
-// task; a task resubmitted after it ended becomes a new pod ("job-task#2").
-// Requests come from the SUBMIT row or, if it has none, the first UPDATE that
-// does. A task first seen in a later state (it was submitted before the trace
-// window) starts at that event. Pods are returned sorted by creation time.
+// ReadGoogleTaskEvents parses task_events rows into pods, one per attempt
+// of a task: an attempt starts at a SUBMIT and ends at the next EVICT,
+// FAIL, FINISH, KILL or LOST of the same task; a task resubmitted after it
+// ended becomes a new pod ("job-task#2"). Requests come from the SUBMIT row
+// or, if it has none, the first UPDATE that does; later UPDATEs with
+// requests are the pod's Updates. An attempt that FINISHes or FAILs after
+// a SCHEDULE runs for as long as the trace ran it (RunsFor); the others end
+// at their event's time. A task first seen in a later state was pending or
+// running when the window began: its pod is CarriedOver, created at the
+// window's start (the earliest event read). The different_machine column
+// is DistinctNode, the job id Job. Pods are returned sorted by creation
+// time. Times are whole seconds of the trace's microseconds.
 func ReadGoogleTaskEvents(name string, r io.Reader, sc GoogleScale) ([]Pod, error) {
 	var b googleTaskBuilder
 	if err := b.read(name, r, sc); err != nil {
@@ -164,9 +170,11 @@ type taskKey struct{ job, task int64 }
 
 type googleTaskBuilder struct {
 	pods     []Pod
-	open     map[taskKey]int // task -> index of its running pod
+	open     map[taskKey]int // task -> index of its live attempt
 	attempts map[taskKey]int
 	hasReq   []bool
+	start    int64 // earliest timestamp read, µs
+	started  bool
 }
 
 func (b *googleTaskBuilder) read(name string, r io.Reader, sc GoogleScale) error {
@@ -206,33 +214,51 @@ func (b *googleTaskBuilder) read(name string, r io.Reader, sc GoogleScale) error
 		if err != nil {
 			return err
 		}
+		if !b.started || ts < b.start {
+			b.start, b.started = ts, true
+		}
 		k := taskKey{job, task}
 		idx, isOpen := b.open[k]
 		if !isOpen || typ == taskSubmit {
 			if isOpen { // resubmitted while we thought it ran: close the old one here
 				b.pods[idx].Deletion = googleSeconds(ts)
+				b.pods[idx].RunsFor = false
 			}
-			idx = b.start(k, ts, p, typ)
+			idx = b.begin(k, ts, p, typ)
 		}
 		pod := &b.pods[idx]
-		if !b.hasReq[idx] && hasCPU && hasMem {
-			pod.CPUMilli, pod.MemoryMiB, b.hasReq[idx] = scale(cpu, sc.CPUMilli), scale(mem, sc.MemoryMiB), true
+		if hasCPU && hasMem {
+			cpuMilli, memMiB := scale(cpu, sc.CPUMilli), scale(mem, sc.MemoryMiB)
+			switch {
+			case !b.hasReq[idx]:
+				pod.CPUMilli, pod.MemoryMiB, b.hasReq[idx] = cpuMilli, memMiB, true
+			case typ == taskUpdatePending || typ == taskUpdateRunning:
+				prio, _ := strconv.Atoi(strings.TrimSpace(p.row[tePriority]))
+				pod.Updates = append(pod.Updates, Update{Time: googleSeconds(ts), CPUMilli: cpuMilli, MemoryMiB: memMiB, Priority: prio})
+			}
 		}
 		switch typ {
 		case taskSchedule:
 			if pod.Scheduled == Absent {
 				pod.Scheduled = googleSeconds(ts)
 			}
+			pod.Phase = "Running"
 		case taskEvict, taskFail, taskFinish, taskKill, taskLost:
 			pod.Deletion = googleSeconds(ts)
 			pod.Phase = [...]string{taskEvict: "Evicted", taskFail: "Failed", taskFinish: "Succeeded",
 				taskKill: "Killed", taskLost: "Lost"}[typ]
+			if (typ == taskFinish || typ == taskFail) && pod.Scheduled != Absent {
+				pod.RunsFor, pod.Runtime = true, pod.Deletion-pod.Scheduled
+			}
 			delete(b.open, k)
 		}
 	}
 }
 
-func (b *googleTaskBuilder) start(k taskKey, ts int64, p *positional, typ int64) int {
+// begin opens a new attempt of task k at the row p, of type typ: a SUBMIT
+// (pending from ts) or, for a task not seen before in a later state, an
+// attempt carried over from before the window.
+func (b *googleTaskBuilder) begin(k taskKey, ts int64, p *positional, typ int64) int {
 	b.attempts[k]++
 	name := fmt.Sprintf("%d-%d", k.job, k.task)
 	if n := b.attempts[k]; n > 1 {
@@ -241,12 +267,15 @@ func (b *googleTaskBuilder) start(k taskKey, ts int64, p *positional, typ int64)
 	prio, _ := strconv.Atoi(strings.TrimSpace(p.row[tePriority]))
 	class := strings.TrimSpace(p.row[teClass])
 	pod := Pod{Name: name, Creation: googleSeconds(ts), Deletion: Absent, Scheduled: Absent,
-		Priority: prio, Phase: "Running"}
+		Priority: prio, Phase: "Pending", Job: k.job, DistinctNode: strings.TrimSpace(p.row[teDistinct]) == "1"}
 	if class != "" {
 		pod.QoS = "class" + class
 	}
-	if typ == taskSubmit {
-		pod.Phase = "Pending"
+	if typ != taskSubmit {
+		pod.CarriedOver = true
+		if typ != taskSchedule && typ != taskUpdatePending {
+			pod.Phase = "Running" // it ran before the window
+		}
 	}
 	b.pods = append(b.pods, pod)
 	b.hasReq = append(b.hasReq, false)
@@ -254,7 +283,14 @@ func (b *googleTaskBuilder) start(k taskKey, ts int64, p *positional, typ int64)
 	return len(b.pods) - 1
 }
 
+// finish dates the carried-over attempts from the window's start and sorts
+// the pods by creation time.
 func (b *googleTaskBuilder) finish() []Pod {
+	for i := range b.pods {
+		if b.pods[i].CarriedOver {
+			b.pods[i].Creation = googleSeconds(b.start)
+		}
+	}
 	slices.SortStableFunc(b.pods, func(x, y Pod) int {
 		switch {
 		case x.Creation < y.Creation:

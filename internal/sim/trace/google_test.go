@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -16,25 +17,35 @@ func TestGoogleTaskEventsFixture(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Window start: the earliest event, 0 s. 300-0 is first seen
+			// scheduled and 400-0 finishing: both carried over from before
+			// the window, created at its start; 400-0 ran before it, so it
+			// ends at its event. 100-0 and 200-0 finish or fail after a
+			// SCHEDULE: they run as long as the trace ran them. 200-0 gets
+			// its request from its UPDATE_PENDING; 500-0's UPDATE_RUNNING
+			// is an update.
 			want := []trace.Pod{
-				{Name: "100-0", CPUMilli: 4000, MemoryMiB: 8192, Creation: 0, Scheduled: 5, Deletion: 65, Phase: "Succeeded", Priority: 2},
-				{Name: "100-1", CPUMilli: 8000, MemoryMiB: 16384, Creation: 1, Scheduled: 2, Deletion: 30, Phase: "Evicted", Priority: 2},
-				{Name: "200-0", CPUMilli: 32000, MemoryMiB: 65536, Creation: 10, Scheduled: 12, Deletion: 50, Phase: "Failed", Priority: 9},
-				{Name: "300-0", CPUMilli: 16000, MemoryMiB: 32768, Creation: 20, Scheduled: 20, Deletion: trace.Absent, Phase: "Running", Priority: 0},
-				{Name: "100-1#2", CPUMilli: 8000, MemoryMiB: 16384, Creation: 31, Scheduled: 32, Deletion: 90, Phase: "Killed", Priority: 2},
+				{Name: "100-0", CPUMilli: 4000, MemoryMiB: 8192, Creation: 0, Scheduled: 5, Deletion: 65, Phase: "Succeeded", Priority: 2, Job: 100, RunsFor: true, Runtime: 60},
+				{Name: "300-0", CPUMilli: 16000, MemoryMiB: 32768, Creation: 0, Scheduled: 20, Deletion: trace.Absent, Phase: "Running", Priority: 0, Job: 300, CarriedOver: true},
+				{Name: "400-0", CPUMilli: 2000, MemoryMiB: 8192, Creation: 0, Scheduled: trace.Absent, Deletion: 40, Phase: "Succeeded", Priority: 0, Job: 400, CarriedOver: true},
+				{Name: "100-1", CPUMilli: 8000, MemoryMiB: 16384, Creation: 1, Scheduled: 2, Deletion: 30, Phase: "Evicted", Priority: 2, Job: 100},
+				{Name: "500-0", CPUMilli: 4000, MemoryMiB: 16384, Creation: 3, Scheduled: 4, Deletion: 70, Phase: "Lost", Priority: 1, Job: 500,
+					Updates: []trace.Update{{Time: 20, CPUMilli: 8000, MemoryMiB: 16384, Priority: 4}}},
+				{Name: "200-0", CPUMilli: 32000, MemoryMiB: 65536, Creation: 10, Scheduled: 12, Deletion: 50, Phase: "Failed", Priority: 9, Job: 200, DistinctNode: true, RunsFor: true, Runtime: 38},
+				{Name: "100-1#2", CPUMilli: 8000, MemoryMiB: 16384, Creation: 31, Scheduled: 32, Deletion: 90, Phase: "Killed", Priority: 2, Job: 100},
 			}
 			if len(pods) != len(want) {
 				t.Fatalf("got %d pods: %+v", len(pods), pods)
 			}
 			for i, w := range want {
 				g := pods[i]
-				if g.Name != w.Name || g.CPUMilli != w.CPUMilli || g.MemoryMiB != w.MemoryMiB || g.Creation != w.Creation ||
-					g.Scheduled != w.Scheduled || g.Deletion != w.Deletion || g.Phase != w.Phase || g.Priority != w.Priority {
+				g.QoS = ""
+				if !reflect.DeepEqual(g, w) {
 					t.Errorf("pods[%d] = %+v\nwant      %+v", i, g, w)
 				}
 			}
-			if pods[2].QoS != "class3" {
-				t.Errorf("QoS = %q", pods[2].QoS)
+			if pods[5].QoS != "class3" {
+				t.Errorf("QoS = %q", pods[5].QoS)
 			}
 		})
 	}

@@ -36,6 +36,35 @@ type Pod struct {
 	Deletion  int64    `json:"deletion"`
 	Scheduled int64    `json:"scheduled"`
 	Priority  int      `json:"priority,omitempty"`
+
+	// Job groups the pods of one job (the Google trace's job id); 0: none.
+	Job int64 `json:"job,omitempty"`
+	// DistinctNode is the Google trace's different-machine constraint:
+	// the pod never shares a machine with another running pod of its Job
+	// (nor does another pod of the Job join it).
+	DistinctNode bool `json:"distinctNode,omitempty"`
+	// RunsFor says the pod ends on its own after running Runtime seconds
+	// (a Google task that finished or failed after the trace scheduled
+	// it): replay ends it that long after it starts, wherever the
+	// simulator started it. Otherwise it ends at Deletion (a kill, an
+	// eviction, or a time the trace gives as such).
+	RunsFor bool  `json:"runsFor,omitempty"`
+	Runtime int64 `json:"runtime,omitempty"`
+	// CarriedOver marks a pod the trace shows already pending or running
+	// when its window begins (its first event is not a submission): it
+	// is created at the window's start and kept out of pending times.
+	CarriedOver bool `json:"carriedOver,omitempty"`
+	// Updates change the pod's request while it lives, in time order.
+	Updates []Update `json:"updates,omitempty"`
+}
+
+// Update is a change of a pod's request (a Google UPDATE_PENDING or
+// UPDATE_RUNNING event) at Time.
+type Update struct {
+	Time      int64 `json:"time"`
+	CPUMilli  int64 `json:"cpuMilli"`
+	MemoryMiB int64 `json:"memoryMiB"`
+	Priority  int   `json:"priority,omitempty"`
 }
 
 // GPURequestMilli is the pod's total GPU request in milli-GPU: GPUMilli for a
