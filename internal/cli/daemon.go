@@ -18,6 +18,7 @@ import (
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
+	"github.com/strata-dev/strata/internal/spec"
 )
 
 type serverFlags struct {
@@ -136,6 +137,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 			return cfg, failf("--label %q: want key=value", l)
 		}
 		cfg.Labels[k] = v
+	}
+	// The server refuses a registration with a bad name or label; say so
+	// now rather than retry it for ever.
+	if cfg.Name != "" {
+		if problem := spec.CheckID(cfg.Name); problem != "" {
+			return cfg, failf("--name %q: %s", cfg.Name, problem)
+		}
+	}
+	for k, v := range cfg.Labels {
+		if problem := spec.CheckLabelKey(k); problem != "" {
+			return cfg, failf("--label %q: %s", k, problem)
+		}
+		if problem := spec.CheckLabelValue(v); problem != "" {
+			return cfg, failf("--label %s=%q: %s", k, v, problem)
+		}
 	}
 	var err error
 	if s := pick(f.cpuTotal, file.CPUTotal); s != "" {
