@@ -137,7 +137,10 @@ func printable(s string) bool {
 // workload, independently of how the parser enforces them.
 func checkWorkloadBounds(t *testing.T, w *api.Workload) {
 	t.Helper()
-	fail := func(format string, args ...any) { t.Helper(); t.Fatalf("accepted workload breaks a bound: "+format, args...) }
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("accepted workload breaks a bound: "+format, args...)
+	}
 	noNUL := func(what, s string) {
 		if strings.IndexByte(s, 0) >= 0 {
 			fail("%s %q holds a NUL", what, s)
