@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -17,7 +16,7 @@ import (
 // startDev starts `strata dev` on dir and waits for its node to be ready.
 func (c *cell) startDev(dir, httpAddr string) {
 	c.t.Helper()
-	c.server = &proc{log: &bytes.Buffer{}}
+	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--data-dir", dir, "--http-addr", httpAddr)
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
 	if err := c.server.cmd.Start(); err != nil {
