@@ -387,3 +387,27 @@ func TestLostQuorum(t *testing.T) {
 		t.Fatalf("stale raft configuration without a quorum: %+v %v", conf, err)
 	}
 }
+
+// TestForwardedRequestsOutliveTheAPITimeouts: a blocking query that waits
+// longer than the API's write timeout, sent to a follower, is answered when
+// its wait ends rather than cut by the follower's own timeouts.
+func TestForwardedRequestsOutliveTheAPITimeouts(t *testing.T) {
+	t.Parallel()
+	c := servertest.Start(t, 3, func(_ int, cfg *server.Config) {
+		cfg.HTTP.WriteTimeout = 300 * time.Millisecond
+		cfg.HTTP.ReadTimeout = 300 * time.Millisecond
+	})
+	l := c.Leader()
+	f := c.Follower(l)
+	follower := api.NewClient(c.Addr(f))
+	_, meta, err := follower.Nodes(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower.RetryFor = time.Millisecond // one attempt: a cut answer must not be retried away
+	start := time.Now()
+	_, _, err = follower.Nodes(context.Background(), &api.Query{Index: meta.Index, Wait: 1500 * time.Millisecond})
+	if took := time.Since(start); err != nil || took < 1400*time.Millisecond {
+		t.Fatalf("a 1.5s blocking query through a follower with a 300ms write timeout: %v after %v", err, took)
+	}
+}

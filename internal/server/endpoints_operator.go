@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httplimit"
 )
 
 // maxSnapshotBytes bounds an uploaded snapshot (it is spooled to disk).
@@ -73,7 +74,9 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
 	snap := s.State().Snapshot()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set(indexHeader, fmt.Sprint(max(snap.Index(), 1)))
-	if _, err := writeSnapshotFile(w, snap, s.cfg.DataDir, s.cfg.Now()); err != nil {
+	// As long as the client keeps reading: a large state takes a while.
+	out := httplimit.Stream(w, s.cfg.HTTP.WithDefaults().WriteTimeout)
+	if _, err := writeSnapshotFile(out, snap, s.cfg.DataDir, s.cfg.Now()); err != nil {
 		// Headers may be gone already; the client's checksum catches a cut file.
 		s.logger.Error("snapshot save", "err", err)
 		s.fail(w, err)
@@ -85,6 +88,7 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
 // and sends it to every follower. The file is checked completely first;
 // a bad one is refused with 400 and changes nothing.
 func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) {
+	httplimit.Extend(w, snapshotTransfer) // the API's read timeout would cut a large upload
 	v, err := readSnapshotFile(http.MaxBytesReader(w, r.Body, maxSnapshotBytes), s.cfg.DataDir)
 	if err != nil {
 		if errors.Is(err, ErrBadSnapshot) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/serverport"
 )
 
@@ -242,6 +243,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, addr raft.Serve
 		s.fail(w, fmt.Errorf("%w: no leader elected yet", ErrNotLeader))
 		return nil
 	}
+	out := s.extendForward(w, r)
 	var unreachable error
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -268,9 +270,52 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, addr raft.Serve
 				fmt.Sprintf("the leader at %s did not answer (%v); a write may or may not have been applied", addr, err))
 		},
 	}
-	proxy.ServeHTTP(w, r)
+	proxy.ServeHTTP(out, r)
 	if last {
 		return nil
 	}
 	return unreachable
 }
+
+// snapshotTransfer bounds the upload or download of a snapshot file.
+const snapshotTransfer = time.Hour
+
+// extendForward gives a forwarded request the time the leader will give it
+// (the API's timeouts would cut it short here first): a blocking query its
+// wait, a snapshot upload its transfer; and it returns the writer to relay
+// the answer through: streams (a followed log, a snapshot download) keep
+// their write deadline one write timeout ahead of each write.
+func (s *Server) extendForward(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodPut && r.URL.Path == "/v1/operator/snapshot":
+		httplimit.Extend(w, snapshotTransfer)
+	case isRead(r) && (strings.HasSuffix(r.URL.Path, "/logs") && q.Get("follow") == "true" || r.URL.Path == "/v1/operator/snapshot"):
+		return &streamingResponse{ResponseWriter: w, rc: http.NewResponseController(w), perWrite: s.cfg.HTTP.WithDefaults().WriteTimeout}
+	case isRead(r):
+		if _, wait, err := blockingParams(r); err == nil && wait > 0 {
+			s.cfg.HTTP.ExtendBy(w, wait)
+		}
+	}
+	return w
+}
+
+// streamingResponse relays a stream of unbounded length: before each write
+// it sets the write deadline perWrite ahead, so a client that keeps reading
+// keeps the stream (httplimit.Stream, as an http.ResponseWriter).
+type streamingResponse struct {
+	http.ResponseWriter
+	rc       *http.ResponseController
+	perWrite time.Duration
+}
+
+func (s *streamingResponse) Write(p []byte) (int, error) {
+	if s.perWrite > 0 {
+		s.rc.SetWriteDeadline(time.Now().Add(s.perWrite))
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController (the proxy's flushes) reach the
+// connection.
+func (s *streamingResponse) Unwrap() http.ResponseWriter { return s.ResponseWriter }

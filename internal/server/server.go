@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -56,6 +57,9 @@ type Config struct {
 	// Now is the clock; default time.Now. Only the leader's proposal path
 	// reads it, never the FSM.
 	Now func() time.Time
+	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
+	// zero fields take the defaults.
+	HTTP httplimit.Config
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
@@ -154,10 +158,12 @@ func New(cfg Config) (*Server, error) {
 	// The API listens at once, but answers nothing from the state until the
 	// FSM has applied everything committed (readiness): /v1/status/* says
 	// how far it is.
-	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = httplimit.NewServer(s.routes(), cfg.HTTP)
 	if port := s.raft.port; port != nil {
 		s.peerHTTP = newPeerHTTP(port)
-		s.peerSrv = &http.Server{Handler: s.peerRoutes(), ReadHeaderTimeout: 10 * time.Second}
+		// The server port has the API's timeouts but no per-client caps: a
+		// follower forwards all its clients' requests over its connections.
+		s.peerSrv = httplimit.NewServer(s.peerRoutes(), cfg.HTTP)
 		s.wg.Add(2)
 		go func() {
 			defer s.wg.Done()
@@ -173,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
