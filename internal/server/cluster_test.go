@@ -204,16 +204,14 @@ func TestServerJoinsRunningCell(t *testing.T) {
 	register(t, api.NewClient(c.Addr(l)), "before")
 	cfg := server.Config{DataDir: t.TempDir(), HTTPAddr: servertest.FreeAddr(t), RaftAddr: servertest.FreeAddr(t),
 		Join: []string{c.Configs[2].RaftAddr}, HeartbeatTTL: time.Hour, Workers: 1, Logger: servertest.Logger().With("server", 4)}
-	c.Configs = append(c.Configs, cfg)
-	c.Servers = append(c.Servers, nil)
-	c.StartServer(3)
+	added := c.Add(cfg)
 	servertest.Eventually(t, 20*time.Second, "4 voters", func() error {
 		if v := voters(t, c); len(v) != 4 {
 			return fmt.Errorf("%+v", v)
 		}
 		return nil
 	})
-	waitStaleNames(t, c, 3, "before")
+	waitStaleNames(t, c, added, "before")
 }
 
 // TestWipedServerRejoins: a follower whose data dir is lost comes back
@@ -370,6 +368,7 @@ func TestLostQuorum(t *testing.T) {
 	c := servertest.Start(t, 3, nil)
 	l := c.Leader()
 	survivor := c.Follower(l)
+	c.WaitReady(survivor)
 	for i := range c.Servers {
 		if i != survivor {
 			c.Stop(i)

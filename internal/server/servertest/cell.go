@@ -5,11 +5,14 @@ package servertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,12 +57,8 @@ func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 		raftAddrs[i] = FreeAddr(t)
 	}
 	for i := range n {
-		var join []string
-		if i > 0 {
-			join = []string{raftAddrs[0]}
-		}
 		cfg := server.Config{DataDir: t.TempDir(), HTTPAddr: FreeAddr(t), RaftAddr: raftAddrs[i],
-			BootstrapExpect: n, Join: join, HeartbeatTTL: time.Hour, Workers: 1,
+			BootstrapExpect: n, HeartbeatTTL: time.Hour, Workers: 1,
 			Logger: Logger().With("server", i+1)}
 		if tweak != nil {
 			tweak(i, &cfg)
@@ -67,7 +66,10 @@ func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 		c.Configs = append(c.Configs, cfg)
 	}
 	for i := range n {
-		c.StartServer(i)
+		if i > 0 {
+			c.Configs[i].Join = []string{c.Configs[0].RaftAddr}
+		}
+		c.firstStart(i)
 	}
 	t.Cleanup(func() {
 		for i := range c.Servers {
@@ -75,6 +77,35 @@ func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 		}
 	})
 	return c
+}
+
+// firstStart starts server i for the first time. A port picked free a
+// moment ago may have been taken since (by any process's outgoing
+// connection): then the server gets new ones.
+func (c *Cell) firstStart(i int) {
+	c.t.Helper()
+	for try := 0; ; try++ {
+		s, err := server.New(c.Configs[i])
+		if err == nil {
+			c.Servers[i] = s
+			return
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 5 {
+			c.t.Fatalf("start server %d: %v", i+1, err)
+		}
+		c.Configs[i].HTTPAddr, c.Configs[i].RaftAddr = FreeAddr(c.t), FreeAddr(c.t)
+	}
+}
+
+// Add starts one more server with cfg (say, one that joins the running
+// cell) and returns its index.
+func (c *Cell) Add(cfg server.Config) int {
+	c.t.Helper()
+	c.Configs = append(c.Configs, cfg)
+	c.Servers = append(c.Servers, nil)
+	i := len(c.Servers) - 1
+	c.firstStart(i)
+	return i
 }
 
 // StartServer starts (or restarts, on its data dir) server i.
@@ -93,6 +124,23 @@ func (c *Cell) Stop(i int) {
 		c.Servers[i].Close()
 		c.Servers[i] = nil
 	}
+}
+
+// WaitReady waits until server i serves from its state (GET
+// /v1/status/ready answers 200).
+func (c *Cell) WaitReady(i int) {
+	c.t.Helper()
+	Eventually(c.t, 30*time.Second, fmt.Sprintf("server %d ready", i+1), func() error {
+		resp, err := http.Get(c.Addr(i) + "/v1/status/ready")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s", resp.Status)
+		}
+		return nil
+	})
 }
 
 // Addr is server i's HTTP base URL.
