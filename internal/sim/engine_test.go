@@ -315,3 +315,71 @@ func TestReplayUpdates(t *testing.T) {
 		t.Fatalf("final CPU %.2f%%", r.CPUAlloc)
 	}
 }
+
+// firstFitBatcher is a BatchPlacer that puts each pod of a run on the
+// first node with room for it (counting the run's earlier pods) and
+// records the runs it was handed.
+type firstFitBatcher struct{ runs [][]string }
+
+func (f *firstFitBatcher) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement, bool) {
+	pls := f.PlaceAll(c, []*trace.Pod{p})
+	if len(pls) == 0 {
+		return cluster.Placement{}, false
+	}
+	return pls[0], true
+}
+
+func (f *firstFitBatcher) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Placement {
+	var names []string
+	used := map[int]int64{}
+	var out []cluster.Placement
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	f.runs = append(f.runs, names)
+	for _, p := range pods {
+		node := -1
+		for i := 0; i < c.NumNodes() && node < 0; i++ {
+			if c.Fits(i, p) && c.Node(i).CPUFree-used[i] >= p.CPUMilli {
+				node = i
+			}
+		}
+		if node < 0 {
+			return out
+		}
+		used[node] += p.CPUMilli
+		out = append(out, cluster.PlacementFor(node, p, 0))
+	}
+	return out
+}
+
+// TestBatchPlacerGetsRunsInQueueOrder: a BatchPlacer is handed the waiting
+// pods of one request as runs in queue order — higher priority first, pods
+// that joined in the same second together — and a run that does not all
+// fit puts its class to sleep until room frees.
+func TestBatchPlacerGetsRunsInQueueOrder(t *testing.T) {
+	nodes := []trace.Node{{Name: "a", CPUMilli: 10000, MemoryMiB: 1 << 20}}
+	pod := func(name string, prio int, created, deleted int64) trace.Pod {
+		return trace.Pod{Name: name, CPUMilli: 1000, MemoryMiB: 1, Priority: prio, Creation: created, Deletion: deleted}
+	}
+	pods := []trace.Pod{
+		pod("a1", 0, 0, 5), pod("b1", 9, 0, trace.Absent), pod("a2", 0, 0, trace.Absent), pod("b2", 9, 0, trace.Absent),
+		pod("a3", 0, 0, trace.Absent), pod("a4", 0, 1, trace.Absent), pod("a5", 0, 1, trace.Absent),
+		pod("a6", 0, 1, trace.Absent), pod("a7", 0, 1, trace.Absent), pod("a8", 0, 1, trace.Absent),
+		pod("a9", 0, 1, trace.Absent),
+	}
+	f := &firstFitBatcher{}
+	r := run(t, sim.Config{Nodes: nodes, Pods: pods, Mode: sim.ModeReplay, Placer: f})
+	want := [][]string{
+		{"b1", "b2"},                         // t=0: priority 9 first
+		{"a1", "a2", "a3"},                   // then priority 0, file order within the second
+		{"a4", "a5", "a6", "a7", "a8", "a9"}, // t=1: 5 of 6 fit; the class sleeps
+		{"a9"},                               // t=5: a1 ends, a9 fits
+	}
+	if !reflect.DeepEqual(f.runs, want) {
+		t.Fatalf("runs %v\nwant %v", f.runs, want)
+	}
+	if r.Placed != 11 || r.Waiting != 0 || r.Pending.Max != 4 {
+		t.Fatalf("placed %d, waiting %d, pending %+v", r.Placed, r.Waiting, r.Pending)
+	}
+}

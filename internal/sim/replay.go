@@ -44,7 +44,9 @@ type replayer struct {
 	gained      []int32 // nodes that gained room since the last pass
 	gainedMark  []bool
 	now         int64
-	podOf       []int32 // AllocID -> pod index
+	podOf       []int32      // AllocID -> pod index
+	run         []int        // scratch: a run of pods for a BatchPlacer
+	runPods     []*trace.Pod // their requests
 	// walk makes every pass try every waiting pod in queue order, the
 	// plain algorithm the wait queue's classes must agree with (tests).
 	walk bool
@@ -191,7 +193,7 @@ func (r *replayer) handle(ev event) error {
 func (r *replayer) enqueue(i int) {
 	p := &r.pods[i]
 	r.state[i] = podWaiting
-	r.wait.push(i, p, r.constrained[p.Job])
+	r.wait.push(i, p, r.constrained[p.Job], r.now)
 	r.waiting++
 }
 
@@ -288,6 +290,10 @@ func (r *replayer) pass() error {
 		r.wait.wake(r.c, int(i), r.pods)
 	}
 	r.gained = r.gained[:0]
+	batcher, _ := r.placer.(cluster.BatchPlacer)
+	if r.cfg.Explain != "" {
+		batcher = nil // explanations are per pod
+	}
 	for {
 		if err := r.stopped(); err != nil {
 			return err
@@ -295,6 +301,12 @@ func (r *replayer) pass() error {
 		class, i, ok := r.wait.next()
 		if !ok {
 			return nil
+		}
+		if batcher != nil {
+			if err := r.startRun(batcher, class); err != nil {
+				return err
+			}
+			continue
 		}
 		placed, err := r.start(i)
 		if err != nil {
@@ -308,13 +320,46 @@ func (r *replayer) pass() error {
 	}
 }
 
+// maxRun bounds how many pods one BatchPlacer decision places.
+const maxRun = 1024
+
+// startRun hands a BatchPlacer the waiting pods of class that come next in
+// queue order, as one decision, and starts those it placed; the class
+// sleeps when some did not fit.
+func (r *replayer) startRun(b cluster.BatchPlacer, class *waitClass) error {
+	r.run = r.wait.run(class, maxRun, r.run[:0])
+	r.runPods = r.runPods[:0]
+	for _, i := range r.run {
+		r.runPods = append(r.runPods, &r.pods[i])
+	}
+	pls := b.PlaceAll(r.c, r.runPods)
+	for k, pl := range pls {
+		id, err := r.commit(r.runPods[k], pl)
+		if err != nil {
+			return err
+		}
+		r.started(r.run[k], id)
+	}
+	r.wait.placedRun(class, len(pls))
+	if len(pls) < len(r.run) && class.heapAt >= 0 {
+		r.wait.failed(class) // its first waiting pod fits nowhere now
+	}
+	return nil
+}
+
 // start places waiting pod i now if some node takes it.
 func (r *replayer) start(i int) (bool, error) {
-	p := &r.pods[i]
-	id, ok, err := r.place(p)
+	id, ok, err := r.place(&r.pods[i])
 	if err != nil || !ok {
 		return false, err
 	}
+	r.started(i, id)
+	return true, nil
+}
+
+// started records that waiting pod i runs as allocation id.
+func (r *replayer) started(i int, id cluster.AllocID) {
+	p := &r.pods[i]
 	r.alloc[i], r.state[i] = id, podRunning
 	r.waiting--
 	r.running++
@@ -332,7 +377,6 @@ func (r *replayer) start(i int) (bool, error) {
 			r.waits = append(r.waits, waitTime{seconds: float64(r.now - max(p.Creation, 0)), priority: p.Priority})
 		}
 	}
-	return true, nil
 }
 
 // walkPass is the pass as plainly as it can be done: every waiting pod, in

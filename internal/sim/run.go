@@ -156,11 +156,17 @@ func (e *engine) place(p *trace.Pod) (cluster.AllocID, bool, error) {
 	if !ok {
 		return -1, false, nil
 	}
+	id, err := e.commit(p, pl)
+	return id, err == nil, err
+}
+
+// commit assigns a placement the placer made.
+func (e *engine) commit(p *trace.Pod, pl cluster.Placement) (cluster.AllocID, error) {
 	id, err := e.c.Assign(p, pl)
 	if err != nil {
-		return -1, false, fmt.Errorf("policy %s placed %s badly: %w", e.res.Policy, p.Name, err)
+		return -1, fmt.Errorf("policy %s placed %s badly: %w", e.res.Policy, p.Name, err)
 	}
-	return id, true, nil
+	return id, nil
 }
 
 // explain records why p went where it did, before the cluster changes.

@@ -34,9 +34,11 @@ type waitQueue struct {
 	awake   awakeHeap
 	asleep  []*waitClass
 	seq     uint64
-	// per pod: the class it waits in (nil: not waiting) and its place
-	in  []*waitClass
-	pos []uint64
+	// per pod: the class it waits in (nil: not waiting), its place, and
+	// the virtual time it joined the queue
+	in     []*waitClass
+	pos    []uint64
+	joined []int64
 }
 
 // classKey is what decides which nodes a pod fits.
@@ -64,7 +66,7 @@ type waitClass struct {
 }
 
 func newWaitQueue(pods int) *waitQueue {
-	return &waitQueue{classes: map[classKey]*waitClass{}, in: make([]*waitClass, pods), pos: make([]uint64, pods)}
+	return &waitQueue{classes: map[classKey]*waitClass{}, in: make([]*waitClass, pods), pos: make([]uint64, pods), joined: make([]int64, pods)}
 }
 
 func keyOf(p *trace.Pod, constrained bool) classKey {
@@ -81,9 +83,11 @@ func keyOf(p *trace.Pod, constrained bool) classKey {
 // waiting reports whether pod i waits.
 func (q *waitQueue) waiting(i int) bool { return q.in[i] != nil }
 
-// push queues pod i (with request p) behind every pod queued before it.
-func (q *waitQueue) push(i int, p *trace.Pod, constrained bool) {
+// push queues pod i (with request p) at time now, behind every pod queued
+// before it.
+func (q *waitQueue) push(i int, p *trace.Pod, constrained bool, now int64) {
 	q.seq++
+	q.joined[i] = now
 	q.insert(i, keyOf(p, constrained), q.seq)
 }
 
@@ -222,6 +226,53 @@ func (q *waitQueue) next() (*waitClass, int, bool) {
 // next pod, or is dropped when it has none.
 func (q *waitQueue) placed(c *waitClass) {
 	q.advance(c)
+	if _, ok := q.first(c); !ok {
+		q.drop(c)
+		return
+	}
+	heap.Fix(&q.awake, c.heapAt)
+}
+
+// run lists, into, up to limit waiting pods of class c (the awake class
+// that comes first), from its first, for one decision of a BatchPlacer:
+// those ahead of the first pod of every other awake class, where pods of
+// one priority that joined the queue at the same second count as
+// simultaneous (their order is the trace file's, which the server, whose
+// workers take evaluations in parallel, does not keep either). (A runner-up
+// whose first entries have left may end the run early; that is only a
+// shorter run.)
+func (q *waitQueue) run(c *waitClass, limit int, into []int) []int {
+	var bound *waitEntry
+	boundPriority := 0
+	for _, k := range []int{1, 2} {
+		if k < len(q.awake) {
+			o := q.awake[k]
+			e := &o.pods[o.head]
+			if bound == nil || o.priority > boundPriority || (o.priority == boundPriority && e.seq < bound.seq) {
+				bound, boundPriority = e, o.priority
+			}
+		}
+	}
+	for k := c.head; k < len(c.pods) && len(into) < limit; k++ {
+		e := c.pods[k]
+		if bound != nil && boundPriority == c.priority && q.joined[bound.pod] < q.joined[e.pod] {
+			break
+		}
+		if q.in[e.pod] == c && q.pos[e.pod] == e.seq {
+			into = append(into, int(e.pod))
+		}
+	}
+	return into
+}
+
+// placedRun records that the first n waiting pods of c were placed.
+func (q *waitQueue) placedRun(c *waitClass, n int) {
+	for ; n > 0; n-- {
+		if _, ok := q.first(c); !ok {
+			break
+		}
+		q.advance(c)
+	}
 	if _, ok := q.first(c); !ok {
 		q.drop(c)
 		return

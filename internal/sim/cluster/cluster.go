@@ -47,6 +47,17 @@ type Placer interface {
 	Place(c *Cluster, p *trace.Pod) (Placement, bool)
 }
 
+// BatchPlacer is implemented by placers that decide for several pods of
+// one request at once, the way the server's scheduler places the replicas
+// of one workload in one evaluation. PlaceAll returns placements for a
+// prefix of pods, in order, each made as if the ones before it were
+// already assigned: the pods after that prefix fit nowhere. Like Place it
+// must not modify the cluster.
+type BatchPlacer interface {
+	Placer
+	PlaceAll(c *Cluster, pods []*trace.Pod) []Placement
+}
+
 // NodeState is one node's capacity and what is left of it. Policies read it
 // through Cluster.Node and must treat it as read-only.
 type NodeState struct {
