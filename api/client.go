@@ -18,8 +18,9 @@ import (
 // DefaultAddr is where the CLI looks for a server when $STRATA_ADDR is unset.
 const DefaultAddr = "http://127.0.0.1:4680"
 
-// ErrNodeUnknown is returned by Heartbeat when the server does not know the
-// node (its state was lost or it never registered): the agent re-registers.
+// ErrNodeUnknown is returned by Heartbeat and NodeAllocations when the
+// server does not know the node (its state was lost or it never
+// registered): the agent re-registers.
 var ErrNodeUnknown = errors.New("node unknown to server")
 
 // Error is a non-2xx answer from the server.
@@ -270,6 +271,10 @@ func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
 func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, uint64, error) {
 	var out []*Allocation
 	m, err := c.get(ctx, "/v1/agent/nodes/"+url.PathEscape(nodeID)+"/allocations", &Query{Index: minIndex, Wait: wait}, &out)
+	var e *Error
+	if errors.As(err, &e) && e.Code == "node-unknown" {
+		return nil, 0, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
+	}
 	return out, m.Index, err
 }
 

@@ -35,10 +35,26 @@ type Evaluation struct {
 	Failures []GroupFailure `json:"failures,omitempty"`
 	// Explanations say, per group placed or tried, what the scheduler saw.
 	Explanations []Explanation `json:"explanations,omitempty"`
+	// Attempts records the scheduler's inputs for each attempt at this
+	// evaluation (newest last, at most MaxEvalAttempts), so that any plan it
+	// committed can be replayed exactly.
+	Attempts []ScheduleAttempt `json:"attempts,omitempty"`
 
 	CreateTime  time.Time `json:"createTime"`
 	CreateIndex uint64    `json:"createIndex"`
 	ModifyIndex uint64    `json:"modifyIndex"`
+}
+
+// MaxEvalAttempts bounds Evaluation.Attempts.
+const MaxEvalAttempts = 16
+
+// ScheduleAttempt is what the scheduler was given for one attempt: the
+// seed of its node order, the nonce of its allocation ids (random per
+// attempt, so ids are never reused) and the state index it read.
+type ScheduleAttempt struct {
+	Seed          int64  `json:"seed"`
+	IDNonce       uint64 `json:"idNonce"`
+	SnapshotIndex uint64 `json:"snapshotIndex"`
 }
 
 // GroupFailure says why some instances of a group could not be placed.

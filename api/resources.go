@@ -1,7 +1,16 @@
 package api
 
+import "math"
+
 // Resources is a vector of schedulable quantities. Every dimension is an
 // integer in its smallest unit so that arithmetic is exact and comparable.
+//
+// Quantities are bounded where they enter the cell (internal/resources.Limits,
+// checked by the workload parser and the node registration), so sums of
+// them stay far inside int64. The arithmetic here does not rely on that
+// alone: Add and Sub saturate instead of wrapping, so an overflowing request
+// reads as larger than any capacity rather than negative, and AddChecked
+// reports an overflow for sums that must be exact (invariant 6).
 type Resources struct {
 	CPUMilli    int64 `json:"cpuMilli,omitempty"`    // CPU in millicores (1000 = one core)
 	MemoryBytes int64 `json:"memoryBytes,omitempty"` // RAM in bytes
@@ -11,9 +20,36 @@ type Resources struct {
 	NetMbps     int64 `json:"netMbps,omitempty"`     // NIC bandwidth in megabits per second
 }
 
-// Add returns r + o.
+// Add returns r + o, each dimension saturating at the int64 range.
 func (r Resources) Add(o Resources) Resources {
 	return Resources{
+		CPUMilli:    addSat(r.CPUMilli, o.CPUMilli),
+		MemoryBytes: addSat(r.MemoryBytes, o.MemoryBytes),
+		DiskBytes:   addSat(r.DiskBytes, o.DiskBytes),
+		GPUs:        addSat(r.GPUs, o.GPUs),
+		GPUMilli:    addSat(r.GPUMilli, o.GPUMilli),
+		NetMbps:     addSat(r.NetMbps, o.NetMbps),
+	}
+}
+
+// Sub returns r - o, each dimension saturating at the int64 range.
+func (r Resources) Sub(o Resources) Resources {
+	return Resources{
+		CPUMilli:    subSat(r.CPUMilli, o.CPUMilli),
+		MemoryBytes: subSat(r.MemoryBytes, o.MemoryBytes),
+		DiskBytes:   subSat(r.DiskBytes, o.DiskBytes),
+		GPUs:        subSat(r.GPUs, o.GPUs),
+		GPUMilli:    subSat(r.GPUMilli, o.GPUMilli),
+		NetMbps:     subSat(r.NetMbps, o.NetMbps),
+	}
+}
+
+// AddChecked returns r + o and true, or false when a dimension's sum does
+// not fit an int64: for sums that must stay exact, such as a node's
+// incremental accounting, where a saturated value could never be
+// subtracted again.
+func (r Resources) AddChecked(o Resources) (Resources, bool) {
+	sum := Resources{
 		CPUMilli:    r.CPUMilli + o.CPUMilli,
 		MemoryBytes: r.MemoryBytes + o.MemoryBytes,
 		DiskBytes:   r.DiskBytes + o.DiskBytes,
@@ -21,18 +57,74 @@ func (r Resources) Add(o Resources) Resources {
 		GPUMilli:    r.GPUMilli + o.GPUMilli,
 		NetMbps:     r.NetMbps + o.NetMbps,
 	}
+	ok := !overflows(r.CPUMilli, o.CPUMilli, sum.CPUMilli) &&
+		!overflows(r.MemoryBytes, o.MemoryBytes, sum.MemoryBytes) &&
+		!overflows(r.DiskBytes, o.DiskBytes, sum.DiskBytes) &&
+		!overflows(r.GPUs, o.GPUs, sum.GPUs) &&
+		!overflows(r.GPUMilli, o.GPUMilli, sum.GPUMilli) &&
+		!overflows(r.NetMbps, o.NetMbps, sum.NetMbps)
+	return sum, ok
 }
 
-// Sub returns r - o.
-func (r Resources) Sub(o Resources) Resources {
-	return Resources{
-		CPUMilli:    r.CPUMilli - o.CPUMilli,
-		MemoryBytes: r.MemoryBytes - o.MemoryBytes,
-		DiskBytes:   r.DiskBytes - o.DiskBytes,
-		GPUs:        r.GPUs - o.GPUs,
-		GPUMilli:    r.GPUMilli - o.GPUMilli,
-		NetMbps:     r.NetMbps - o.NetMbps,
+// overflows reports whether s, the wrapped sum a + b, overflowed: the sum
+// moved away from a in the direction opposite to b's sign.
+func overflows(a, b, s int64) bool { return (s > a) != (b > 0) }
+
+func addSat(a, b int64) int64 {
+	s := a + b
+	if overflows(a, b, s) {
+		if b > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
 	}
+	return s
+}
+
+func subSat(a, b int64) int64 {
+	s := a - b
+	if (s < a) != (b > 0) { // overflowed
+		if b > 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return s
+}
+
+// WholeCores returns how many whole cores milli millicores round up to,
+// and those cores in millicores, saturating at math.MaxInt64: what an
+// exclusive-cores request is charged. (milli+999)/1000 would wrap for a
+// request near the int64 edge and charge one core.
+func WholeCores(milli int64) (cores, rounded int64) {
+	cores = milli / 1000
+	if milli%1000 > 0 {
+		cores++
+	}
+	if cores > math.MaxInt64/1000 {
+		return cores, math.MaxInt64
+	}
+	return cores, cores * 1000
+}
+
+// Negative returns the first dimension of r below zero, or "". No request
+// and no capacity is ever negative.
+func (r Resources) Negative() string {
+	switch {
+	case r.CPUMilli < 0:
+		return "cpu"
+	case r.MemoryBytes < 0:
+		return "memory"
+	case r.DiskBytes < 0:
+		return "disk"
+	case r.GPUs < 0:
+		return "gpu"
+	case r.GPUMilli < 0:
+		return "gpuMilli"
+	case r.NetMbps < 0:
+		return "bandwidth"
+	}
+	return ""
 }
 
 // Exceeds reports the first dimension in which r is larger than limit, or ""

@@ -152,6 +152,16 @@ func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) error {
 	return err
 }
 
+// NodeAllocations maps the server's "node unknown" to the agent's, so a
+// watch of a node the server forgot re-registers it.
+func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {
+	allocs, index, err := a.Client.NodeAllocations(ctx, nodeID, minIndex, wait)
+	if errors.Is(err, api.ErrNodeUnknown) {
+		return nil, 0, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
+	}
+	return allocs, index, err
+}
+
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
 // millicores (4000), anything else is cores (4, 0.5, 500m).
 func parseCPUTotal(s string) (int64, error) {

@@ -15,6 +15,14 @@
 // in milli-GPU: the GPU capacity a random task from the workload could not
 // use. Like the paper, it considers CPU and GPU only, not memory.
 //
+// It also holds the mathematics of the policies built on the measure, once
+// (step.go): FGD's step — the whole 0..100 score of a node's fragmentation
+// decrease for one more task, and the GPU a share takes (Distribution.Step)
+// — and FGD+'s CPU-aware second key (CPUKey, CPUPerGPU). The simulator's
+// paper-faithful FGD and FGD+ and the server's fgd plugin are adapters
+// that call them with their own node and task types; a new policy on the
+// measure builds on them too.
+//
 // A Distribution is immutable once bound (Bind) and then safe for
 // concurrent use; the package holds no global state.
 package frag

@@ -239,21 +239,5 @@ func (d *Distribution) BoundTo(models []string) bool {
 // when Bind knew the model, otherwise each type's spec is checked directly
 // (a model the distribution was not bound to is never an error).
 func (d *Distribution) FragOf(model string, cpuFree int64, gpuFree []int64) float64 {
-	if id := d.ModelID(model); id >= 0 {
-		return d.Frag(id, cpuFree, gpuFree)
-	}
-	var idle int64
-	for _, f := range gpuFree {
-		idle += f
-	}
-	if idle == 0 {
-		return 0
-	}
-	var frag float64
-	for t := range d.Types {
-		ty := &d.Types[t]
-		accepts := model != "" && (len(ty.Spec) == 0 || slices.Contains(ty.Spec, model))
-		frag += ty.Weight * float64(ty.unusable(accepts, cpuFree, gpuFree, idle))
-	}
-	return frag
+	return d.NodeFrag(&Node{ModelID: d.ModelID(model), Model: model, CPUFree: cpuFree, GPUFree: gpuFree})
 }

@@ -12,7 +12,7 @@ var formatUnits = []struct {
 	name string
 	size int64
 }{
-	{"TiB", TiB}, {"TB", TB}, {"GiB", GiB}, {"GB", GB},
+	{"PiB", PiB}, {"PB", PB}, {"TiB", TiB}, {"TB", TB}, {"GiB", GiB}, {"GB", GB},
 	{"MiB", MiB}, {"MB", MB}, {"KiB", KiB}, {"KB", KB},
 }
 
@@ -34,7 +34,7 @@ func formatUnsigned(b uint64) string {
 			continue
 		}
 		whole, rem := b/size, b%size
-		// rem < 2^40, so rem*1000 cannot overflow. A fraction is only worth
+		// rem < 2^50, so rem*1000 cannot overflow. A fraction is only worth
 		// showing on a short mantissa: "1073741.825KB" helps nobody.
 		if rem != 0 && (whole >= 1000 || rem*1000%size != 0) {
 			continue

@@ -25,7 +25,8 @@ func TestFormatBytes(t *testing.T) {
 		{1<<30 + 1024, "1048577KiB"},
 		{-(64 << 20), "-64MiB"},
 		{math.MaxInt64, "9223372036854775807B"},
-		{math.MinInt64, "-8388608TiB"},
+		{math.MinInt64, "-8192PiB"},
+		{1 << 50, "1PiB"}, {3 * PB, "3PB"},
 	}
 	for _, tt := range tests {
 		if got := FormatBytes(tt.in); got != tt.want {

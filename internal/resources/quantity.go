@@ -16,11 +16,13 @@ const (
 	MiB int64 = 1 << 20
 	GiB int64 = 1 << 30
 	TiB int64 = 1 << 40
+	PiB int64 = 1 << 50
 
 	KB int64 = 1e3
 	MB int64 = 1e6
 	GB int64 = 1e9
 	TB int64 = 1e12
+	PB int64 = 1e15
 )
 
 // byteUnits maps every accepted byte suffix to its multiplier. Suffixes are
@@ -28,9 +30,9 @@ const (
 // by some users and milli by others; "k" is unambiguous.
 var byteUnits = map[string]int64{
 	"": 1, "B": 1,
-	"Ki": KiB, "KiB": KiB, "Mi": MiB, "MiB": MiB, "Gi": GiB, "GiB": GiB, "Ti": TiB, "TiB": TiB,
+	"Ki": KiB, "KiB": KiB, "Mi": MiB, "MiB": MiB, "Gi": GiB, "GiB": GiB, "Ti": TiB, "TiB": TiB, "Pi": PiB, "PiB": PiB,
 	"K": KB, "KB": KB, "k": KB, "kB": KB,
-	"M": MB, "MB": MB, "G": GB, "GB": GB, "T": TB, "TB": TB,
+	"M": MB, "MB": MB, "G": GB, "GB": GB, "T": TB, "TB": TB, "P": PB, "PB": PB,
 }
 
 // bandwidthUnits maps lower-cased bandwidth suffixes to a multiplier and a
@@ -70,7 +72,7 @@ func ParseBytes(s string) (int64, error) {
 	}
 	mul, ok := byteUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("unknown unit %q in byte quantity %.64q (want Ki, Mi, Gi, Ti, K, M, G or T, optionally followed by B)", unit, s)
+		return 0, fmt.Errorf("unknown unit %q in byte quantity %.64q (want Ki, Mi, Gi, Ti, Pi, K, M, G, T or P, optionally followed by B)", unit, s)
 	}
 	return scale(s, num, mul, 1)
 }

@@ -38,21 +38,31 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 			break
 		}
 	}
+	// Sums are checked, not saturated: a capacity may be math.MaxInt64,
+	// which a saturated sum would seem to fit.
 	var used api.Resources
+	var exact bool
 	for _, a := range existing {
 		if a.Terminal() || stopping[a.ID] {
 			continue
 		}
-		used = used.Add(a.Resources)
+		if used, exact = used.AddChecked(a.Resources); !exact {
+			return false, reasonOverflow
+		}
 		if d != nil {
 			d.apply(a)
 		}
 	}
 	for _, a := range place {
+		if dim := a.Resources.Negative(); dim != "" {
+			return false, "alloc " + a.ID + ": negative " + dim + " request"
+		}
 		if r := assignmentMismatch(a); r != "" {
 			return false, "alloc " + a.ID + ": " + r
 		}
-		used = used.Add(a.Resources)
+		if used, exact = used.AddChecked(a.Resources); !exact {
+			return false, reasonOverflow
+		}
 		if d != nil {
 			if r := d.apply(a); r != "" {
 				return false, r
@@ -64,6 +74,10 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	}
 	return true, ""
 }
+
+// reasonOverflow rejects a node whose allocations' sum does not fit an
+// int64: such a node is overcommitted whatever its capacity.
+const reasonOverflow = "resource sum overflows"
 
 // assignmentMismatch reports an assignment that does not deliver what the
 // allocation is charged for.

@@ -51,8 +51,9 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	g := &group{tg: tg, require: compileRules(tg.Placement.Require), scanDynamic: opts.scanDynamic, coarseDomains: opts.coarseDomains}
 	res := tg.Resources()
 	if tg.ExclusiveCores() {
-		g.cores = int(max(1, (res.CPUMilli+999)/1000))
-		res.CPUMilli = int64(g.cores) * 1000
+		cores, milli := api.WholeCores(res.CPUMilli)
+		g.cores = int(max(1, cores))
+		res.CPUMilli = max(1000, milli)
 		g.numaText = "no NUMA node with " + strconv.Itoa(g.cores) + " free cores"
 	}
 	g.req = Request{Workload: w, Group: tg, Resources: res}
@@ -91,6 +92,16 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 		g.scorers = append(g.scorers, WeightedScorer{Name: "labels", Scorer: ls, Weight: 1})
 	}
 	return g
+}
+
+// AcceptedGPUModels is the GPU models every task of tg accepts: the
+// intersection of the tasks' model lists, or anyModel when no task
+// restricts the model. An empty list without anyModel means that no model
+// serves every task. Policies that reason about GPU models (fgd) read the
+// group as the engine's filters do.
+func AcceptedGPUModels(tg *api.TaskGroup) (models []string, anyModel bool) {
+	models, anyModel, _ = acceptableModels(tg)
+	return models, anyModel
 }
 
 // acceptableModels intersects the GPU model lists of the group's tasks; a

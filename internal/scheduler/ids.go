@@ -3,12 +3,13 @@ package scheduler
 import "math/rand/v2"
 
 // idGen draws allocation ids, UUID-formatted (version 4 layout), from a PCG
-// seeded by Options.Seed and the evaluation, so a replayed evaluation names
-// its allocations exactly as the first run did.
+// seeded by Options.Seed, the evaluation and Options.IDNonce, so a replayed
+// attempt names its allocations exactly as the first run did, while two
+// attempts with different nonces never share an id (issue 7, defect 2).
 type idGen struct{ pcg *rand.PCG }
 
-func newIDGen(seed int64, salt uint64) idGen {
-	return idGen{pcg: rand.NewPCG(uint64(seed), salt^0x9e3779b97f4a7c15)}
+func newIDGen(seed int64, salt, nonce uint64) idGen {
+	return idGen{pcg: rand.NewPCG(uint64(seed)^nonce, salt^0x9e3779b97f4a7c15^(nonce*0xbf58476d1ce4e5b9))}
 }
 
 func (g idGen) next() string {

@@ -25,6 +25,12 @@ type State interface {
 type Options struct {
 	// Seed drives the node visiting order and the allocation ids.
 	Seed int64
+	// IDNonce makes this attempt's allocation ids its own: the server draws
+	// it at random for every attempt (and records it in the evaluation, so
+	// the plan can be replayed), so a retried, re-queued or superseded
+	// evaluation never names a new allocation like an existing one. The
+	// scheduler never draws randomness itself.
+	IDNonce uint64
 	// Now stamps the new allocations' CreateTime.
 	Now time.Time
 	// FeasibleSample is how many feasible nodes the engine collects before it
@@ -102,7 +108,7 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	p := &placer{
 		cell:   c,
 		w:      w,
-		ids:    newIDGen(opts.Seed, evalSalt(eval.ID)),
+		ids:    newIDGen(opts.Seed, evalSalt(eval.ID), opts.IDNonce),
 		now:    opts.Now,
 		sample: opts.sampleSize(c.size()),
 	}

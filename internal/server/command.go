@@ -20,6 +20,10 @@ const (
 	cmdApplyPlan
 	cmdAllocClientUpdate
 	cmdSetCellConfig
+	// cmdApplyPlanPart is one entry of a plan in the compact, chunked form
+	// (planentry.go); the plan applier writes it instead of cmdApplyPlan,
+	// which old logs still hold and the FSM still decodes.
+	cmdApplyPlanPart
 )
 
 func (c commandType) String() string {
@@ -40,6 +44,8 @@ func (c commandType) String() string {
 		return "alloc-client-update"
 	case cmdSetCellConfig:
 		return "set-cell-config"
+	case cmdApplyPlanPart:
+		return "apply-plan-part"
 	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
@@ -79,7 +85,10 @@ type upsertEvalsCmd struct {
 	Evals []*api.Evaluation `json:"evals"`
 }
 
-// applyPlanCmd is what the plan applier commits of one plan.
+// applyPlanCmd is what the plan applier commits of one plan, as the FSM
+// applies it. Old logs hold it as it is (cmdApplyPlan); the plan applier
+// now writes it in parts (cmdApplyPlanPart, planentry.go), each of which
+// decodes into one applyPlanCmd.
 type applyPlanCmd struct {
 	Place []*api.Allocation `json:"place,omitempty"`
 	Stop  []api.StopRequest `json:"stop,omitempty"`
@@ -88,6 +97,10 @@ type applyPlanCmd struct {
 	// Evals re-evaluate the workloads whose allocations this plan preempted.
 	Evals []*api.Evaluation `json:"evals,omitempty"`
 	Time  time.Time         `json:"time"` // stamped by the proposer, for events
+	// Part and Parts number the entries of a plan written in parts (1..Parts);
+	// zero in a plan written whole.
+	Part  int `json:"-"`
+	Parts int `json:"-"`
 }
 
 // allocClientUpdateCmd carries agents' reports and the evaluations they cause.

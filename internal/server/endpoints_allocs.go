@@ -7,18 +7,28 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
 
 func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
-	workload := r.URL.Query().Get("workload")
+	q := newQuery(r)
+	workload := q.checked("workload", spec.CheckName)
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		var out []*api.Allocation
 		if workload != "" {
 			out = snap.AllocsByWorkloadWatch(ws, workload)
+			if out == nil && snap.Workload(workload) == nil {
+				return nil, 0, notFound("workload %q not found", workload)
+			}
 		} else {
 			out = snap.Allocs(ws)
 		}
@@ -48,7 +58,11 @@ func findAlloc(snap *state.Snapshot, id string) (*api.Allocation, error) {
 }
 
 func (s *Server) handleGetAlloc(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		a, err := findAlloc(snap, id)
 		if err != nil {
@@ -60,14 +74,26 @@ func (s *Server) handleGetAlloc(w http.ResponseWriter, r *http.Request) {
 
 // handleAllocLogs streams a task's log from the agent that runs it.
 func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
-	snap := s.State().Snapshot()
-	a, err := findAlloc(snap, r.PathValue("id"))
+	id, err := pathID(r, "id")
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	q := r.URL.Query()
-	task := q.Get("task")
+	q := newQuery(r)
+	task := q.checked("task", spec.CheckName)
+	stream := q.oneOf("stream", "stdout", "stderr")
+	follow := q.boolean("follow")
+	offset := q.nonNegative("offset")
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
+	snap := s.State().Snapshot()
+	a, err := findAlloc(snap, id)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	if task == "" && a.TaskGroup != nil && len(a.TaskGroup.Tasks) > 0 {
 		task = a.TaskGroup.Tasks[0].Name
 	}
@@ -90,10 +116,14 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fwd := url.Values{"task": {task}}
-	for _, k := range []string{"stream", "follow", "offset"} {
-		if v := q.Get(k); v != "" {
-			fwd.Set(k, v)
-		}
+	if stream != "" {
+		fwd.Set("stream", stream)
+	}
+	if follow {
+		fwd.Set("follow", "true")
+	}
+	if offset > 0 {
+		fwd.Set("offset", strconv.FormatInt(offset, 10))
 	}
 	target := n.HTTPAddr + "/v1/agent/allocations/" + url.PathEscape(a.ID) + "/logs?" + fwd.Encode()
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
@@ -140,7 +170,11 @@ func (s *Server) handleListEvals(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		if e := snap.Eval(id); e != nil {
 			return e, snap.TableIndex(ws, state.TableEvals), nil

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/state"
@@ -19,7 +18,11 @@ func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		if n := snap.Node(id); n != nil {
 			return n, snap.TableIndex(ws, state.TableNodes), nil
@@ -37,7 +40,7 @@ func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {
 // that registers is alive: it gets a fresh heartbeat deadline.
 func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 	var n api.Node
-	if err := decodeJSON(w, r, &n); err != nil {
+	if err := decodeJSON(w, r, "invalid-node", &n); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -60,40 +63,14 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
 }
 
-func validateNode(n *api.Node) error {
-	var fields []api.FieldError
-	if strings.TrimSpace(n.ID) == "" {
-		fields = append(fields, api.FieldError{Path: "id", Message: "required"})
-	}
-	if strings.TrimSpace(n.Name) == "" {
-		fields = append(fields, api.FieldError{Path: "name", Message: "required"})
-	}
-	c := n.Capacity
-	for _, d := range []struct {
-		name string
-		v    int64
-	}{{"capacity.cpuMilli", c.CPUMilli}, {"capacity.memoryBytes", c.MemoryBytes}, {"capacity.diskBytes", c.DiskBytes}, {"capacity.gpus", c.GPUs}, {"capacity.netMbps", c.NetMbps}} {
-		if d.v < 0 {
-			fields = append(fields, api.FieldError{Path: d.name, Message: "must not be negative"})
-		}
-	}
-	if c.CPUMilli == 0 {
-		fields = append(fields, api.FieldError{Path: "capacity.cpuMilli", Message: "must be positive"})
-	}
-	if len(fields) == 0 {
-		return nil
-	}
-	msg := make([]string, len(fields))
-	for i, f := range fields {
-		msg[i] = f.Path + ": " + f.Message
-	}
-	return &httpError{status: http.StatusBadRequest, code: "invalid-node", msg: strings.Join(msg, "; "), fields: fields}
-}
-
 // handleHeartbeat extends a node's deadline; a node that was down comes
 // back ready. An unknown node is told so, and re-registers.
 func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	n := s.State().Snapshot().Node(id)
 	if n == nil {
 		writeError(w, http.StatusNotFound, "node-unknown", "node "+id+" is not registered")
@@ -117,8 +94,17 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 // handleNodeAllocs is the agent's watch: the node's allocations that still
 // need the agent (everything except finished ones that are also stopped).
 func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
+		if snap.Node(id) == nil {
+			// Not an empty list: an agent told "nothing" would stop
+			// every task. It re-registers instead.
+			return nil, 0, &httpError{status: http.StatusNotFound, code: "node-unknown", msg: "node " + id + " is not registered"}
+		}
 		out := []*api.Allocation{}
 		for _, a := range snap.AllocsByNodeWatch(ws, id) {
 			done := a.ClientStatus == api.AllocComplete || a.ClientStatus == api.AllocFailed
@@ -131,34 +117,22 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-type allocUpdatesRequest struct {
-	Updates []*api.AllocUpdate `json:"updates"`
-}
-
 // handleAllocUpdates applies agents' reports. An allocation that newly
 // failed gets its workload re-evaluated so a replacement is placed.
 func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 	var req allocUpdatesRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := decodeJSON(w, r, "invalid-alloc-update", &req); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := validateAllocUpdates(&req); err != nil {
 		s.fail(w, err)
 		return
 	}
 	snap := s.State().Snapshot()
 	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
 	failed := map[string]bool{}
-	for i, u := range req.Updates {
-		if u == nil || u.ID == "" {
-			s.fail(w, &httpError{status: http.StatusBadRequest, code: "bad-request", msg: "updates: id is required",
-				fields: []api.FieldError{{Path: "updates[" + itoa(i) + "].id", Message: "required"}}})
-			return
-		}
-		switch u.ClientStatus {
-		case api.AllocPending, api.AllocRunning, api.AllocComplete, api.AllocFailed:
-		default:
-			s.fail(w, &httpError{status: http.StatusBadRequest, code: "bad-request", msg: "updates: unknown clientStatus " + u.ClientStatus,
-				fields: []api.FieldError{{Path: "updates[" + itoa(i) + "].clientStatus", Message: "unknown status " + u.ClientStatus}}})
-			return
-		}
+	for _, u := range req.Updates {
 		old := snap.Alloc(u.ID)
 		if old == nil {
 			continue

@@ -26,13 +26,13 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 	wl.SubmitTime = s.cfg.Now()
 	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
 	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
-	idx, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	idx, answer, err := s.proposeFor(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if stored := s.State().Snapshot().Workload(wl.Name); stored != nil {
-		wl.Version = stored.Version // assigned by the FSM, in log order
+	if r, ok := answer.(registered); ok {
+		wl.Version = r.Version // assigned by the FSM, in log order
 	}
 	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
 }
@@ -62,7 +62,11 @@ func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+	name, err := pathName(r, "name")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		wl := snap.Workload(name)
 		if wl == nil {
@@ -75,13 +79,22 @@ func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+	name, err := pathName(r, "name")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	q := newQuery(r)
+	purge := q.boolean("purge")
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	wl := s.State().Snapshot().Workload(name)
 	if wl == nil {
 		s.fail(w, notFound("workload %q not found", name))
 		return
 	}
-	purge := r.URL.Query().Get("purge") == "true"
 	eval := s.newEval(name, wl.Priority, api.TriggerWorkloadStop, "")
 	idx, err := s.propose(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
 	if err != nil {
@@ -92,7 +105,11 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+	name, err := pathName(r, "name")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		if snap.Workload(name) == nil && len(snap.AllocsByWorkload(name)) == 0 {
 			return nil, 0, notFound("workload %q not found", name)
@@ -106,9 +123,16 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWorkloadEvals(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
+	name, err := pathName(r, "name")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := snap.EvalsByWorkload(ws, name)
+		if out == nil && snap.Workload(name) == nil {
+			return nil, 0, notFound("workload %q not found", name)
+		}
 		if out == nil {
 			out = []*api.Evaluation{}
 		}

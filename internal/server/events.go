@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -17,10 +18,7 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 	var out []api.Event
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
-		version := uint64(1)
-		if old := snap.Workload(c.Workload.Name); old != nil {
-			version = old.Version + 1
-		}
+		version := state.NextWorkloadVersion(snap.Workload(c.Workload.Name))
 		out = append(out, api.Event{Time: c.Workload.SubmitTime, Type: api.EventWorkloadRegistered, Workload: c.Workload.Name,
 			Message: fmt.Sprintf("version %d submitted", version)})
 	case *stopWorkloadCmd:
@@ -74,9 +72,13 @@ func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
 		}
 		nodes[a.Workload][a.NodeID] = true
 	}
+	part := ""
+	if c.Parts > 1 {
+		part = fmt.Sprintf(" (plan part %d of %d)", c.Part, c.Parts)
+	}
 	for _, w := range sortedKeys(placed) {
 		out = append(out, api.Event{Time: c.Time, Type: api.EventPlaced, Workload: w,
-			Message: fmt.Sprintf("placed %d allocation(s) on %d node(s)", placed[w], len(nodes[w]))})
+			Message: fmt.Sprintf("placed %d allocation(s) on %d node(s)%s", placed[w], len(nodes[w]), part)})
 	}
 	stopped := map[string]int{}
 	for _, st := range c.Stop {
@@ -94,7 +96,7 @@ func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
 	for _, k := range sortedKeys(stopped) {
 		w, reason, _ := strings.Cut(k, "\x00")
 		out = append(out, api.Event{Time: c.Time, Type: api.EventStopped, Workload: w,
-			Message: fmt.Sprintf("stopping %d allocation(s): %s", stopped[k], reason)})
+			Message: fmt.Sprintf("stopping %d allocation(s): %s%s", stopped[k], reason, part)})
 	}
 	if e := c.Eval; e != nil && e.Status == api.EvalBlocked {
 		for _, f := range e.Failures {
@@ -115,9 +117,17 @@ func sortedKeys(m map[string]int) []string {
 }
 
 func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request) {
-	workload := r.URL.Query().Get("workload")
+	q := newQuery(r)
+	workload := q.checked("workload", spec.CheckName)
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := snap.Events(ws, workload)
+		if workload != "" && out == nil && snap.Workload(workload) == nil {
+			return nil, 0, notFound("workload %q not found and no events name it", workload)
+		}
 		if out == nil {
 			out = []*api.Event{}
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -26,6 +27,11 @@ type fsm struct {
 	// onApply, when set, is told about every applied command (the leader's
 	// loops use it to enqueue evaluations). It must not block.
 	onApply func(t commandType, body any, index uint64)
+	// beforeApply, when set, runs before each command (tests only).
+	beforeApply func(index uint64)
+	// applied is the index of the last command Apply finished: the FSM's own
+	// count, unlike raft's AppliedIndex, which counts entries queued for it.
+	applied atomic.Uint64
 }
 
 var _ raft.FSM = (*fsm)(nil)
@@ -49,10 +55,28 @@ func (f *fsm) Replaced() <-chan struct{} {
 	return f.replaced
 }
 
-// Apply applies one committed log entry and returns nil or an error.
+// AppliedIndex is the index of the last command the FSM has applied (or
+// refused) in full.
+func (f *fsm) AppliedIndex() uint64 { return f.applied.Load() }
+
+// registered is the FSM's answer to an upsert-workload command: the version
+// it gave the workload, in log order. The proposer reads it from the raft
+// future (proposeFor); reading the store after the entry applied could
+// already show a later submission's version.
+type registered struct{ Version uint64 }
+
+// Apply applies one committed log entry and returns nil, an error, or the
+// command's answer (registered).
 func (f *fsm) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand || len(l.Data) == 0 {
+	if l.Type != raft.LogCommand {
 		return nil
+	}
+	defer f.applied.Store(l.Index)
+	if len(l.Data) == 0 {
+		return nil
+	}
+	if f.beforeApply != nil {
+		f.beforeApply(l.Index)
 	}
 	t := commandType(l.Data[0])
 	body, err := decodeBody(t, l.Data[1:])
@@ -61,10 +85,12 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return err
 	}
 	store := f.State()
+	var answer any
 	err = store.Write(l.Index, func(w *state.WriteTxn) error {
 		// Events are derived before the change, so they can say what it did.
 		events := commandEvents(w.Snapshot(), body)
-		if err := applyCommand(w, body); err != nil {
+		var err error
+		if answer, err = applyCommand(w, body); err != nil {
 			return err
 		}
 		for _, e := range events {
@@ -80,10 +106,17 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if f.onApply != nil {
 		f.onApply(t, body, l.Index)
 	}
-	return nil
+	return answer
 }
 
 func decodeBody(t commandType, data []byte) (any, error) {
+	if t == cmdApplyPlanPart {
+		cmd, err := decodePlanPart(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		return cmd, nil
+	}
 	var body any
 	switch t {
 	case cmdUpsertWorkload:
@@ -112,13 +145,21 @@ func decodeBody(t commandType, data []byte) (any, error) {
 }
 
 // applyCommand is the FSM's one switch; each case is a few store calls.
-func applyCommand(w *state.WriteTxn, body any) error {
+// It returns the command's answer for the proposer, if it has one.
+func applyCommand(w *state.WriteTxn, body any) (any, error) {
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
 		if err := w.UpsertWorkload(c.Workload); err != nil {
-			return err
+			return nil, err
 		}
-		return w.UpsertEval(c.Eval)
+		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
+	}
+	return nil, applyUnanswered(w, body)
+}
+
+// applyUnanswered applies the commands without an answer.
+func applyUnanswered(w *state.WriteTxn, body any) error {
+	switch c := body.(type) {
 	case *stopWorkloadCmd:
 		if c.Purge {
 			if err := w.DeleteWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
@@ -141,6 +182,7 @@ func applyCommand(w *state.WriteTxn, body any) error {
 	case *upsertEvalsCmd:
 		return upsertEvals(w, c.Evals)
 	case *applyPlanCmd:
+		w.ShareGroups(c.Place)
 		for _, s := range c.Stop {
 			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
@@ -206,7 +248,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 type fsmSnapshot struct{ dump *state.Dump }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode(s.dump); err != nil {
+	if err := s.dump.Encode(sink); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -57,7 +58,36 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return s.gate(mux)
+}
+
+// ungated reports whether a path is served before the state is replayed:
+// the servers' own status and metrics, which read nothing from the state.
+func ungated(path string) bool {
+	return strings.HasPrefix(path, "/v1/status/") || path == "/metrics"
+}
+
+// gate answers 503 not-ready to everything but ungated paths until this
+// server's FSM has applied everything committed (invariant 7): no user and
+// no agent is told anything from a partly replayed state.
+func (s *Server) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ungated(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := s.ready.local(); err != nil {
+			writeNotReady(w, err)
+			return
+		}
+		if s.IsLeader() {
+			if err := s.ready.leader(); err != nil {
+				s.fail(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // httpError is an error with an HTTP status and a stable code.
@@ -96,7 +126,10 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
+	case errors.Is(err, errNotReady):
+		writeNotReady(w, err)
 	case errors.Is(err, ErrNotLeader):
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 		writeError(w, http.StatusServiceUnavailable, "not-leader", "this server is not the leader; retry")
 	default:
 		s.logger.Error("request failed", "err", err)
@@ -118,41 +151,18 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeJSON reads a size-limited JSON body into v, rejecting unknown fields.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytesReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid JSON body: %v", err)
-	}
-	return nil
-}
-
 // blockingParams reads ?index=N&wait=D.
 func blockingParams(r *http.Request) (uint64, time.Duration, error) {
-	var index uint64
-	var wait time.Duration
-	if v := r.URL.Query().Get("index"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, badRequest("index: not an unsigned integer: %q", v)
-		}
-		index = n
+	q := newQuery(r)
+	index := q.uint("index")
+	wait, given := q.duration("wait")
+	if err := q.err(); err != nil {
+		return 0, 0, err
 	}
-	if v := r.URL.Query().Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return 0, 0, badRequest("wait: not a duration: %q", v)
-		}
-		wait = min(d, maxWait)
-	} else if index > 0 {
+	if !given && index > 0 {
 		wait = 30 * time.Second
 	}
-	return index, wait, nil
+	return index, min(wait, maxWait), nil
 }
 
 // serveBlocking answers a read, blocking per ?index&wait. read returns the

@@ -7,12 +7,13 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/scheduler"
+	"github.com/strata-dev/strata/internal/state"
 )
 
 // planApplier is the single writer of placements (invariant 2). It takes
 // plans one at a time, re-checks each node's part against the newest state
 // (Omega-style optimistic concurrency), and commits the nodes that still fit
-// in one raft entry. Nodes that no longer fit are rejected; the worker
+// in raft entries of a bounded size (planentry.go). Nodes that no longer fit are rejected; the worker
 // retries them on a fresher snapshot.
 type planApplier struct {
 	srv   *Server
@@ -72,6 +73,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	res := &api.PlanResult{}
 	cmd := &applyPlanCmd{Time: p.srv.cfg.Now()}
 
+	ids := map[string]bool{} // placements' ids seen so far in this plan
 	nodes := make([]string, 0, len(plan.Place))
 	for id := range plan.Place {
 		nodes = append(nodes, id)
@@ -83,6 +85,9 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 			stopping[s.AllocID] = true
 		}
 		ok, reason := scheduler.CheckNode(snap.Node(id), snap.AllocsByNode(id), stopping, plan.Place[id])
+		if ok {
+			ok, reason = freshIDs(snap, plan.Place[id], ids)
+		}
 		if !ok {
 			res.Rejected = append(res.Rejected, id)
 			res.RejectReasons = append(res.RejectReasons, fmt.Sprintf("%s: %s", id, reason))
@@ -140,12 +145,36 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 		res.Index = snap.Index()
 		return res, nil
 	}
-	idx, err := p.srv.propose(cmdApplyPlan, cmd)
+	parts, err := planParts(cmd, maxPlanPartBytes, func(id string) stoppedAlloc {
+		a := snap.Alloc(id)
+		if a == nil {
+			return stoppedAlloc{}
+		}
+		return stoppedAlloc{Workload: a.Workload, Node: a.NodeID, Gang: gangKey(a.Workload, a.TaskGroup)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx, _, err := p.srv.proposeEncoded(cmdApplyPlanPart, parts...)
 	if err != nil {
 		return nil, err
 	}
 	res.Index = idx
 	return res, nil
+}
+
+// freshIDs reports whether every placement has an id that no allocation
+// ever had (the store keeps allocations until they are collected) and that
+// no other placement of the plan uses. Ids are never reused (invariant 8):
+// an upsert under a live allocation's id would silently replace it.
+func freshIDs(snap *state.Snapshot, place []*api.Allocation, seen map[string]bool) (bool, string) {
+	for _, a := range place {
+		if snap.Alloc(a.ID) != nil || seen[a.ID] {
+			return false, fmt.Sprintf("allocation id %s already exists", a.ID)
+		}
+		seen[a.ID] = true
+	}
+	return true, ""
 }
 
 // hasGang reports whether any placement of the plan belongs to a gang group.

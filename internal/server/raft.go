@@ -21,7 +21,9 @@ type raftNode struct {
 	raft      *raft.Raft
 	logStore  *raftboltdb.BoltStore
 	transport raft.Transport
-	closer    io.Closer
+	// observer learns leaders' commit indexes (TCP transport only).
+	observer *commitObserver
+	closer   io.Closer
 }
 
 // openRaft opens (or bootstraps) the raft node in dataDir. With bindAddr
@@ -60,6 +62,7 @@ func openRaft(dataDir, serverID, bindAddr string, peers []string, f raft.FSM, lo
 
 	var trans raft.Transport
 	var closer io.Closer
+	var observer *commitObserver
 	if bindAddr == "" {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("local:" + serverID))
 		trans = t
@@ -75,8 +78,9 @@ func openRaft(dataDir, serverID, bindAddr string, peers []string, f raft.FSM, lo
 			logStore.Close()
 			return nil, fmt.Errorf("raft transport on %s: %w", bindAddr, err)
 		}
-		trans = t
-		closer = t
+		observer = newCommitObserver(t)
+		trans = observer
+		closer = observer
 	}
 
 	has, err := raft.HasExistingState(logStore, logStore, snaps)
@@ -107,7 +111,7 @@ func openRaft(dataDir, serverID, bindAddr string, peers []string, f raft.FSM, lo
 		logStore.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	return &raftNode{raft: r, logStore: logStore, transport: trans, closer: closer}, nil
+	return &raftNode{raft: r, logStore: logStore, transport: trans, observer: observer, closer: closer}, nil
 }
 
 func (n *raftNode) Close() error {

@@ -40,6 +40,10 @@ type Config struct {
 	// Now is the clock; default time.Now. Only the leader's proposal path
 	// reads it, never the FSM.
 	Now func() time.Time
+
+	// fsmApplyHook, when set, runs before the FSM applies each command
+	// (tests use it to hold the replay at a chosen index).
+	fsmApplyHook func(index uint64)
 }
 
 // Server is one control-plane server.
@@ -61,12 +65,15 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	ready *readiness
+
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
 }
 
 // New opens the server's data dir and raft log and starts serving HTTP.
-// State already on disk is replayed before New returns.
+// It returns at once; the server answers requests (other than
+// /v1/status/*) only once Ready is closed: its state is replayed.
 func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: data dir is required")
@@ -94,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
 	s.fsm.onApply = s.afterApply
+	s.fsm.beforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(cfg.HeartbeatTTL)
 	s.plans = newPlanApplier(s)
 
@@ -101,13 +109,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Serve nothing before the log on disk is applied: raft applies entries
-	// past the last snapshot only once they are known committed (after an
-	// election), and a read before that would show an empty cell.
-	if err := s.waitForReplay(30 * time.Second); err != nil {
-		s.raft.Close()
-		return nil, err
-	}
+	s.ready = newReadiness(s.raft.raft, s.raft.logStore, s.fsm, s.raft.observer)
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -115,8 +117,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	s.listener = ln
+	// The API listens at once, but answers nothing from the state until the
+	// FSM has applied everything committed (readiness): /v1/status/* says
+	// how far it is.
 	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -127,29 +132,36 @@ func New(cfg Config) (*Server, error) {
 		defer s.wg.Done()
 		s.monitorLeadership()
 	}()
+	go func() {
+		defer s.wg.Done()
+		s.watchReadiness()
+	}()
 	s.logger.Info("server started", "id", id, "http", s.Addr(), "data_dir", cfg.DataDir)
 	return s, nil
 }
 
-// waitForReplay blocks until every entry that was in the raft log at start
-// has been applied to the FSM.
-func (s *Server) waitForReplay(timeout time.Duration) error {
-	last, err := s.raft.logStore.LastIndex()
-	if err != nil {
-		return fmt.Errorf("read raft log: %w", err)
-	}
-	deadline := time.Now().Add(timeout)
-	for s.raft.raft.AppliedIndex() < last {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("raft log replay: applied %d of %d entries after %v (no leader elected?)", s.raft.raft.AppliedIndex(), last, timeout)
+// watchReadiness logs when the server first becomes ready; a follower's
+// readiness is computed on demand, so it is polled here until then.
+func (s *Server) watchReadiness() {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.ready.local() == nil {
+			s.logger.Info("state replayed; serving", "index", s.fsm.AppliedIndex(), "leader", s.IsLeader())
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.ready.ready:
+		case <-tick.C:
+		}
 	}
-	if last > 0 {
-		s.logger.Info("raft log replayed", "index", last)
-	}
-	return nil
 }
+
+// Ready is closed once the server has first been ready to serve: its FSM
+// applied everything committed (see readiness).
+func (s *Server) Ready() <-chan struct{} { return s.ready.ready }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
 func (s *Server) Addr() string { return "http://" + s.listener.Addr().String() }
@@ -200,6 +212,9 @@ func (s *Server) establishLeadership() {
 	if s.leaderCancel != nil {
 		return
 	}
+	// Everything committed in earlier terms is applied once a barrier of
+	// this term returns; only then may the leader answer or act.
+	term := s.raft.raft.CurrentTerm()
 	for {
 		err := s.raft.raft.Barrier(30 * time.Second).Error()
 		if err == nil {
@@ -210,6 +225,9 @@ func (s *Server) establishLeadership() {
 		}
 		s.logger.Error("barrier on leadership; retrying", "err", err)
 		time.Sleep(time.Second)
+	}
+	if !s.IsLeader() || s.raft.raft.CurrentTerm() != term {
+		return // deposed meanwhile; the next LeaderCh signal decides
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.leaderCancel = cancel
@@ -237,7 +255,8 @@ func (s *Server) establishLeadership() {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
-	s.logger.Info("leadership established", "workers", s.cfg.Workers)
+	s.ready.leaderEstablished(term)
+	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
 }
 
 func (s *Server) revokeLeadership() {
@@ -257,21 +276,45 @@ var ErrNotLeader = errors.New("not the leader")
 
 // propose commits one command through raft and returns its index.
 func (s *Server) propose(t commandType, body any) (uint64, error) {
+	idx, _, err := s.proposeFor(t, body)
+	return idx, err
+}
+
+// proposeFor is propose that also returns the FSM's answer to the command
+// (see registered): what the entry did as it was applied, in log order.
+func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 	buf, err := encodeCommand(t, body)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	f := s.raft.raft.Apply(buf, 30*time.Second)
-	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) {
-			return 0, ErrNotLeader
+	return s.proposeEncoded(t, buf)
+}
+
+// proposeEncoded commits encoded commands of type t in order, handing them
+// to raft together so that they share its batches, and returns the index
+// of the last and the FSM's answer to it. An error names the first entry
+// that failed; the entries before it are committed.
+func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
+	futures := make([]raft.ApplyFuture, len(entries))
+	for i, buf := range entries {
+		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
+	}
+	var index uint64
+	var resp any
+	for _, f := range futures {
+		if err := f.Error(); err != nil {
+			if errors.Is(err, raft.ErrNotLeader) {
+				return 0, nil, ErrNotLeader
+			}
+			return 0, nil, fmt.Errorf("raft apply %s: %w", t, err)
 		}
-		return 0, fmt.Errorf("raft apply %s: %w", t, err)
+		resp = f.Response()
+		if err, ok := resp.(error); ok && err != nil {
+			return 0, nil, fmt.Errorf("apply %s: %w", t, err)
+		}
+		index = f.Index()
 	}
-	if resp, ok := f.Response().(error); ok && resp != nil {
-		return 0, fmt.Errorf("apply %s: %w", t, resp)
-	}
-	return f.Index(), nil
+	return index, resp, nil
 }
 
 // afterApply runs on every server after the FSM applied a command; on the

@@ -19,18 +19,22 @@ import (
 
 func quietServer(tb testing.TB) *Server {
 	tb.Helper()
-	s, err := New(Config{DataDir: tb.TempDir(), HTTPAddr: "127.0.0.1:0", HeartbeatTTL: time.Hour,
+	return quietServerIn(tb, tb.TempDir())
+}
+
+// quietServerIn starts a one-server cell on dir and waits until it leads.
+func quietServerIn(tb testing.TB, dir string) *Server {
+	tb.Helper()
+	s, err := New(Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", HeartbeatTTL: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.IsLeader() {
-		if time.Now().After(deadline) {
-			tb.Fatal("no leader")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-s.Ready():
+	case <-time.After(20 * time.Second):
+		tb.Fatal("server not ready after 20s")
 	}
 	return s
 }
@@ -72,7 +76,7 @@ func registerCell(tb testing.TB, s *Server, n int, labels func(i int) map[string
 	}
 }
 
-func submit(tb testing.TB, s *Server, doc string) {
+func submit(tb fataler, s *Server, doc string) {
 	tb.Helper()
 	resp, err := http.Post(s.Addr()+"/v1/workloads", "application/yaml", strings.NewReader(doc))
 	if err != nil {

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -52,13 +55,20 @@ func (w *worker) run(ctx context.Context) {
 // process schedules one evaluation until its plan is fully committed (or the
 // attempts run out) and records the evaluation's outcome with the plan.
 func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, err error) {
+	var attempts []api.ScheduleAttempt
+	if stored := w.srv.State().Snapshot().Eval(e.ID); stored != nil {
+		attempts = stored.Attempts // earlier runs of a re-queued evaluation
+	}
 	for attempt := 0; attempt < maxPlanAttempts; attempt++ {
 		snap := w.srv.State().Snapshot()
-		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: evalSeed(e.ID, attempt), Now: w.srv.cfg.Now(),
+		try := api.ScheduleAttempt{Seed: evalSeed(e.ID, attempt), IDNonce: randomNonce(), SnapshotIndex: snap.Index()}
+		attempts = appendAttempt(attempts, try)
+		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: try.Seed, IDNonce: try.IDNonce, Now: w.srv.cfg.Now(),
 			Cell: snap.CellConfig(), Scratch: &w.scratch, Policies: policies(snap)})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 
 		final := *e
+		final.Attempts = attempts
 		final.Failures = plan.Failures
 		final.Explanations = plan.Explanations
 		final.Status, final.StatusDescription = api.EvalComplete, ""
@@ -84,6 +94,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 	// Give up for now; the evaluation stays blocked and is retried on the
 	// next capacity change.
 	final := *e
+	final.Attempts = attempts
 	final.Status = api.EvalBlocked
 	final.StatusDescription = "plan rejected repeatedly by the plan applier"
 	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: []*api.Evaluation{&final}}); err != nil {
@@ -117,6 +128,26 @@ func (w *worker) completeSuperseded(evals []*api.Evaluation, by string) {
 	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: updates}); err != nil {
 		w.srv.logger.Error("complete superseded evaluations", "err", err)
 	}
+}
+
+// appendAttempt records try, keeping the newest api.MaxEvalAttempts.
+func appendAttempt(attempts []api.ScheduleAttempt, try api.ScheduleAttempt) []api.ScheduleAttempt {
+	out := append(slices.Clone(attempts), try)
+	if len(out) > api.MaxEvalAttempts {
+		out = out[len(out)-api.MaxEvalAttempts:]
+	}
+	return out
+}
+
+// randomNonce draws an attempt's allocation-id nonce (decision 7 of
+// COORDINATION.md): ids of different attempts never collide, whatever the
+// seed, and the nonce is recorded so the attempt can be replayed.
+func randomNonce() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // evalSeed derives the scheduler's seed from the evaluation, so that a

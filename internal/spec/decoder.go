@@ -2,13 +2,14 @@ package spec
 
 import (
 	"math"
-	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fieldpath"
 )
 
 // maxNodes bounds how many YAML nodes one Parse visits. Aliases let a small
@@ -155,21 +156,12 @@ func (d *decoder) typeErr(path string, n *yaml.Node, want string) {
 	d.fail(path, n, "expected %s, got %s", want, describe(n))
 }
 
-var identKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+// join extends a field path; keys that are not plain identifiers (label
+// keys such as strata.dev/team) are bracketed so the path stays
+// unambiguous.
+func join(path, key string) string { return fieldpath.Join(path, key) }
 
-// join extends a field path. Keys that are not plain identifiers (label keys
-// such as strata.dev/team) are bracketed so the path stays unambiguous.
-func join(path, key string) string {
-	if !identKey.MatchString(key) {
-		return path + "[" + strconv.Quote(key) + "]"
-	}
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func index(path string, i int) string { return fieldpath.Index(path, i) }
 
 // fields walks the mapping n at path, calling field with each key, the
 // key's path and its value. field reports whether it knows the key; unknown
@@ -259,6 +251,17 @@ func (d *decoder) str(path string, n *yaml.Node) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	return d.noNUL(path, n)
+}
+
+// noNUL refuses a string holding a NUL byte ("\0" in YAML, "\u0000" in
+// JSON): no program argument, environment value, path or name can carry
+// one, and a C string would silently end there.
+func (d *decoder) noNUL(path string, n *yaml.Node) (string, bool) {
+	if i := strings.IndexByte(n.Value, 0); i >= 0 {
+		d.fail(path, n, "must not contain NUL bytes (found one at byte %d)", i)
+		return "", false
+	}
 	return n.Value, true
 }
 
@@ -270,7 +273,7 @@ func (d *decoder) text(path string, n *yaml.Node) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return n.Value, true
+	return d.noNUL(path, n)
 }
 
 func (d *decoder) integer(path string, n *yaml.Node) (int64, bool) {
@@ -305,23 +308,44 @@ func (d *decoder) quantity(path string, n *yaml.Node, example string) (*yaml.Nod
 	return d.scalar(path, n, "a quantity such as "+example, "!!str", "!!int", "!!float")
 }
 
-// duration parses Go duration syntax ("500ms", "5s", "1m30s"); negative
-// durations are errors.
+// duration parses Go duration syntax ("500ms", "5s", "1m30s"), between 0
+// and MaxDuration.
 func (d *decoder) duration(path string, n *yaml.Node) (time.Duration, bool) {
+	return d.boundedDuration(path, n, MaxDuration)
+}
+
+// boundedDuration is duration with a tighter maximum.
+func (d *decoder) boundedDuration(path string, n *yaml.Node, maximum time.Duration) (time.Duration, bool) {
 	n, ok := d.scalar(path, n, `a duration such as "5s"`, "!!str")
 	if !ok {
 		return 0, false
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		d.fail(path, n, "invalid duration %q (want Go syntax such as 500ms, 5s, 1m30s)", n.Value)
+		d.fail(path, n, "invalid duration %.64q (want Go syntax such as 500ms, 5s, 1m30s)", n.Value)
 		return 0, false
 	}
-	if v < 0 {
+	switch {
+	case v < 0:
 		d.fail(path, n, "negative duration %q", n.Value)
+		return 0, false
+	case v > maximum:
+		d.fail(path, n, "must be at most %s, got %s", FormatDuration(maximum), n.Value)
 		return 0, false
 	}
 	return v, true
+}
+
+// FormatDuration writes a duration without zero units: 1h, 168h, 1m30s.
+func FormatDuration(v time.Duration) string {
+	s := v.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // strings decodes a list of strings; text decides whether any scalar is

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -21,9 +22,19 @@ const (
 	DefaultMaxDelay     = 30 * time.Second
 	DefaultAttempts     = 3 // for on-failure; always defaults to 0, unlimited
 
-	// MaxReplicas bounds one group. It is far above any real group and
-	// exists so that a typo cannot ask the scheduler for 10^18 placements.
+	// MaxReplicas bounds one group, and the groups of one workload
+	// together. It is far above any real workload and exists so that a
+	// typo cannot ask the scheduler for 10^18 placements.
 	MaxReplicas = 1_000_000
+	// MaxKillTimeout bounds the grace between SIGTERM and SIGKILL: a stop
+	// must end.
+	MaxKillTimeout = time.Hour
+	// MaxDuration bounds every other duration of a workload (restart
+	// delays, gang timeouts): a week, so that clock arithmetic on them
+	// never overflows and a typo does not park a group for centuries.
+	MaxDuration = 7 * 24 * time.Hour
+	// MaxPidsLimit is Linux's PID_MAX_LIMIT: no cgroup can hold more.
+	MaxPidsLimit = 1 << 22
 )
 
 // Task drivers.
@@ -87,7 +98,26 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	}
 	d.checkGang(gangPath, g, minMember)
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
+	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g
+}
+
+// checkGroupTotal refuses a group whose tasks together ask for more of a
+// resource than one node may offer: every task is within bounds, but one
+// allocation holds them all, and no node could ever take it.
+func (d *decoder) checkGroupTotal(path string, tasks, parent *yaml.Node, g *api.TaskGroup) {
+	if !present(tasks) {
+		tasks = parent
+	}
+	total := g.Resources() // saturates; a saturated dimension is above every limit
+	for _, v := range resources.OutOfRange(total) {
+		got := v.Format(v.Of(total))
+		if v.Of(total) == math.MaxInt64 {
+			got = "more than int64 holds"
+		}
+		d.fail(path, tasks, "together the tasks ask for %s of %s, more than one node may offer (at most %s)",
+			got, v.Name, v.Format(v.Max))
+	}
 }
 
 // name decodes and checks a workload, group or task name.
@@ -163,14 +193,17 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			res = v
 			d.resources(p, v, t)
 		case "killTimeout":
-			if v, ok := d.duration(p, v); ok {
+			if v, ok := d.boundedDuration(p, v, MaxKillTimeout); ok {
 				t.KillTimeout = v
 			}
 		case "pidsLimit":
 			if l, ok := d.integer(p, v); ok {
-				if l < 1 {
+				switch {
+				case l < 1:
 					d.fail(p, v, "must be at least 1, got %d", l)
-				} else {
+				case l > MaxPidsLimit:
+					d.fail(p, v, "must be at most %d (the kernel's PID_MAX_LIMIT), got %d", MaxPidsLimit, l)
+				default:
 					t.PidsLimit = l
 				}
 			}
@@ -232,27 +265,31 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 		switch key {
 		case "cpu":
 			if q, ok := d.quantity(p, v, "500m or 2"); ok {
-				d.positive(p, q, resources.ParseCPU, &r.CPUMilli)
+				d.positive(p, q, resources.ParseCPU, resources.CPULimit, &r.CPUMilli)
 			}
 		case "memory":
 			if q, ok := d.quantity(p, v, "64Mi"); ok {
-				d.positive(p, q, resources.ParseBytes, &r.MemoryBytes)
+				d.positive(p, q, resources.ParseBytes, resources.MemoryLimit, &r.MemoryBytes)
 			}
 		case "disk":
 			if q, ok := d.quantity(p, v, "100Mi"); ok {
-				d.parse(p, q, resources.ParseBytes, &r.DiskBytes)
+				d.parse(p, q, resources.ParseBytes, resources.DiskLimit, &r.DiskBytes)
 			}
 		case "bandwidth":
 			if q, ok := d.quantity(p, v, "100Mbps"); ok {
-				d.parse(p, q, resources.ParseBandwidth, &r.NetMbps)
+				d.parse(p, q, resources.ParseBandwidth, resources.BandwidthLimit, &r.NetMbps)
 			}
 		case "gpu":
 			if q, ok := d.quantity(p, v, "1 or 0.5"); ok {
 				whole, milli, err := resources.ParseGPU(q.Value)
-				if err != nil {
+				switch {
+				case err != nil:
 					d.fail(p, q, "%s", err)
+				case resources.GPULimit.Check(whole) != "":
+					d.fail(p, q, "%s", resources.GPULimit.Check(whole))
+				default:
+					r.GPUs, r.GPUMilli = whole, milli
 				}
-				r.GPUs, r.GPUMilli = whole, milli
 			}
 		case "gpuModels":
 			t.GPUModels, _ = d.strings(p, v, false)
@@ -270,11 +307,16 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	})
 }
 
-// parse stores the parsed quantity q in dst or reports why it cannot.
-func (d *decoder) parse(path string, q *yaml.Node, parse func(string) (int64, error), dst *int64) bool {
+// parse stores the parsed quantity q in dst or reports why it cannot: it
+// does not parse, or it is beyond the dimension's limit.
+func (d *decoder) parse(path string, q *yaml.Node, parse func(string) (int64, error), limit resources.Limit, dst *int64) bool {
 	v, err := parse(q.Value)
 	if err != nil {
 		d.fail(path, q, "%s", err)
+		return false
+	}
+	if problem := limit.Check(v); problem != "" {
+		d.fail(path, q, "%s", problem)
 		return false
 	}
 	*dst = v
@@ -283,9 +325,9 @@ func (d *decoder) parse(path string, q *yaml.Node, parse func(string) (int64, er
 
 // positive is parse for CPU and memory, where zero is refused: a zero
 // memory limit kills the task at once and zero CPU starves it.
-func (d *decoder) positive(path string, q *yaml.Node, parse func(string) (int64, error), dst *int64) {
+func (d *decoder) positive(path string, q *yaml.Node, parse func(string) (int64, error), limit resources.Limit, dst *int64) {
 	var v int64
-	if !d.parse(path, q, parse, &v) {
+	if !d.parse(path, q, parse, limit, &v) {
 		return
 	}
 	if v == 0 {

@@ -229,6 +229,7 @@ func (d *decoder) spec(path string, n *yaml.Node, w *api.Workload) {
 		}
 	case present(groups):
 		w.Groups = d.groups(join(path, "groups"), groups)
+		d.checkReplicaTotal(join(path, "groups"), groups, w.Groups)
 	default:
 		d.missing(join(path, "groups"), n, "required: at least one group (or the containers shorthand)")
 	}
@@ -260,6 +261,19 @@ func (d *decoder) priority(path string, classNode, priorityNode *yaml.Node, w *a
 		return
 	}
 	w.Priority = int(v)
+}
+
+// checkReplicaTotal bounds the replicas of all groups together by the
+// bound of one group: a workload of a hundred groups of MaxReplicas is the
+// same typo as one group of 10^8.
+func (d *decoder) checkReplicaTotal(path string, n *yaml.Node, groups []*api.TaskGroup) {
+	total := 0
+	for _, g := range groups {
+		total += g.Replicas // each at most MaxReplicas, and at most maxNodes groups: no overflow
+	}
+	if total > MaxReplicas {
+		d.fail(path, n, "together the groups ask for %d replicas; a workload may have at most %d", total, MaxReplicas)
+	}
 }
 
 func (d *decoder) groups(path string, n *yaml.Node) []*api.TaskGroup {

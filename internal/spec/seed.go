@@ -33,12 +33,14 @@ const PredictiveMLOptimized = "PredictiveMLOptimized"
 // containers builds the single group the containers shorthand stands for:
 // named after the workload, one replica, default restart policy.
 func (d *decoder) containers(path string, n *yaml.Node, workload string) *api.TaskGroup {
-	return &api.TaskGroup{
+	g := &api.TaskGroup{
 		Name:          workload,
 		Replicas:      DefaultReplicas,
 		RestartPolicy: defaultRestartPolicy(),
 		Tasks:         d.tasks(path, n, n),
 	}
+	d.checkGroupTotal(path, n, n, g)
+	return g
 }
 
 // placementConstraints maps the seed's flat constraint map onto every
@@ -124,6 +126,10 @@ func (d *decoder) minBandwidth(path string, n *yaml.Node, groups []*api.TaskGrou
 	}
 	if mbps == 0 {
 		d.fail(path, q, "must be greater than zero")
+		return
+	}
+	if problem := resources.BandwidthLimit.Check(mbps); problem != "" {
+		d.fail(path, q, "%s", problem)
 		return
 	}
 	for _, g := range groups {

@@ -38,7 +38,8 @@ func (s *Snapshot) Dump() *Dump {
 	return d
 }
 
-// Restore builds a store from a dump, keeping every index as it was.
+// Restore builds a store from a dump, keeping every index as it was. The
+// allocations' group specs are shared as the FSM shares them (groups.go).
 func Restore(d *Dump) (*Store, error) {
 	s := New()
 	txn := s.db.Txn(true)
@@ -59,7 +60,17 @@ func Restore(d *Dump) (*Store, error) {
 			return nil, err
 		}
 	}
+	workloads := make(map[string]*api.Workload, len(d.Workloads))
+	for _, w := range d.Workloads {
+		workloads[w.Name] = w
+	}
+	groups := newGroupSharer(func(name string) *api.Workload { return workloads[name] })
 	for _, a := range d.Allocs {
+		if tg := groups.canonical(a); tg != a.TaskGroup {
+			c := *a // the dump's objects may be another store's
+			c.TaskGroup = tg
+			a = &c
+		}
 		if err := insert(tableAllocs, a); err != nil {
 			return nil, err
 		}

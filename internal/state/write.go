@@ -12,6 +12,17 @@ import (
 // ErrNotFound is returned by a write that names an object the store lacks.
 var ErrNotFound = errors.New("not found")
 
+// ErrNegativeResources refuses an allocation that asks for less than
+// nothing in some dimension: charging it would lower its node's
+// accounting (invariant 6). The API edge never lets one through.
+var ErrNegativeResources = errors.New("negative resources")
+
+// ErrAccountingOverflow refuses an allocation write after which a node's
+// Allocated would no longer fit an int64. Quantities are bounded at the
+// API edge, so only a bug or a hand-made command can meet it; the write is
+// refused whole rather than wrapping.
+var ErrAccountingOverflow = errors.New("node accounting overflow")
+
 // WriteTxn is one atomic write at one raft index. Either every change of a
 // command is committed or none is (invariant 6: nothing partial is written).
 type WriteTxn struct {
@@ -49,16 +60,25 @@ func (w *WriteTxn) insert(table string, obj interface{}) error {
 	return nil
 }
 
+// NextWorkloadVersion is the version UpsertWorkload gives a submission of
+// a workload whose stored record is old (nil: none yet).
+func NextWorkloadVersion(old *api.Workload) uint64 {
+	if old == nil {
+		return 1
+	}
+	return old.Version + 1
+}
+
 // UpsertWorkload stores w (a fresh object owned by the store from now on).
 func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
-	if old := w.Snapshot().Workload(wl.Name); old != nil {
+	old := w.Snapshot().Workload(wl.Name)
+	// Versions are assigned here, in log order, so two concurrent
+	// submissions never share one.
+	wl.Version = NextWorkloadVersion(old)
+	if old != nil {
 		wl.CreateIndex = old.CreateIndex
-		// Versions are assigned here, in log order, so two concurrent
-		// submissions never share one.
-		wl.Version = old.Version + 1
 	} else {
 		wl.CreateIndex = w.index
-		wl.Version = 1
 	}
 	wl.ModifyIndex = w.index
 	return w.insert(tableWorkloads, wl)
@@ -136,6 +156,11 @@ func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
 		a.CreateIndex = w.index
 	}
 	a.ModifyIndex = w.index
+	// Only a new charge is checked: an allocation stored before the check
+	// existed must still be stoppable.
+	if dim := a.Resources.Negative(); dim != "" && (old == nil || old.Resources != a.Resources) {
+		return fmt.Errorf("allocation %q asks for a negative %s: %w", a.ID, dim, ErrNegativeResources)
+	}
 	if err := w.account(old, a); err != nil {
 		return err
 	}
@@ -150,7 +175,7 @@ func (w *WriteTxn) account(old, updated *api.Allocation) error {
 		return nil
 	}
 	if holds(old) {
-		if err := w.addToNode(old.NodeID, api.Resources{}.Sub(old.Resources)); err != nil {
+		if err := w.addToNode(old.NodeID, negate(old.Resources)); err != nil {
 			return err
 		}
 	}
@@ -162,13 +187,24 @@ func (w *WriteTxn) account(old, updated *api.Allocation) error {
 	return nil
 }
 
+// negate is -r; r is never negative (UpsertAlloc refuses it), so no
+// dimension is math.MinInt64 and the negation is exact.
+func negate(r api.Resources) api.Resources {
+	return api.Resources{CPUMilli: -r.CPUMilli, MemoryBytes: -r.MemoryBytes, DiskBytes: -r.DiskBytes,
+		GPUs: -r.GPUs, GPUMilli: -r.GPUMilli, NetMbps: -r.NetMbps}
+}
+
 func (w *WriteTxn) addToNode(nodeID string, delta api.Resources) error {
 	old := w.Snapshot().Node(nodeID)
 	if old == nil {
 		return nil // the node was never registered or is gone; nothing to account
 	}
 	n := old.Copy()
-	n.Allocated = n.Allocated.Add(delta)
+	sum, ok := n.Allocated.AddChecked(delta)
+	if !ok {
+		return fmt.Errorf("node %q: allocated %+v plus %+v: %w", nodeID, n.Allocated, delta, ErrAccountingOverflow)
+	}
+	n.Allocated = sum
 	n.ModifyIndex = w.index
 	return w.insert(tableNodes, n)
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -329,7 +328,7 @@ func TestDevCellFromReadme(t *testing.T) {
 	dir := t.TempDir()
 	httpAddr := freeAddr(t)
 	c := &cell{t: t, dir: dir, addr: "http://" + httpAddr, agents: map[string]*proc{}}
-	c.server = &proc{log: &bytes.Buffer{}}
+	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--http-addr", httpAddr)
 	c.server.cmd.Dir = dir
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,9 +42,28 @@ func TestMain(m *testing.M) {
 }
 
 // proc is one strata daemon the test started.
+// syncBuffer is a process's output: the process writes it while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 type proc struct {
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *syncBuffer
 	args []string
 }
 
@@ -80,7 +100,7 @@ func newCell(t *testing.T, ttl time.Duration) *cell {
 
 func (c *cell) spawn(args ...string) *proc {
 	c.t.Helper()
-	p := &proc{log: &bytes.Buffer{}, args: args}
+	p := &proc{log: &syncBuffer{}, args: args}
 	p.cmd = exec.Command(strataBin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -12,6 +12,10 @@
 // per-node rank, so that ties consolidate onto the same nodes evaluation
 // after evaluation instead of scattering.
 //
+// The mathematics (FGD's step, FGD+'s key) are internal/frag's, shared
+// with the simulator's FGD and FGD+; this package only presents the
+// scheduler's NodeView to them and combines the results in one score.
+//
 // It plugs into internal/scheduler through Options.Policies as a
 // GPUScorer and ShareChooser. New returns a Policy whose scorers are made
 // per group and plan, so they may keep scratch space; the Config itself is

@@ -2,7 +2,7 @@ package fgd
 
 import (
 	"hash/fnv"
-	"math"
+	"slices"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/frag"
@@ -76,64 +76,38 @@ func (s *scorer) ChooseShare(req *scheduler.Request, n scheduler.NodeView, candi
 }
 
 // best is FGD's whole score for one more replica on node n and, for a
-// share, the GPU that earns it (among candidates when given).
+// share, the GPU that earns it (among candidates when given, else among
+// the GPUs of a model the group accepts): frag.Step.
 func (s *scorer) best(req *scheduler.Request, n scheduler.NodeView, candidates []int) (float64, int) {
 	model := ""
 	if len(n.Node.GPUs) > 0 {
 		model = n.Node.GPUs[0].Model
 	}
 	d := &s.cfg.Target
-	before := d.FragOf(model, n.Free.CPUMilli, n.GPUFree)
-	cpuAfter := n.Free.CPUMilli - req.Resources.CPUMilli
-	gpus := append(s.scratch[:0], n.GPUFree...)
-	s.scratch = gpus
-	switch want := req.Resources; {
-	case want.GPUMilli > 0:
-		bestStep, bestGPU := -1.0, -1
-		for g := range gpus {
-			if candidates != nil && !contains(candidates, g) {
-				continue
-			}
-			if gpus[g] < want.GPUMilli || (candidates == nil && !req.AcceptsGPUModel(n.Node.GPUs[g].Model)) {
-				continue
-			}
-			gpus[g] -= want.GPUMilli
-			step := frag.Score(before - d.FragOf(model, cpuAfter, gpus))
-			gpus[g] += want.GPUMilli
-			if step > bestStep {
-				bestStep, bestGPU = step, g
-			}
-		}
-		return max(bestStep, 0), bestGPU
-	case want.GPUs > 0:
-		taken := int64(0)
-		for g := range gpus {
-			if taken < want.GPUs && gpus[g] == 1000 && req.AcceptsGPUModel(n.Node.GPUs[g].Model) {
-				gpus[g] = 0
-				taken++
-			}
-		}
+	fn := frag.Node{ModelID: d.ModelID(model), Model: model, CPUFree: n.Free.CPUMilli, GPUFree: n.GPUFree}
+	if cap(s.scratch) < len(n.GPUFree) {
+		s.scratch = make([]int64, len(n.GPUFree))
 	}
-	return frag.Score(before - d.FragOf(model, cpuAfter, gpus)), -1
+	eligible := func(g int) bool { return req.AcceptsGPUModel(n.Node.GPUs[g].Model) }
+	if candidates != nil {
+		eligible = func(g int) bool { return slices.Contains(candidates, g) }
+	}
+	return d.Step(&fn, d.NodeFrag(&fn), want(req), eligible, s.scratch)
 }
 
-// cpuKey is FGD+'s second key, in [-1, 1], higher better: a replica without
-// GPUs prefers the node with the least idle GPU (CPU there serves nothing
-// else); a GPU replica prefers where it most reduces the node's imbalance
-// |free CPU − r × free GPU|.
+// cpuKey is FGD+'s second key (frag.CPUKey) against the cell's largest
+// node.
 func (s *scorer) cpuKey(req *scheduler.Request, n scheduler.NodeView) float64 {
 	var idle int64
 	for _, f := range n.GPUFree {
 		idle += f
 	}
-	gpuWant := req.Resources.GPUs*1000 + req.Resources.GPUMilli
-	if gpuWant == 0 {
-		return -float64(idle) / float64(max(s.cfg.MaxGPUMilli, 1))
-	}
-	r := s.cfg.CPUPerGPU
-	before := math.Abs(float64(n.Free.CPUMilli) - r*float64(idle))
-	after := math.Abs(float64(n.Free.CPUMilli-req.Resources.CPUMilli) - r*float64(idle-gpuWant))
-	return (before - after) / (float64(s.cfg.MaxCPUMilli) + r*float64(s.cfg.MaxGPUMilli) + 1)
+	return frag.CPUKey(n.Free.CPUMilli, idle, want(req), s.cfg.CPUPerGPU, s.cfg.MaxCPUMilli, s.cfg.MaxGPUMilli)
+}
+
+// want is one replica's ask in the measure's terms.
+func want(req *scheduler.Request) frag.Want {
+	return frag.Want{CPUMilli: req.Resources.CPUMilli, GPUs: int(req.Resources.GPUs), ShareMilli: req.Resources.GPUMilli}
 }
 
 // rank is a node's stable place in [0, 1): a hash of its id, the same in
@@ -144,24 +118,12 @@ func rank(id string) float64 {
 	return float64(h.Sum64()>>11) / (1 << 53)
 }
 
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 // FromCell builds the policy's configuration from a cell: the target is
-// the shapes of its workloads' groups, weighted by replicas and cut at
-// frag.DefaultCoverage; r and the maxima come from the same groups and the
-// nodes. A cell without GPU work measures nothing and the policy falls back
-// to its tie-breaks.
+// the shapes of its workloads' groups, weighted by replicas (NewConfig);
+// the models and the largest node are the nodes'. A cell without GPU work
+// measures nothing and the policy falls back to its tie-breaks.
 func FromCell(nodes []*api.Node, workloads []*api.Workload) *Config {
-	cfg := &Config{}
 	var shapes []frag.Shape
-	var cpu, gpu float64
 	for _, w := range workloads {
 		if w.Stopped {
 			continue
@@ -175,58 +137,43 @@ func FromCell(nodes []*api.Node, workloads []*api.Workload) *Config {
 			case res.GPUs > 0:
 				s.NumGPU, s.PerGPUMilli = int(res.GPUs), 1000
 			}
-			if s.NumGPU > 0 {
-				cpu += float64(res.CPUMilli) * s.Count
-				gpu += float64(int64(s.NumGPU)*s.PerGPUMilli) * s.Count
-			}
 			shapes = append(shapes, s)
 		}
 	}
-	cfg.Target = frag.FromShapes(shapes, frag.DefaultCoverage)
-	cfg.CPUPerGPU = cpu / max(gpu, 1)
 	models := []string{""}
+	var maxCPU, maxGPU int64
 	for _, n := range nodes {
-		cfg.MaxCPUMilli = max(cfg.MaxCPUMilli, n.Capacity.CPUMilli)
-		cfg.MaxGPUMilli = max(cfg.MaxGPUMilli, int64(len(n.GPUs))*1000)
-		if len(n.GPUs) > 0 && !containsString(models, n.GPUs[0].Model) {
+		maxCPU = max(maxCPU, n.Capacity.CPUMilli)
+		maxGPU = max(maxGPU, int64(len(n.GPUs))*1000)
+		if len(n.GPUs) > 0 && !slices.Contains(models, n.GPUs[0].Model) {
 			models = append(models, n.GPUs[0].Model)
 		}
+	}
+	return NewConfig(shapes, models, maxCPU, maxGPU)
+}
+
+// NewConfig is the configuration for a target workload of shapes (cut at
+// frag.DefaultCoverage, as the paper's artifact cuts it), on a cell whose
+// nodes have the GPU models models ("" for nodes without GPUs) and whose
+// largest node has maxCPU milli-CPU and maxGPU milli-GPU. r of the
+// CPU-aware key comes from the same shapes (frag.CPUPerGPU).
+func NewConfig(shapes []frag.Shape, models []string, maxCPU, maxGPU int64) *Config {
+	cfg := &Config{
+		Target:      frag.FromShapes(shapes, frag.DefaultCoverage),
+		CPUPerGPU:   frag.CPUPerGPU(shapes),
+		MaxCPUMilli: maxCPU,
+		MaxGPUMilli: maxGPU,
 	}
 	cfg.Target.Bind(models)
 	return cfg
 }
 
-// acceptable intersects the group's tasks' GPU model lists (nil: any).
+// acceptable is the GPU models every task of g accepts (nil: any), in the
+// measure's terms.
 func acceptable(g *api.TaskGroup) []string {
-	var out []string
-	restricted := false
-	for _, t := range g.Tasks {
-		if len(t.GPUModels) == 0 {
-			continue
-		}
-		if !restricted {
-			out, restricted = append([]string(nil), t.GPUModels...), true
-			continue
-		}
-		kept := out[:0]
-		for _, m := range out {
-			if containsString(t.GPUModels, m) {
-				kept = append(kept, m)
-			}
-		}
-		out = kept
-	}
-	if restricted && len(out) == 0 {
+	models, anyModel := scheduler.AcceptedGPUModels(g)
+	if !anyModel && len(models) == 0 {
 		return []string{"\x00none"} // no model serves every task
 	}
-	return out
-}
-
-func containsString(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
+	return models
 }

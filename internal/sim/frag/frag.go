@@ -9,16 +9,32 @@ import (
 // DefaultCoverage is frag.DefaultCoverage, the artifact's 95% cut.
 const DefaultCoverage = frag.DefaultCoverage
 
-// FromPods builds the distribution of the pods' shapes (CPU, GPU count,
-// per-GPU milli, GPU spec; memory is not part of the measure), cut at
+// FromPods builds the distribution of the pods' shapes (Shapes), cut at
 // coverage as frag.FromShapes does.
 func FromPods(pods []trace.Pod, coverage float64) frag.Distribution {
+	return frag.FromShapes(Shapes(pods), coverage)
+}
+
+// Shapes is one shape per pod (CPU, GPU count, per-GPU milli, GPU spec;
+// memory is not part of the measure), in trace order.
+func Shapes(pods []trace.Pod) []frag.Shape {
 	shapes := make([]frag.Shape, len(pods))
 	for i := range pods {
 		p := &pods[i]
 		shapes[i] = frag.Shape{CPUMilli: p.CPUMilli, NumGPU: p.NumGPU, PerGPUMilli: p.PerGPUMilli(), Spec: p.GPUSpec, Count: 1}
 	}
-	return frag.FromShapes(shapes, coverage)
+	return shapes
+}
+
+// WantOf is what pod p asks in the measure's terms.
+func WantOf(p *trace.Pod) frag.Want {
+	want := frag.Want{CPUMilli: p.CPUMilli}
+	if p.IsShare() {
+		want.ShareMilli = p.GPUMilli
+	} else if p.NumGPU > 0 {
+		want.GPUs = p.NumGPU
+	}
+	return want
 }
 
 // NodeFrag is node n's fragmentation in milli-GPU under d, bound to c's

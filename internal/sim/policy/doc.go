@@ -12,6 +12,8 @@
 // node index. The paper's policies score in whole numbers 0..100 like the
 // Kubernetes framework it ran on, so near-equal nodes tie and the tie rule
 // matters. Scorers never modify the cluster; they may cache results keyed by
-// node Version. The shape is meant to be wrapped later as scoring plugins of
-// internal/scheduler.
+// node Version. FGD and FGD+ take their mathematics from internal/frag
+// (Distribution.Step, CPUKey), which the server's fgd plugin
+// (internal/scheduler/fgd) shares: they add only the simulator's caches
+// and the paper's whole-number scoring.
 package policy

@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/frag"
 	"github.com/strata-dev/strata/internal/sim/cluster"
+	simfrag "github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -93,46 +94,12 @@ func (f *FGD) eval(c *cluster.Cluster, node int, p *trace.Pod) fgdEntry {
 	if e.version == n.Version+1 {
 		return *e
 	}
-	before := f.fragBefore(c, node)
-	gpus := f.scratch[:len(n.GPUFree)]
-	copy(gpus, n.GPUFree)
-	cpuAfter := n.CPUFree - p.CPUMilli
-	best := fgdEntry{version: n.Version + 1, gpu: -1}
-	switch {
-	case p.IsShare():
-		for g, free := range n.GPUFree {
-			if free < p.GPUMilli || seenLevel(n.GPUFree[:g], free, p.GPUMilli) {
-				continue
-			}
-			gpus[g] -= p.GPUMilli
-			d := before - f.dist.Frag(n.ModelID, cpuAfter, gpus)
-			gpus[g] += p.GPUMilli
-			if s := frag.Score(d); best.gpu < 0 || s > best.score {
-				best.score, best.gpu = s, int8(g)
-			}
-		}
-	default:
-		set, _ := n.FirstFreeGPUs(p.NumGPU)
-		for g := range gpus {
-			if set.Has(g) {
-				gpus[g] = 0
-			}
-		}
-		best.score = frag.Score(before - f.dist.Frag(n.ModelID, cpuAfter, gpus))
-	}
+	want := simfrag.WantOf(p)
+	fn := frag.Node{ModelID: n.ModelID, Model: n.Model, CPUFree: n.CPUFree, GPUFree: n.GPUFree}
+	score, gpu := f.dist.Step(&fn, f.fragBefore(c, node), want, nil, f.scratch)
+	best := fgdEntry{version: n.Version + 1, score: score, gpu: int8(gpu)}
 	*e = best
 	return best
-}
-
-// seenLevel reports whether an earlier GPU had the same free milli (and so
-// gives the same result).
-func seenLevel(earlier []int64, free, need int64) bool {
-	for _, f := range earlier {
-		if f == free {
-			return true
-		}
-	}
-	return false
 }
 
 func (f *FGD) fragBefore(c *cluster.Cluster, node int) float64 {

@@ -1,10 +1,9 @@
 package policy
 
 import (
-	"math"
-
 	"github.com/strata-dev/strata/internal/frag"
 	"github.com/strata-dev/strata/internal/sim/cluster"
+	simfrag "github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -40,14 +39,7 @@ type FGDPlus struct {
 // NewFGDPlus returns FGD+ measuring fragmentation against d, with r taken
 // from the GPU pods of workload.
 func NewFGDPlus(d frag.Distribution, workload []trace.Pod) *FGDPlus {
-	var cpu, gpu float64
-	for i := range workload {
-		if workload[i].NumGPU > 0 {
-			cpu += float64(workload[i].CPUMilli)
-			gpu += float64(workload[i].GPURequestMilli())
-		}
-	}
-	return &FGDPlus{FGD: NewFGD(d), cpuPerGPU: cpu / max(gpu, 1)}
+	return &FGDPlus{FGD: NewFGD(d), cpuPerGPU: frag.CPUPerGPU(simfrag.Shapes(workload))}
 }
 
 func (*FGDPlus) Name() string { return FGDPlusName }
@@ -61,17 +53,10 @@ func (f *FGDPlus) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	return fgdPlusStep*f.FGD.Score(c, node, p) + f.secondKey(c, node, p)
 }
 
-// secondKey is in [−1, 1]; higher is better.
+// secondKey is frag.CPUKey against the cluster's largest node.
 func (f *FGDPlus) secondKey(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 	n, m := c.Node(node), c.MaxNode()
-	if p.NumGPU == 0 {
-		return -ratio(n.GPUFreeTotal(), m.GPUMilli) // least idle GPU
-	}
-	r := f.cpuPerGPU
-	before := math.Abs(float64(n.CPUFree) - r*float64(n.GPUFreeTotal()))
-	after := math.Abs(float64(n.CPUFree-p.CPUMilli) - r*float64(n.GPUFreeTotal()-p.GPURequestMilli()))
-	// |after − before| ≤ |CPU − r × GPU| of the pod ≤ the bound below.
-	return (before - after) / (float64(m.CPUMilli) + r*float64(m.GPUMilli) + 1)
+	return frag.CPUKey(n.CPUFree, n.GPUFreeTotal(), simfrag.WantOf(p), f.cpuPerGPU, m.CPUMilli, m.GPUMilli)
 }
 
 // CPUOnly implements CPUOnlyScorer: FGD's score is constant without GPUs,

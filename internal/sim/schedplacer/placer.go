@@ -64,21 +64,10 @@ func (p *Placer) WithTarget(pods []trace.Pod) *Placer {
 
 // fgdConfig is the scheduler's fgd policy configured like the simulator's
 // FGD+: the trace's shapes cut at 95%, r from its GPU pods, the cluster's
-// largest node.
+// models and largest node.
 func fgdConfig(c *cluster.Cluster, pods []trace.Pod) *fgd.Config {
-	cfg := &fgd.Config{Target: simfrag.FromPods(pods, simfrag.DefaultCoverage)}
-	cfg.Target.Bind(c.Models())
-	var cpu, gpu float64
-	for i := range pods {
-		if pods[i].NumGPU > 0 {
-			cpu += float64(pods[i].CPUMilli)
-			gpu += float64(pods[i].GPURequestMilli())
-		}
-	}
-	cfg.CPUPerGPU = cpu / max(gpu, 1)
 	m := c.MaxNode()
-	cfg.MaxCPUMilli, cfg.MaxGPUMilli = m.CPUMilli, m.GPUMilli
-	return cfg
+	return fgd.NewConfig(simfrag.Shapes(pods), c.Models(), m.CPUMilli, m.GPUMilli)
 }
 
 // Place implements cluster.Placer.
