@@ -79,6 +79,9 @@ func (e *engine) replay() error {
 			continue
 		}
 		e.res.Submitted++
+		if p.CarriedOver {
+			e.res.CarriedOver++
+		}
 		r.q.push(created, evArrive, i, 0)
 		if p.Deletion != trace.Absent && !p.RunsFor {
 			r.q.push(p.Deletion, evEnd, i, 0)

@@ -51,8 +51,12 @@ type Result struct {
 	Capacity cluster.Resources `json:"capacity"` // at the end of the run
 
 	Submitted int `json:"submitted"` // pods submitted (inflated count in inflation mode)
-	Placed    int `json:"placed"`
-	Failed    int `json:"failed"` // inflation: pods that fit nowhere when submitted
+	// CarriedOver counts the submitted pods the trace shows pending or
+	// running before its window (replay; trace.Pod.CarriedOver): they are
+	// not in the pending times.
+	CarriedOver int `json:"carriedOver,omitempty"`
+	Placed      int `json:"placed"`
+	Failed      int `json:"failed"` // inflation: pods that fit nowhere when submitted
 
 	// Final allocation, in % of capacity.
 	GPUAlloc float64 `json:"gpuAlloc"`
