@@ -161,6 +161,12 @@ func loadSimTrace(f *simFlags) (*trace.Trace, error) {
 		} else if t.Nodes, t.NodeEvents, err = trace.LoadGoogleMachineEvents(f.nodes, trace.DefaultGoogleScale); err != nil {
 			return nil, failf("--nodes: %v", err)
 		}
+		// machine_events spans the whole trace: keep what happens to the
+		// cell during the task parts' window (earlier events set the
+		// state it opens with).
+		if start, end, ok := trace.Window(t.Pods); ok {
+			t.NodeEvents = trace.ClipNodeEvents(t.NodeEvents, start, end)
+		}
 		return t, nil
 	case "native":
 		if len(f.pods) != 1 {
