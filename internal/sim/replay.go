@@ -91,7 +91,13 @@ func (e *engine) replay() error {
 		}
 	}
 	e.res.TracePending = tracePending(r.pods)
+	// Every pod that runs for a time adds its end when it starts.
 	total := r.q.len()
+	for i := range r.pods {
+		if r.pods[i].RunsFor && r.state[i] != podDone {
+			total++
+		}
+	}
 	capa := e.c.Capacity().GPUMilli
 	if !e.cfg.NoSeries {
 		e.res.Series = append(e.res.Series, snapshot(e.c, 0, 0, capa, 0))
@@ -115,7 +121,7 @@ func (e *engine) replay() error {
 				e.res.Series = append(e.res.Series, pt)
 			}
 		}
-		e.progress(done, total)
+		e.progress(done, max(total, done+r.q.len())) // restarts after evictions add ends
 	}
 	e.res.EndTime = r.now
 	e.res.Running, e.res.Waiting = r.running, r.waiting
@@ -292,7 +298,12 @@ func (r *replayer) pass() error {
 		r.gainedMark[i] = false
 		r.wait.wake(r.c, int(i), r.pods)
 	}
-	r.gained = r.gained[:0]
+	// A woken class fitted nowhere when it fell asleep, and only the nodes
+	// that gained room since can fit it now (a pass only takes room): when
+	// none of them fits it any more, it fits nowhere, and asking the
+	// placer (for the server's scheduler, a walk over every node) is spared.
+	gained := r.gained
+	defer func() { r.gained = gained[:0] }()
 	batcher, _ := r.placer.(cluster.BatchPlacer)
 	if r.cfg.Explain != "" {
 		batcher = nil // explanations are per pod
@@ -305,8 +316,16 @@ func (r *replayer) pass() error {
 		if !ok {
 			return nil
 		}
+		if class.woken && !r.fitsAny(gained, i) {
+			r.wait.failed(class)
+			continue
+		}
 		if batcher != nil {
-			if err := r.startRun(batcher, class); err != nil {
+			limit := maxRun
+			if class.woken {
+				limit = min(limit, r.roomOn(gained, i))
+			}
+			if err := r.startRun(batcher, class, limit); err != nil {
 				return err
 			}
 			continue
@@ -323,14 +342,58 @@ func (r *replayer) pass() error {
 	}
 }
 
+// fitsAny reports whether waiting pod i fits one of nodes now.
+func (r *replayer) fitsAny(nodes []int32, i int) bool {
+	for _, n := range nodes {
+		if r.c.Fits(int(n), &r.pods[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// roomOn is at least how many pods like waiting pod i nodes could take
+// now (an upper bound: CPU, memory and GPUs counted apart, one per node
+// under the different-machine constraint). A woken class can only use the
+// nodes that gained room, so its run is cut to that: the scheduler is not
+// handed a thousand replicas for room that holds five, each failed replica
+// costing it a search of every node for preemption victims.
+func (r *replayer) roomOn(nodes []int32, i int) int {
+	p := &r.pods[i]
+	total := 0
+	for _, k := range nodes {
+		n := r.c.Node(int(k))
+		if !r.c.Fits(int(k), p) {
+			continue
+		}
+		fit := maxRun
+		if p.CPUMilli > 0 {
+			fit = min(fit, int(n.CPUFree/p.CPUMilli))
+		}
+		if p.MemoryMiB > 0 {
+			fit = min(fit, int(n.MemFree/p.MemoryMiB))
+		}
+		if g := p.GPURequestMilli(); g > 0 {
+			fit = min(fit, int(n.GPUFreeTotal()/g))
+		}
+		if p.DistinctNode {
+			fit = min(fit, 1)
+		}
+		if total += fit; total >= maxRun {
+			return maxRun
+		}
+	}
+	return max(total, 1)
+}
+
 // maxRun bounds how many pods one BatchPlacer decision places.
 const maxRun = 1024
 
 // startRun hands a BatchPlacer the waiting pods of class that come next in
 // queue order, as one decision, and starts those it placed; the class
 // sleeps when some did not fit.
-func (r *replayer) startRun(b cluster.BatchPlacer, class *waitClass) error {
-	r.run = r.wait.run(class, maxRun, r.run[:0])
+func (r *replayer) startRun(b cluster.BatchPlacer, class *waitClass, limit int) error {
+	r.run = r.wait.run(class, limit, r.run[:0])
 	r.runPods = r.runPods[:0]
 	for _, i := range r.run {
 		r.runPods = append(r.runPods, &r.pods[i])

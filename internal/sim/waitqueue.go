@@ -63,6 +63,9 @@ type waitClass struct {
 	heapAt   int // index in awake, -1 when not there
 	sleepAt  int // index in asleep, -1 when not there
 	priority int
+	// woken says the class slept and was woken by a node that gained
+	// room: only such a node can fit it (see replayer.pass).
+	woken bool
 }
 
 func newWaitQueue(pods int) *waitQueue {
@@ -196,6 +199,7 @@ func (q *waitQueue) wake(c *cluster.Cluster, i int, pods []trace.Pod) {
 			q.drop(w) // takes w out of asleep: k now holds another class
 		case c.Fits(i, &pods[p]):
 			q.unsleep(w)
+			w.woken = true
 			heap.Push(&q.awake, w)
 		default:
 			k++
@@ -283,6 +287,7 @@ func (q *waitQueue) placedRun(c *waitClass, n int) {
 // failed puts c to sleep: its first pod fits nowhere.
 func (q *waitQueue) failed(c *waitClass) {
 	heap.Remove(&q.awake, c.heapAt)
+	c.woken = false
 	q.sleep(c)
 }
 
