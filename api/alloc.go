@@ -98,6 +98,11 @@ func (a *Allocation) Copy() *Allocation {
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
+			if v == nil {
+				// Never stored since the API edge refuses it; a log written
+				// before that must still replay (it crashed the FSM).
+				continue
+			}
 			ts := *v
 			c.TaskStates[k] = &ts
 		}

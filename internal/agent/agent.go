@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 	"github.com/strata-dev/strata/internal/agent/state"
+	"github.com/strata-dev/strata/internal/httplimit"
 )
 
 // Agent is one node's agent. Create it with New and run it with Run.
@@ -178,8 +178,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.mu.Lock()
 	a.node.HTTPAddr = "http://" + ln.Addr().String()
 	a.mu.Unlock()
-	srv := &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	srv := httplimit.NewServer(a.routes(), a.cfg.HTTP)
+	go srv.Serve(httplimit.Listen(ln, a.cfg.HTTP, a.log))
 
 	if err := a.restore(); err != nil {
 		srv.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+	"github.com/strata-dev/strata/internal/httplimit"
 )
 
 // ServerAPI is what the agent needs from the control plane. Implementations
@@ -70,7 +71,10 @@ type Config struct {
 	// HTTPAddr is the listen address of the agent's own API (logs),
 	// default "127.0.0.1:0"; advertised as Node.HTTPAddr.
 	HTTPAddr string
-	API      ServerAPI // required
+	// HTTP sets that API's timeouts and connection caps (docs/limits.md);
+	// zero fields take the defaults.
+	HTTP httplimit.Config
+	API  ServerAPI // required
 
 	HeartbeatInterval time.Duration // default 1s
 	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.

@@ -5,7 +5,11 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
+
 	"github.com/strata-dev/strata/internal/agent/logs"
+	"github.com/strata-dev/strata/internal/httplimit"
 )
 
 // routes is the agent's own HTTP API.
@@ -22,8 +26,19 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+// writeError answers like the server does: a message, a stable code and,
+// for a bad parameter, the parameter named in fields.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	code := "not-found"
+	if status == http.StatusBadRequest {
+		code = "invalid-parameter"
+	}
+	writeJSON(w, status, map[string]string{"error": msg, "code": code})
+}
+
+func badParam(w http.ResponseWriter, name, msg string) {
+	writeJSON(w, http.StatusBadRequest, api.ErrorResponse{Error: name + ": " + msg, Code: "invalid-parameter",
+		Fields: []api.FieldError{{Path: name, Message: msg}}})
 }
 
 func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
@@ -38,6 +53,37 @@ func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 // is dead and its log fully read.
 func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if problem := spec.CheckID(id); problem != "" {
+		badParam(w, "id", problem)
+		return
+	}
+	q := r.URL.Query()
+	stream := q.Get("stream")
+	if stream == "" {
+		stream = "stdout"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		badParam(w, "stream", "must be stdout or stderr, got "+strconv.Quote(stream))
+		return
+	}
+	var offset int64
+	if s := q.Get("offset"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			badParam(w, "offset", "must be a non-negative integer, got "+strconv.Quote(s))
+			return
+		}
+		offset = v
+	}
+	var follow bool
+	switch s := q.Get("follow"); s {
+	case "", "false":
+	case "true":
+		follow = true
+	default:
+		badParam(w, "follow", "must be true or false, got "+strconv.Quote(s))
+		return
+	}
 	a.mu.Lock()
 	ar := a.allocs[id]
 	a.mu.Unlock()
@@ -45,7 +91,6 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "unknown allocation "+strconv.Quote(id))
 		return
 	}
-	q := r.URL.Query()
 	name := q.Get("task")
 	if name == "" && len(ar.tasks) == 1 {
 		name = ar.tasks[0].cfg.Name
@@ -55,34 +100,15 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "allocation "+id+" has no task "+strconv.Quote(name))
 		return
 	}
-	stream := q.Get("stream")
-	if stream == "" {
-		stream = "stdout"
-	}
-	if stream != "stdout" && stream != "stderr" {
-		writeError(w, http.StatusBadRequest, "stream must be stdout or stderr, got "+strconv.Quote(stream))
-		return
-	}
-	var offset int64
-	if s := q.Get("offset"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 {
-			writeError(w, http.StatusBadRequest, "offset must be a non-negative integer, got "+strconv.Quote(s))
-			return
-		}
-		offset = v
-	}
-	follow := q.Get("follow") == "true"
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	http.NewResponseController(w).Flush() // the client sees the stream open before the first line
+	// The stream flushes every chunk and lasts as long as the client
+	// reads; the write timeout bounds only a client that stopped reading.
+	out := httplimit.Stream(w, a.cfg.HTTP.WithDefaults().WriteTimeout)
 	opts := logs.StreamOptions{Offset: offset, Follow: follow, Done: tr.dead}
-	if flusher != nil {
-		opts.Flush = flusher.Flush
-		flusher.Flush()
-	}
-	if err := logs.Stream(r.Context(), w, tr.cfg.TaskDir, stream, opts); err != nil && r.Context().Err() == nil {
+	if err := logs.Stream(r.Context(), out, tr.cfg.TaskDir, stream, opts); err != nil && r.Context().Err() == nil {
 		a.log.Warn("log stream ended with an error", "alloc", id, "task", name, "err", err)
 	}
 }

@@ -122,8 +122,10 @@ func TestLogsErrors(t *testing.T) {
 		{"/v1/agent/allocations/nope/logs?task=a", 404, `unknown allocation "nope"`},
 		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=zzz", 404, `has no task "zzz"`},
 		{"/v1/agent/allocations/" + alloc.ID + "/logs", 404, `has no task ""`}, // two tasks: the name is required
-		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&stream=stdin", 400, "stream must be"},
-		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&offset=-1", 400, "offset must be"},
+		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&stream=stdin", 400, "stream: must be"},
+		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&offset=-1", 400, "offset: must be"},
+		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&follow=yes", 400, "follow: must be true or false"},
+		{"/v1/agent/allocations/a%00b/logs", 400, "id: invalid identifier"},
 	} {
 		code, body := get(t, addr+tc.path)
 		var e struct{ Error string }

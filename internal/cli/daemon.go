@@ -15,8 +15,10 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
+	"github.com/strata-dev/strata/internal/spec"
 )
 
 type serverFlags struct {
@@ -27,6 +29,28 @@ type serverFlags struct {
 	heartbeatTTL time.Duration
 	workers      int
 	logLevel     string
+	http         httpLimitFlags
+}
+
+// httpLimitFlags set an HTTP server's timeouts and connection caps
+// (docs/limits.md); prefix tells the server's (--http-…) from the agent's
+// (--agent-http-…).
+type httpLimitFlags struct{ c httplimit.Config }
+
+func (f *httpLimitFlags) register(cmd *cobra.Command, prefix, whose string) {
+	fl := cmd.Flags()
+	fl.DurationVar(&f.c.ReadHeaderTimeout, prefix+"read-header-timeout", httplimit.DefaultReadHeaderTimeout,
+		"longest a client may take to send a request's headers to "+whose+" (negative: no limit)")
+	fl.DurationVar(&f.c.ReadTimeout, prefix+"read-timeout", httplimit.DefaultReadTimeout,
+		"longest a client may take to send a whole request, body included (negative: no limit)")
+	fl.DurationVar(&f.c.WriteTimeout, prefix+"write-timeout", httplimit.DefaultWriteTimeout,
+		"longest a response may take to be written; blocking queries add their wait, log streams apply it per write (negative: no limit)")
+	fl.DurationVar(&f.c.IdleTimeout, prefix+"idle-timeout", httplimit.DefaultIdleTimeout,
+		"how long an idle keep-alive connection is kept (negative: no limit)")
+	fl.IntVar(&f.c.MaxConnsPerClient, prefix+"max-conns-per-client", httplimit.DefaultMaxConnsPerClient,
+		"most open connections from one client address; more are answered 429 (negative: no cap)")
+	fl.IntVar(&f.c.MaxConns, prefix+"max-conns", 0,
+		"most open connections in all; more are answered 503 (0: three quarters of the file descriptor limit; negative: no cap)")
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
@@ -37,11 +61,12 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.http.register(cmd, "http-", "the API")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, Peers: f.peers,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger}
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c}
 }
 
 type agentFlags struct {
@@ -55,6 +80,7 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	http        httpLimitFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
@@ -70,6 +96,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
 // agentFile is the agent's config file; flags override it.
@@ -100,7 +127,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}}
+		Labels: map[string]string{}, HTTP: f.http.c}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}
@@ -110,6 +137,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 			return cfg, failf("--label %q: want key=value", l)
 		}
 		cfg.Labels[k] = v
+	}
+	// The server refuses a registration with a bad name or label; say so
+	// now rather than retry it for ever.
+	if cfg.Name != "" {
+		if problem := spec.CheckID(cfg.Name); problem != "" {
+			return cfg, failf("--name %q: %s", cfg.Name, problem)
+		}
+	}
+	for k, v := range cfg.Labels {
+		if problem := spec.CheckLabelKey(k); problem != "" {
+			return cfg, failf("--label %q: %s", k, problem)
+		}
+		if problem := spec.CheckLabelValue(v); problem != "" {
+			return cfg, failf("--label %s=%q: %s", k, v, problem)
+		}
 	}
 	var err error
 	if s := pick(f.cpuTotal, file.CPUTotal); s != "" {

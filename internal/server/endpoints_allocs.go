@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -141,19 +141,18 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	flusher, _ := w.(http.Flusher)
+	// A followed log lasts as long as the user watches; the write timeout
+	// then bounds only a reader that stopped reading.
+	out := httplimit.Stream(w, s.cfg.HTTP.WithDefaults().WriteTimeout)
 	buf := make([]byte, 32<<10)
 	for {
 		nr, rerr := resp.Body.Read(buf)
 		if nr > 0 {
-			if _, werr := w.Write(buf[:nr]); werr != nil {
+			if _, werr := out.Write(buf[:nr]); werr != nil {
 				return
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
 		}
-		if rerr == io.EOF || rerr != nil {
+		if rerr != nil {
 			return
 		}
 	}

@@ -173,6 +173,9 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 		s.fail(w, err)
 		return
 	}
+	if wait > 0 {
+		s.cfg.HTTP.ExtendBy(w, wait) // the server's timeouts would cut the wait short
+	}
 	var out any
 	var idx uint64
 	for {

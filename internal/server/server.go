@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	// Now is the clock; default time.Now. Only the leader's proposal path
 	// reads it, never the FSM.
 	Now func() time.Time
+	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
+	// zero fields take the defaults.
+	HTTP httplimit.Config
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
@@ -120,11 +124,11 @@ func New(cfg Config) (*Server, error) {
 	// The API listens at once, but answers nothing from the state until the
 	// FSM has applied everything committed (readiness): /v1/status/* says
 	// how far it is.
-	s.httpSrv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.httpSrv = httplimit.NewServer(s.routes(), cfg.HTTP)
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
