@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
 func repoFile(t *testing.T, rel string) string {
@@ -144,5 +146,91 @@ func TestSimExplain(t *testing.T) {
 	if _, errOut, code := runCLI("sim", "--nodes", nodes, "--pods", pods, "--policy", "BestFit", "--seed", "42",
 		"--explain", "no-such-pod"); code != 1 || !strings.Contains(errOut, `no pod named "no-such-pod"`) {
 		t.Fatalf("unknown pod: exit %d %s", code, errOut)
+	}
+}
+
+// TestSimGoogleReplayReports: a Google replay reports pending-time
+// percentiles, evictions by cause and allocation over time in every
+// output: the text report, -o json, -o csv (the summary), --csv (the
+// series, one row per point and run) and --plot.
+func TestSimGoogleReplayReports(t *testing.T) {
+	tasks := repoFile(t, "internal/sim/trace/testdata/task_events.csv")
+	machines := repoFile(t, "internal/sim/trace/testdata/machines.csv")
+	dir := t.TempDir()
+	args := []string{"sim", "--format", "google", "--pods", tasks, "--machines-csv", machines, "--mode", "replay",
+		"--policy", "BestFit,FGD", "--no-progress"}
+	out, errOut, code := runCLI(append(args, "--csv", filepath.Join(dir, "series.csv"))...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"PENDING P50/P90/P99", "EVICTED MACHINE/RESIZED/TRACE", "in the trace itself", "over time", "RUNNING", "WAITING",
+		"production (9-11)", "carried over"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	series, err := os.ReadFile(filepath.Join(dir, "series.csv"))
+	if err != nil || !strings.HasPrefix(string(series), "policy,seed,time,") || !strings.Contains(string(series), "\nFGD,42,") {
+		t.Fatalf("series csv (%v):\n%s", err, series)
+	}
+
+	out, errOut, code = runCLI(append(args, "-o", "json")...)
+	var rows []simRow
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 2 {
+		t.Fatalf("json: exit %d %s\n%s", code, errOut, out)
+	}
+	r := rows[0]
+	if r.Pending == nil || r.Evictions == nil || r.TracePending == nil || len(r.Utilisation) == 0 || len(r.PendingByPriority) == 0 {
+		t.Fatalf("json row lacks pending, evictions or utilisation: %+v", r)
+	}
+	// The fixture's 100-1 is evicted by the trace at 30 s while it runs.
+	if r.Evictions.Trace != 1 || r.Evicted != 1 || r.CarriedOver != 2 || r.Updates != 1 {
+		t.Fatalf("evictions %+v (total %d), carried over %d, updates %d", *r.Evictions, r.Evicted, r.CarriedOver, r.Updates)
+	}
+
+	out, errOut, code = runCLI(append(args, "-o", "csv")...)
+	if code != 0 || !strings.HasPrefix(out, "policy,mode,seed,") || strings.Count(out, "\n") != 3 ||
+		!strings.Contains(out, "pending_p99_s") || !strings.Contains(out, "evicted_trace") {
+		t.Fatalf("csv: exit %d %s\n%s", code, errOut, out)
+	}
+
+	png := filepath.Join(dir, "replay.png")
+	if _, errOut, code := runCLI("sim", "--format", "google", "--pods", tasks, "--machines-csv", machines, "--mode", "replay",
+		"--policy", "FGD", "--plot", png, "--no-progress"); code != 0 {
+		t.Fatalf("plot: exit %d %s", code, errOut)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Fatalf("plot not written: %v", err)
+	}
+	if _, errOut, code := runCLI(append(args, "--plot", png)...); code != 1 || !strings.Contains(errOut, "--plot needs a single run") {
+		t.Fatalf("plot of two runs: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(append(args, "--sample", "many")...); code != 1 || !strings.Contains(errOut, "--sample") {
+		t.Fatalf("bad --sample: exit %d %s", code, errOut)
+	}
+}
+
+// TestSimGrow builds a larger part from the fixture: copies shifted in
+// time with their own job ids, cut at --events, the same bytes every time.
+func TestSimGrow(t *testing.T) {
+	tasks := repoFile(t, "internal/sim/trace/testdata/task_events.csv")
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv.gz")
+	if out, errOut, code := runCLI("sim", "grow", "--format", "google", "--copies", "3", "--shift", "10", "--events", "50", "-o", a, tasks); code != 0 || !strings.Contains(out, "wrote 50 events") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	data, _ := os.ReadFile(a)
+	if n := strings.Count(string(data), "\n"); n != 50 || !strings.Contains(string(data), ",1000000000100,") || !strings.Contains(string(data), ",2000000000100,") {
+		t.Fatalf("grown part: %d rows, copies' job ids missing:\n%s", n, data)
+	}
+	if _, errOut, code := runCLI("sim", "grow", "--copies", "3", "--shift", "10", "-o", b, tasks); code != 0 {
+		t.Fatalf("gz: %s", errOut)
+	}
+	pods, err := trace.LoadGoogleTaskEvents(trace.DefaultGoogleScale, b)
+	if err != nil || len(pods) != 3*7 {
+		t.Fatalf("reading the grown part back: %d pods, %v", len(pods), err)
+	}
+	if _, errOut, code := runCLI("sim", "grow", "--copies", "0", "-o", a, tasks); code != 1 || !strings.Contains(errOut, "--copies") {
+		t.Fatalf("bad copies: exit %d %s", code, errOut)
 	}
 }

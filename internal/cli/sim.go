@@ -35,7 +35,7 @@ type simFlags struct {
 	plotPath    string
 	noProgress  bool
 	progress    string
-	sample      int
+	sample      string
 	explain     string
 }
 
@@ -70,11 +70,14 @@ list, or "all".`,
   strata sim --nodes N.csv --pods P.csv --policy all -o json
   strata sim --nodes N.csv --pods P.csv --policy BestFit --seed 42 --csv series.csv --plot alloc.png
   strata sim --format native --pods scenario.yaml --mode replay
+  strata sim --format google --pods task_events-part-00001-of-00500.csv.gz --machines-csv machines.csv \
+             --mode replay --policy BestFit,strata-binpack --plot replay.png --csv series.csv
+  strata sim grow --format google --copies 6 --shift 60 --events 450000 -o big.csv.gz PART.csv.gz
   strata sim --nodes N.csv --pods P.csv --policy FGD,strata-binpack --explain openb-pod-0042`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(g); err != nil {
-				return err
+			if g.output != "table" && g.output != "json" && g.output != "csv" {
+				return failf("--output: unknown format %q (want table, json or csv)", g.output)
 			}
 			ctx, seedGiven := cmd.Context(), cmd.Flags().Changed("seed")
 			return interruptible(ctx, func() error { return runSim(ctx, g, &f, seedGiven) })
@@ -90,14 +93,14 @@ list, or "all".`,
 	fl.Int64Var(&f.seed, "seed", 42, "seed of a single run (default in inflation mode: the mean over seeds 42..51)")
 	fl.StringVar(&f.seeds, "seeds", "42..51", "seeds averaged in inflation mode when --seed is not given, as A..B or a comma list")
 	fl.StringVar(&f.tieBreak, "tie-break", "rank", "how equal scores are broken: rank (a seeded random node order fixed per run, as the paper's simulator), random (a fresh draw per pod) or first (trace order)")
-	fl.StringVar(&f.csvPath, "csv", "", "write the allocation series of a single run as CSV")
+	fl.StringVar(&f.csvPath, "csv", "", "write the allocation series of every run as CSV: policy, seed, time, allocation %, pods pending and running, evictions so far")
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
-	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of GPU allocation vs arrived workload (single run)")
+	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of one run: allocation vs arrived GPU workload (inflation), allocation and pods waiting over time (replay)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress output (same as --progress none)")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, nothing otherwise), bar, plain (a line about every second, for logs) or none")
-	fl.IntVar(&f.sample, "sample", -1, "strata-* policies: feasible nodes sampled before picking the best (-1: all, 0: the server's default)")
+	fl.StringVar(&f.sample, "sample", "auto", "strata-* policies: feasible nodes the scheduler samples before picking the best: all, server (the server's default, max(100, 5% of the nodes)), a number, or auto (all in inflation mode, as the paper's simulator scores every node; server in replay mode, as the server would run)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
-	addOutputFlag(cmd, g)
+	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
 	return cmd
 }
@@ -158,6 +161,12 @@ func loadSimTrace(f *simFlags) (*trace.Trace, error) {
 		} else if t.Nodes, t.NodeEvents, err = trace.LoadGoogleMachineEvents(f.nodes, trace.DefaultGoogleScale); err != nil {
 			return nil, failf("--nodes: %v", err)
 		}
+		// machine_events spans the whole trace: keep what happens to the
+		// cell during the task parts' window (earlier events set the
+		// state it opens with).
+		if start, end, ok := trace.Window(t.Pods); ok {
+			t.NodeEvents = trace.ClipNodeEvents(t.NodeEvents, start, end)
+		}
 		return t, nil
 	case "native":
 		if len(f.pods) != 1 {
@@ -170,6 +179,26 @@ func loadSimTrace(f *simFlags) (*trace.Trace, error) {
 		return t, nil
 	}
 	return nil, failf("--format: unknown %q (want openb, google or native)", f.format)
+}
+
+// parseSample reads --sample as scheduler.Options.FeasibleSample.
+func parseSample(s string, mode sim.Mode) (int, error) {
+	switch s {
+	case "auto", "":
+		if mode == sim.ModeReplay {
+			return 0, nil
+		}
+		return -1, nil
+	case "all", "-1":
+		return -1, nil
+	case "server", "0":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, failf("--sample: want all, server, auto or a positive number of nodes, got %q", s)
+	}
+	return n, nil
 }
 
 func parseSeeds(s string) ([]int64, error) {
@@ -210,7 +239,37 @@ type simRow struct {
 	PendingP99 float64 `json:"pendingP99,omitempty"`
 	Seconds    float64 `json:"seconds"`
 
+	// Replay: what waited and for how long, what was evicted, and the
+	// cell's allocation over time (sampled at simSeriesPoints times).
+	Mode              sim.Mode          `json:"mode"`
+	Submitted         int               `json:"submitted,omitempty"`
+	CarriedOver       int               `json:"carriedOver,omitempty"`
+	Pending           *sim.PendingStats `json:"pending,omitempty"`
+	PendingByPriority []sim.BandPending `json:"pendingByPriority,omitempty"`
+	TracePending      *sim.PendingStats `json:"tracePending,omitempty"`
+	Evicted           int               `json:"evicted,omitempty"`
+	Evictions         *sim.Evictions    `json:"evictions,omitempty"`
+	Updates           int               `json:"updates,omitempty"`
+	Running           int               `json:"running,omitempty"`
+	Waiting           int               `json:"waiting,omitempty"`
+	Utilisation       []sim.Point       `json:"utilisation,omitempty"`
+
 	Explanation *cluster.Explanation `json:"explanation,omitempty"`
+}
+
+// simSeriesPoints is how many times of a replay the summary shows.
+const simSeriesPoints = 48
+
+// replayRow is the summary row of one replay run.
+func replayRow(res *sim.Result, seconds float64) simRow {
+	ev := res.Evictions
+	pending := res.Pending
+	return simRow{Policy: res.Policy, Seeds: []int64{res.Seed}, GPUAlloc: res.GPUAlloc, CPUAlloc: res.CPUAlloc,
+		MemAlloc: res.MemAlloc, FragRatio: res.FragRatio, Placed: res.Placed, PendingP50: res.Pending.P50,
+		PendingP99: res.Pending.P99, Seconds: seconds, Mode: res.Mode, Submitted: res.Submitted, CarriedOver: res.CarriedOver, Pending: &pending,
+		PendingByPriority: res.PendingByPriority, TracePending: res.TracePending, Evicted: res.Evicted + ev.Trace,
+		Evictions: &ev, Updates: res.Updates, Running: res.Running, Waiting: res.Waiting,
+		Utilisation: sim.Utilisation(res, simSeriesPoints), Explanation: res.Explanation}
 }
 
 func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error {
@@ -234,9 +293,17 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		}
 	}
 	single := !averaged && len(policies) == 1
-	if !single && (f.csvPath != "" || f.plotPath != "") {
-		return failf("--csv and --plot need a single run: one --policy and a --seed")
+	if !single && f.plotPath != "" {
+		return failf("--plot needs a single run: one --policy (and, in inflation mode, a --seed)")
 	}
+	if averaged && f.csvPath != "" {
+		return failf("--csv writes the series of runs with a --seed (in inflation mode without --seed, runs are averaged)")
+	}
+	sample, err := parseSample(f.sample, mode)
+	if err != nil {
+		return err
+	}
+	keepSeries := single || mode == sim.ModeReplay || f.csvPath != ""
 	show, err := progressStyle(f)
 	if err != nil {
 		return err
@@ -244,13 +311,12 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 	bar := newProgressBar(g.stderr, show)
 	var rows []simRow
 	var full []any
+	var runs []*sim.Result // every run, for the CSV outputs
 	for _, name := range policies {
 		cfg := sim.Config{Nodes: t.Nodes, Pods: t.Pods, NodeEvents: t.NodeEvents, Mode: mode, Policy: name,
-			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !single, Explain: f.explain}
+			Seed: f.seed, TieBreak: f.tieBreak, NoSeries: !keepSeries, Explain: f.explain}
 		if sp, ok := strings.CutPrefix(name, "strata-"); ok {
-			// The server's own scheduler, scoring every feasible node (the
-			// paper's simulator does) unless --sample says otherwise.
-			sample := f.sample
+			// The server's own scheduler, with the sampling --sample says.
 			cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, sample).WithTarget(t.Pods) }
 		}
 		start := time.Now()
@@ -262,8 +328,9 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 				return failf("simulate %s: %v", name, err)
 			}
 			rows = append(rows, simRow{Policy: name, Seeds: seeds, GPUAlloc: res.MeanGPUAlloc, CPUAlloc: res.MeanCPUAlloc,
-				MemAlloc: res.MeanMemAlloc, FragRatio: res.MeanFragRatio, Seconds: time.Since(start).Seconds()})
+				MemAlloc: res.MeanMemAlloc, FragRatio: res.MeanFragRatio, Seconds: time.Since(start).Seconds(), Mode: mode})
 			full = append(full, res)
+			runs = append(runs, res.Runs...)
 			continue
 		}
 		cfg.Progress = bar.func_(name, progressUnit(mode))
@@ -272,18 +339,28 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		if err != nil {
 			return failf("simulate %s: %v", name, err)
 		}
-		rows = append(rows, simRow{Policy: name, Seeds: []int64{f.seed}, GPUAlloc: res.GPUAlloc, CPUAlloc: res.CPUAlloc,
+		row := simRow{Policy: name, Seeds: []int64{f.seed}, GPUAlloc: res.GPUAlloc, CPUAlloc: res.CPUAlloc,
 			MemAlloc: res.MemAlloc, FragRatio: res.FragRatio, Placed: res.Placed, Failed: res.Failed,
 			PendingP50: res.Pending.P50, PendingP99: res.Pending.P99, Seconds: time.Since(start).Seconds(),
-			Explanation: res.Explanation})
+			Explanation: res.Explanation, Mode: mode}
+		if mode == sim.ModeReplay {
+			row = replayRow(res, row.Seconds)
+		}
+		rows = append(rows, row)
 		if f.explain != "" && res.Explanation == nil {
 			return failf("--explain: no pod named %q was submitted (inflated copies are named %s~k)", f.explain, f.explain)
 		}
 		full = append(full, res)
-		if single {
-			if err := writeSimFiles(f, res); err != nil {
+		runs = append(runs, res)
+		if single && f.plotPath != "" {
+			if err := writeFile(f.plotPath, func(w io.Writer) error { return sim.PlotFor(res).WritePNG(w) }); err != nil {
 				return err
 			}
+		}
+	}
+	if f.csvPath != "" {
+		if err := writeFile(f.csvPath, func(w io.Writer) error { return sim.WriteSeriesCSV(w, runs...) }); err != nil {
+			return err
 		}
 	}
 	if f.jsonPath != "" {
@@ -291,8 +368,14 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 			return err
 		}
 	}
-	if g.json() {
+	switch g.output {
+	case "json":
 		return printJSON(g.stdout, rows)
+	case "csv":
+		return sim.WriteSummaryCSV(g.stdout, runs...)
+	}
+	if mode == sim.ModeReplay {
+		return printReplay(g.stdout, t, rows)
 	}
 	fmt.Fprintf(g.stdout, "%s of %d pods on %d nodes\n", mode, len(t.Pods), len(t.Nodes))
 	tb := newTable(g.stdout, "POLICY", "SEEDS", "GPU ALLOC %", "CPU ALLOC %", "MEM ALLOC %", "GPU FRAG %", "TIME")
@@ -349,20 +432,6 @@ func printSimExplanation(w io.Writer, policy string, seed int64, e *cluster.Expl
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-func writeSimFiles(f *simFlags, res *sim.Result) error {
-	if f.csvPath != "" {
-		if err := writeFile(f.csvPath, func(w io.Writer) error { return sim.WriteSeriesCSV(w, res) }); err != nil {
-			return err
-		}
-	}
-	if f.plotPath != "" {
-		if err := writeFile(f.plotPath, func(w io.Writer) error { return sim.AllocationPlot(res).WritePNG(w) }); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // writeFile writes path through a temporary file renamed into place, so

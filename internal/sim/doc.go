@@ -7,10 +7,13 @@
 //
 // Two modes:
 //
-//   - replay honours the trace's creation and deletion times and machine
-//     events on a virtual clock; pods that do not fit wait in a FIFO queue
-//     that is retried whenever capacity frees, and their pending time is
-//     recorded;
+//   - replay honours the trace's creation and end times (or running
+//     times), request updates and machine events on a virtual clock; pods
+//     wait in a queue offered room at the end of every instant, higher
+//     priority first, then in arrival order, and their pending times,
+//     evictions and the cell's allocation over time are recorded (the
+//     queue keeps pods in classes that sleep until a node that gained
+//     room fits them, waitqueue.go);
 //   - inflation is the FGD paper's experiment: the trace inflated to 1.3 ×
 //     the GPU capacity (package workload), submitted one by one in a seeded
 //     random order and never deleted; after each pod the allocated share of
@@ -18,6 +21,7 @@
 //
 // The engine is deterministic: virtual time only (it never reads the wall
 // clock), every random choice from a seeded source, so the same Config gives
-// the same Result. Run is single-threaded; RunInflationSeeds runs seeds in
-// parallel, each on its own cluster and policy.
+// the same Result. Run is single-threaded and stops within one placement of
+// its context's cancellation; RunInflationSeeds runs seeds in parallel,
+// each on its own cluster and policy.
 package sim

@@ -245,21 +245,25 @@ func (cp *cancellingPlacer) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Pla
 }
 
 // TestCancelStopsWithinOnePlacement cancels a replay in the middle of a
-// retry pass over a long pending queue (and an inflation run in the middle
-// of its pods): the engine must not ask the placer again.
+// pass that places a long queue at once, and in the middle of a stream of
+// arrivals: the engine must not ask the placer again.
 func TestCancelStopsWithinOnePlacement(t *testing.T) {
 	nodes := []trace.Node{{Name: "a", CPUMilli: 1000, MemoryMiB: 1024}}
-	pods := []trace.Pod{{Name: "big", CPUMilli: 1000, MemoryMiB: 1, Creation: 0, Deletion: 10}}
+	queued := []trace.Pod{{Name: "big", CPUMilli: 1000, MemoryMiB: 1, Creation: 0, Deletion: 10}}
+	var stream []trace.Pod
 	for i := 0; i < 500; i++ {
-		pods = append(pods, trace.Pod{Name: "waits", CPUMilli: 1000, MemoryMiB: 1, Creation: 1, Deletion: trace.Absent})
+		queued = append(queued, trace.Pod{Name: "waits", CPUMilli: 1, MemoryMiB: 1, Creation: 1, Deletion: trace.Absent})
+		stream = append(stream, trace.Pod{Name: "arrives", CPUMilli: 1, MemoryMiB: 1, Creation: int64(100 + i), Deletion: trace.Absent})
 	}
 	for _, tc := range []struct {
 		name string
-		mode sim.Mode
+		pods []trace.Pod
 		at   int
 	}{
-		{"replay retry pass", sim.ModeReplay, 1 + 500 + 1}, // the first placement of the retry at t=10
-		{"replay arrivals", sim.ModeReplay, 100},
+		// big at 0; the first small pod fails at 1 (its class sleeps);
+		// at 10 one pass places the 500: cancel at its 8th placement.
+		{"replay pass", queued, 10},
+		{"replay arrivals", stream, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sel, err := policy.New("BestFit", policy.Options{Seed: 1})
@@ -269,7 +273,7 @@ func TestCancelStopsWithinOnePlacement(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cp := &cancellingPlacer{inner: sel, cancel: cancel, at: tc.at}
-			_, err = sim.Run(ctx, sim.Config{Nodes: nodes, Pods: pods, Mode: tc.mode, Placer: cp})
+			_, err = sim.Run(ctx, sim.Config{Nodes: nodes, Pods: tc.pods, Mode: sim.ModeReplay, Placer: cp})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want context.Canceled", err)
 			}
@@ -277,5 +281,105 @@ func TestCancelStopsWithinOnePlacement(t *testing.T) {
 				t.Fatalf("placer called %d times, %d after the cancellation at call %d", cp.calls, cp.after, tc.at)
 			}
 		})
+	}
+}
+
+// TestReplayUpdates: a running pod that shrinks makes room at once; one
+// that grows within its machine's room stays; one that grows past it is
+// stopped and queued again (an eviction); a waiting pod's update changes
+// what it waits for.
+func TestReplayUpdates(t *testing.T) {
+	nodes := []trace.Node{{Name: "a", CPUMilli: 4000, MemoryMiB: 4096}, {Name: "b", CPUMilli: 4000, MemoryMiB: 4096}}
+	pods := []trace.Pod{
+		{Name: "shrinks", CPUMilli: 4000, MemoryMiB: 1, Creation: 0, Deletion: trace.Absent,
+			Updates: []trace.Update{{Time: 10, CPUMilli: 1000, MemoryMiB: 1}}},
+		{Name: "grows", CPUMilli: 2000, MemoryMiB: 1, Creation: 0, Deletion: trace.Absent,
+			Updates: []trace.Update{{Time: 20, CPUMilli: 3000, MemoryMiB: 1}, {Time: 30, CPUMilli: 3500, MemoryMiB: 1}}},
+		{Name: "neighbour", CPUMilli: 1000, MemoryMiB: 1, Creation: 0, Deletion: trace.Absent},
+		{Name: "waits", CPUMilli: 3000, MemoryMiB: 1, Creation: 5, Deletion: trace.Absent,
+			Updates: []trace.Update{{Time: 8, CPUMilli: 2500, MemoryMiB: 1}}},
+	}
+	r := run(t, sim.Config{Nodes: nodes, Pods: pods, Mode: sim.ModeReplay})
+	// 0: shrinks fills one node, grows and neighbour share the other.
+	// 5: waits (3000) fits nowhere; at 8 it wants 2500, still nowhere.
+	// 10: shrinks leaves 3000 free: waits starts there, 5 s late.
+	// 20: grows to 3000 fits next to neighbour. 30: grows to 3500 does
+	// not: it is stopped and waits (nowhere has 3500 free).
+	if r.Updates != 4 || r.Evictions.Resized != 1 || r.Evicted != 1 || r.Placed != 4 || r.Waiting != 1 || r.Running != 3 {
+		t.Fatalf("updates %d, evictions %+v (%d), placed %d, waiting %d, running %d", r.Updates, r.Evictions, r.Evicted, r.Placed, r.Waiting, r.Running)
+	}
+	if r.Pending.Max != 5 || r.Pending.Scheduled != 4 {
+		t.Fatalf("pending %+v", r.Pending)
+	}
+	if r.CPUAlloc != 100*float64(1000+2500+1000)/8000 {
+		t.Fatalf("final CPU %.2f%%", r.CPUAlloc)
+	}
+}
+
+// firstFitBatcher is a BatchPlacer that puts each pod of a run on the
+// first node with room for it (counting the run's earlier pods) and
+// records the runs it was handed.
+type firstFitBatcher struct{ runs [][]string }
+
+func (f *firstFitBatcher) Place(c *cluster.Cluster, p *trace.Pod) (cluster.Placement, bool) {
+	pls := f.PlaceAll(c, []*trace.Pod{p})
+	if len(pls) == 0 {
+		return cluster.Placement{}, false
+	}
+	return pls[0], true
+}
+
+func (f *firstFitBatcher) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Placement {
+	var names []string
+	used := map[int]int64{}
+	var out []cluster.Placement
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	f.runs = append(f.runs, names)
+	for _, p := range pods {
+		node := -1
+		for i := 0; i < c.NumNodes() && node < 0; i++ {
+			if c.Fits(i, p) && c.Node(i).CPUFree-used[i] >= p.CPUMilli {
+				node = i
+			}
+		}
+		if node < 0 {
+			return out
+		}
+		used[node] += p.CPUMilli
+		out = append(out, cluster.PlacementFor(node, p, 0))
+	}
+	return out
+}
+
+// TestBatchPlacerGetsRunsInQueueOrder: a BatchPlacer is handed the waiting
+// pods of one request as runs in queue order — higher priority first, pods
+// that joined in the same second together — and a run that does not all
+// fit puts its class to sleep until room frees.
+func TestBatchPlacerGetsRunsInQueueOrder(t *testing.T) {
+	nodes := []trace.Node{{Name: "a", CPUMilli: 10000, MemoryMiB: 1 << 20}}
+	pod := func(name string, prio int, created, deleted int64) trace.Pod {
+		return trace.Pod{Name: name, CPUMilli: 1000, MemoryMiB: 1, Priority: prio, Creation: created, Deletion: deleted}
+	}
+	pods := []trace.Pod{
+		pod("a1", 0, 0, 5), pod("b1", 9, 0, trace.Absent), pod("a2", 0, 0, trace.Absent), pod("b2", 9, 0, trace.Absent),
+		pod("a3", 0, 0, trace.Absent), pod("a4", 0, 1, trace.Absent), pod("a5", 0, 1, trace.Absent),
+		pod("a6", 0, 1, trace.Absent), pod("a7", 0, 1, trace.Absent), pod("a8", 0, 1, trace.Absent),
+		pod("a9", 0, 1, trace.Absent),
+	}
+	f := &firstFitBatcher{}
+	r := run(t, sim.Config{Nodes: nodes, Pods: pods, Mode: sim.ModeReplay, Placer: f})
+	want := [][]string{
+		{"b1", "b2"},                         // t=0: priority 9 first
+		{"a1", "a2", "a3"},                   // then priority 0, file order within the second
+		{"a4", "a5", "a6", "a7", "a8", "a9"}, // t=1: 5 of 6 fit; the class sleeps
+		{"a9"},                               // t=5: a1 ends, a9 fits
+	}
+	if !reflect.DeepEqual(f.runs, want) {
+		t.Fatalf("runs %v\nwant %v", f.runs, want)
+	}
+	if r.Placed != 11 || r.Waiting != 0 || r.Pending.Max != 4 {
+		t.Fatalf("placed %d, waiting %d, pending %+v", r.Placed, r.Waiting, r.Pending)
 	}
 }

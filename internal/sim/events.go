@@ -2,23 +2,26 @@ package sim
 
 import "container/heap"
 
-// eventKind orders simultaneous events: capacity is freed and machines come
-// and go before new pods arrive, so an arrival sees the cell as of its time.
+// eventKind orders simultaneous events: pods end, machines come and go and
+// requests change before new pods arrive, so the pass that follows sees the
+// cell as of its time.
 type eventKind uint8
 
 const (
-	evDelete eventKind = iota
+	evEnd eventKind = iota
 	evNodeAdd
 	evNodeUpdate
 	evNodeRemove
+	evUpdate
 	evArrive
 )
 
 type event struct {
 	time int64
 	kind eventKind
-	seq  int // insertion order: FIFO among equal (time, kind)
-	ref  int // pod index, or node event index
+	aux  uint32 // evUpdate: the update's index; evEnd: 0, or the start's epoch + 1
+	seq  int    // insertion order: FIFO among equal (time, kind)
+	ref  int    // pod index, or node event index
 }
 
 // eventHeap is a min-heap on (time, kind, seq).
@@ -50,8 +53,8 @@ type queue struct {
 	seq int
 }
 
-func (q *queue) push(t int64, k eventKind, ref int) {
-	heap.Push(&q.h, event{time: t, kind: k, seq: q.seq, ref: ref})
+func (q *queue) push(t int64, k eventKind, ref int, aux uint32) {
+	heap.Push(&q.h, event{time: t, kind: k, aux: aux, seq: q.seq, ref: ref})
 	q.seq++
 }
 

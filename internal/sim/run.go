@@ -66,7 +66,9 @@ type Config struct {
 }
 
 // Run simulates cfg. It returns early with ctx's error when ctx is done.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*Result, error) { return run(ctx, cfg, false) }
+
+func run(ctx context.Context, cfg Config, walk bool) (*Result, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("%w: no nodes", ErrBadConfig)
 	}
@@ -92,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		name = fmt.Sprintf("%T", placer)
 	}
 	dist := frag.FromPods(cfg.Pods, coverage)
-	e := &engine{ctx: ctx, cfg: &cfg, c: c, placer: placer, fragTracker: frag.NewTracker(&dist, c),
+	e := &engine{ctx: ctx, cfg: &cfg, c: c, placer: placer, fragTracker: frag.NewTracker(&dist, c), walk: walk,
 		res: &Result{Mode: cfg.Mode, Policy: name, Seed: cfg.Seed, Nodes: len(cfg.Nodes)}}
 	switch cfg.Mode {
 	case ModeInflation:
@@ -129,6 +131,7 @@ type engine struct {
 	res         *Result
 	arrivedGPU  int64
 	explained   bool // the explained pod was placed: explanation final
+	walk        bool // replay: walk every waiting pod on every pass (tests)
 }
 
 // stopped reports ctx's error once it is done. It is cheap enough to call
@@ -153,11 +156,17 @@ func (e *engine) place(p *trace.Pod) (cluster.AllocID, bool, error) {
 	if !ok {
 		return -1, false, nil
 	}
+	id, err := e.commit(p, pl)
+	return id, err == nil, err
+}
+
+// commit assigns a placement the placer made.
+func (e *engine) commit(p *trace.Pod, pl cluster.Placement) (cluster.AllocID, error) {
 	id, err := e.c.Assign(p, pl)
 	if err != nil {
-		return -1, false, fmt.Errorf("policy %s placed %s badly: %w", e.res.Policy, p.Name, err)
+		return -1, fmt.Errorf("policy %s placed %s badly: %w", e.res.Policy, p.Name, err)
 	}
-	return id, true, nil
+	return id, nil
 }
 
 // explain records why p went where it did, before the cluster changes.

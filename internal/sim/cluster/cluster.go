@@ -47,6 +47,17 @@ type Placer interface {
 	Place(c *Cluster, p *trace.Pod) (Placement, bool)
 }
 
+// BatchPlacer is implemented by placers that decide for several pods of
+// one request at once, the way the server's scheduler places the replicas
+// of one workload in one evaluation. PlaceAll returns placements for a
+// prefix of pods, in order, each made as if the ones before it were
+// already assigned: the pods after that prefix fit nowhere. Like Place it
+// must not modify the cluster.
+type BatchPlacer interface {
+	Placer
+	PlaceAll(c *Cluster, pods []*trace.Pod) []Placement
+}
+
 // NodeState is one node's capacity and what is left of it. Policies read it
 // through Cluster.Node and must treat it as read-only.
 type NodeState struct {
@@ -111,19 +122,9 @@ type Cluster struct {
 	// changedBase is the number of entries dropped from its front.
 	changed     []int32
 	changedBase uint64
-	// jobs counts, per job and node, the live allocations of pods with a
-	// Job (all) and of those with DistinctNode; distinct counts a job's
-	// live DistinctNode allocations over all nodes.
-	jobs     map[jobNode]jobCount
-	distinct map[int64]int32
+	// jobs holds, per job, where its pods run (jobs.go).
+	jobs map[int64]*jobNodes
 }
-
-type jobNode struct {
-	job  int64
-	node int32
-}
-
-type jobCount struct{ all, distinct int32 }
 
 // New builds a cluster with every node up and empty.
 func New(nodes []trace.Node) (*Cluster, error) {
@@ -222,7 +223,7 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 		return false
 	}
 	if p.NumGPU == 0 {
-		return p.Job == 0 || !c.Conflicts(i, p)
+		return !c.Conflicts(i, p)
 	}
 	if len(n.GPUFree) < p.NumGPU || n.gpuTotal < p.GPURequestMilli() || !p.AcceptsModel(n.Model) {
 		return false
@@ -231,56 +232,11 @@ func (c *Cluster) Fits(i int, p *trace.Pod) bool {
 	for _, f := range n.GPUFree {
 		if f >= need {
 			if k++; k >= p.NumGPU {
-				return p.Job == 0 || !c.Conflicts(i, p)
+				return !c.Conflicts(i, p)
 			}
 		}
 	}
 	return false
-}
-
-// Conflicts reports whether placing p on node i would break a
-// different-machine constraint (trace.Pod.DistinctNode): p has it and the
-// node runs a pod of p's job, or the node runs a pod of p's job that has it.
-func (c *Cluster) Conflicts(i int, p *trace.Pod) bool {
-	if !c.MayConflict(p) {
-		return false
-	}
-	n := c.jobs[jobNode{p.Job, int32(i)}]
-	if p.DistinctNode {
-		return n.all > 0
-	}
-	return n.distinct > 0
-}
-
-// MayConflict reports whether Conflicts can be true for p on some node: p
-// has the constraint, or a live pod of its job has.
-func (c *Cluster) MayConflict(p *trace.Pod) bool {
-	return p.Job != 0 && (p.DistinctNode || c.distinct[p.Job] > 0)
-}
-
-// countJob adds d to the job tallies of a placed pod.
-func (c *Cluster) countJob(p *trace.Pod, node int, d int32) {
-	if p.Job == 0 {
-		return
-	}
-	if c.jobs == nil {
-		c.jobs, c.distinct = map[jobNode]jobCount{}, map[int64]int32{}
-	}
-	k := jobNode{p.Job, int32(node)}
-	n := c.jobs[k]
-	n.all += d
-	if p.DistinctNode {
-		n.distinct += d
-		c.distinct[p.Job] += d
-		if c.distinct[p.Job] == 0 {
-			delete(c.distinct, p.Job)
-		}
-	}
-	if n.all == 0 {
-		delete(c.jobs, k)
-	} else {
-		c.jobs[k] = n
-	}
 }
 
 // Assign places p as pl says, after re-checking it against the node.

@@ -76,10 +76,7 @@ func (sel *Selector) placeIndexed(c *cluster.Cluster, p *trace.Pod) (pl cluster.
 	}
 	ix := sel.freeIndex(c)
 	ix.Sync(c)
-	var skip freeindex.Skip
-	if c.MayConflict(p) {
-		skip = func(i int) bool { return c.Conflicts(i, p) }
-	}
+	skip := freeindex.Skip(c.Excluder(p)) // nil when no node is excluded
 	switch {
 	case score == nil:
 		node, ok = ix.FirstByRank(p.CPUMilli, math.MaxInt64, p.MemoryMiB, skip)

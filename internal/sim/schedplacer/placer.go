@@ -14,20 +14,27 @@ import (
 )
 
 // Placer places each pod by running scheduler.Schedule on a view of the
-// cluster. It keeps a per-node cache keyed by NodeState.Version, so a node
-// is translated again only after its free resources changed.
+// cluster. The view is kept up to date from the cluster's change log: a
+// node is translated again only after it changed, into the same objects
+// (the scheduler only reads them during a call). The scheduler gets a
+// NodeIndex of the (fixed) node list and a Scratch it reuses from call to
+// call, so that a call costs what the scheduler's sampling costs, not a
+// translation of the cell.
 type Placer struct {
 	policy string
 	seed   int64
 	sample int
 	calls  int64
 
-	nodes  []*api.Node
-	allocs [][]*api.Allocation
-	vers   []uint64
-	ids    map[string]int
-	wl     *api.Workload
-	last   *api.Plan // of the latest Place, for Explain
+	nodes   []*api.Node
+	allocs  [][]*api.Allocation
+	ids     map[string]int
+	cursor  uint64 // of the cluster's change log
+	index   *scheduler.NodeIndex
+	scratch scheduler.Scratch
+	wl      *api.Workload
+	last    *api.Plan // of the latest Place, for Explain
+	hidden  []int     // nodes shown as draining for the current pod
 
 	// target is the trace the fgd policy measures fragmentation against;
 	// policies is built from it and the cluster on the first Place.
@@ -36,8 +43,9 @@ type Placer struct {
 }
 
 var (
-	_ cluster.Placer    = (*Placer)(nil)
-	_ cluster.Explainer = (*Placer)(nil)
+	_ cluster.Placer        = (*Placer)(nil)
+	_ cluster.Explainer     = (*Placer)(nil)
+	_ scheduler.NodeIndexer = (*Placer)(nil)
 )
 
 // New returns a placer that schedules with policy (a scheduler policy type:
@@ -64,67 +72,121 @@ func fgdConfig(c *cluster.Cluster, pods []trace.Pod) *fgd.Config {
 
 // Place implements cluster.Placer.
 func (p *Placer) Place(c *cluster.Cluster, pod *trace.Pod) (cluster.Placement, bool) {
+	pls := p.PlaceAll(c, []*trace.Pod{pod})
+	if len(pls) == 0 {
+		return cluster.Placement{}, false
+	}
+	return pls[0], true
+}
+
+// PlaceAll implements cluster.BatchPlacer: the pods (of one request, as
+// the simulator's wait queue hands them over: a job's tasks submitted
+// together) are one workload of that many replicas, scheduled in one
+// evaluation as the server would. A node where the pods would break their
+// job's different-machine constraint is shown to the scheduler as
+// draining (it takes no new work) for this call, and replicas of pods with
+// the constraint keep off each other's nodes (a hard anti-affinity on the
+// node key).
+func (p *Placer) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Placement {
+	if len(pods) == 0 {
+		return nil
+	}
 	p.sync(c)
 	if p.policies == nil {
 		p.policies = map[string]scheduler.Policy{fgd.Name: fgd.New(fgdConfig(c, p.target))}
 	}
-	p.wl = workloadFor(pod, p.policy)
+	first := pods[0]
+	if ex := c.Excluder(first); ex != nil {
+		for i := range p.nodes {
+			if p.nodes[i].Status == api.NodeReady && ex(i) {
+				p.nodes[i].Status = api.NodeDraining
+				p.hidden = append(p.hidden, i)
+			}
+		}
+		defer p.unhide()
+	}
+	p.wl = workloadFor(first, p.policy, len(pods))
 	p.calls++
 	eval := &api.Evaluation{ID: "sim-" + strconv.FormatInt(p.calls, 10), Workload: p.wl.Name, Status: api.EvalPending}
-	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample, Policies: p.policies})
+	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample,
+		Policies: p.policies, Scratch: &p.scratch})
 	p.last = plan
-	for nodeID, placed := range plan.Place {
-		if len(placed) != 1 {
-			continue
+	byIndex := make([]*api.Allocation, len(pods))
+	for _, placed := range plan.Place {
+		for _, a := range placed {
+			if a.Index >= 0 && a.Index < len(pods) {
+				byIndex[a.Index] = a
+			}
 		}
-		i := p.ids[nodeID]
+	}
+	var out []cluster.Placement
+	for k, a := range byIndex {
+		if a == nil {
+			break // replicas are placed in index order: the rest did not fit
+		}
 		var gpus cluster.GPUSet
-		for _, g := range placed[0].Assignment.GPUs {
+		for _, g := range a.Assignment.GPUs {
 			idx, err := strconv.Atoi(g)
 			if err != nil {
-				return cluster.Placement{}, false
+				return out
 			}
 			gpus = gpus.With(idx)
 		}
-		return cluster.PlacementFor(i, pod, gpus), true
+		out = append(out, cluster.PlacementFor(p.ids[a.NodeID], pods[k], gpus))
 	}
-	return cluster.Placement{}, false
+	return out
 }
 
-// sync refreshes the translated nodes whose simulated state changed.
+func (p *Placer) unhide() {
+	for _, i := range p.hidden {
+		p.nodes[i].Status = api.NodeReady
+	}
+	p.hidden = p.hidden[:0]
+}
+
+// sync refreshes the translated nodes the cluster changed since the last
+// call (all of them on the first call).
 func (p *Placer) sync(c *cluster.Cluster) {
 	if len(p.nodes) != c.NumNodes() {
 		n := c.NumNodes()
-		p.nodes, p.allocs, p.vers = make([]*api.Node, n), make([][]*api.Allocation, n), make([]uint64, n)
+		p.nodes, p.allocs = make([]*api.Node, n), make([][]*api.Allocation, n)
 		p.ids = make(map[string]int, n)
-		for i := range p.vers {
-			p.vers[i] = ^uint64(0)
+		for i := range p.nodes {
+			id := fmt.Sprintf("sim-%06d", i)
+			// The node label is each node's own topology domain: the
+			// different-machine constraint is an anti-affinity on it.
+			p.nodes[i] = &api.Node{ID: id, Labels: map[string]string{nodeKey: id}}
+			p.ids[p.nodes[i].ID] = i
+			translate(p.nodes[i], &p.allocs[i], c.Node(i))
+		}
+		p.index, p.cursor = scheduler.NewNodeIndex(p.nodes), c.ChangeCursor()
+		return
+	}
+	changed, next, complete := c.Changes(p.cursor)
+	if !complete {
+		for i := range p.nodes {
+			translate(p.nodes[i], &p.allocs[i], c.Node(i))
 		}
 	}
-	for i := range p.nodes {
-		ns := c.Node(i)
-		if p.vers[i] == ns.Version && p.nodes[i] != nil {
-			continue
-		}
-		p.nodes[i], p.allocs[i] = translate(i, ns)
-		p.vers[i] = ns.Version
-		p.ids[p.nodes[i].ID] = i
+	for _, i := range changed {
+		translate(p.nodes[i], &p.allocs[i], c.Node(int(i)))
 	}
+	p.cursor = next
 }
 
-// translate builds the api view of one simulated node: capacity, what is
-// allocated, its GPUs, and one allocation per GPU in use so the scheduler
-// knows each GPU's occupancy.
-func translate(i int, ns *cluster.NodeState) (*api.Node, []*api.Allocation) {
-	id := fmt.Sprintf("sim-%06d", i)
+// translate writes the api view of one simulated node into n and allocs:
+// capacity, what is allocated, its GPUs, and one allocation per GPU in use
+// so the scheduler knows each GPU's occupancy.
+func translate(n *api.Node, allocs *[]*api.Allocation, ns *cluster.NodeState) {
+	id := n.ID
 	status := api.NodeReady
 	if !ns.Up {
 		status = api.NodeDown
 	}
-	n := &api.Node{ID: id, Name: ns.Name, Status: status,
+	*n = api.Node{ID: id, Name: ns.Name, Status: status, GPUs: n.GPUs[:0], Labels: n.Labels,
 		Capacity:  api.Resources{CPUMilli: ns.CPUCap, MemoryBytes: ns.MemCap << 20, GPUs: int64(len(ns.GPUFree))},
 		Allocated: api.Resources{CPUMilli: ns.CPUCap - ns.CPUFree, MemoryBytes: (ns.MemCap - ns.MemFree) << 20}}
-	var allocs []*api.Allocation
+	*allocs = (*allocs)[:0]
 	for g, free := range ns.GPUFree {
 		n.GPUs = append(n.GPUs, api.GPU{ID: strconv.Itoa(g), Model: ns.Model, NUMA: -1})
 		used := 1000 - free
@@ -133,20 +195,22 @@ func translate(i int, ns *cluster.NodeState) (*api.Node, []*api.Allocation) {
 			continue
 		case free == 0:
 			n.Allocated.GPUs++
-			allocs = append(allocs, &api.Allocation{ID: fmt.Sprintf("%s-gpu%d", id, g), NodeID: id, DesiredStatus: api.DesiredRun,
+			*allocs = append(*allocs, &api.Allocation{ID: fmt.Sprintf("%s-gpu%d", id, g), NodeID: id, DesiredStatus: api.DesiredRun,
 				ClientStatus: api.AllocRunning, Resources: api.Resources{GPUs: 1}, Assignment: api.Assignment{NUMANode: -1, GPUs: []string{strconv.Itoa(g)}}})
 		default:
 			n.Allocated.GPUMilli += used
-			allocs = append(allocs, &api.Allocation{ID: fmt.Sprintf("%s-gpu%d", id, g), NodeID: id, DesiredStatus: api.DesiredRun,
+			*allocs = append(*allocs, &api.Allocation{ID: fmt.Sprintf("%s-gpu%d", id, g), NodeID: id, DesiredStatus: api.DesiredRun,
 				ClientStatus: api.AllocRunning, Resources: api.Resources{GPUMilli: used},
 				Assignment: api.Assignment{NUMANode: -1, GPUs: []string{strconv.Itoa(g)}, GPUMilli: used}})
 		}
 	}
-	return n, allocs
 }
 
-// workloadFor is the one-replica workload a pod stands for.
-func workloadFor(pod *trace.Pod, policy string) *api.Workload {
+// nodeKey is the topology label naming each node.
+const nodeKey = "node"
+
+// workloadFor is the workload of replicas pods with pod's request.
+func workloadFor(pod *trace.Pod, policy string, replicas int) *api.Workload {
 	t := &api.Task{Name: "pod", Driver: "mock", Command: []string{"sim"},
 		Resources: api.Resources{CPUMilli: pod.CPUMilli, MemoryBytes: pod.MemoryMiB << 20}, GPUModels: pod.GPUSpec}
 	if pod.IsShare() {
@@ -154,8 +218,12 @@ func workloadFor(pod *trace.Pod, policy string) *api.Workload {
 	} else {
 		t.Resources.GPUs = int64(pod.NumGPU)
 	}
+	g := &api.TaskGroup{Name: "pod", Replicas: replicas, Tasks: []*api.Task{t}}
+	if pod.DistinctNode {
+		g.Placement.AntiAffinity = []api.AffinityRule{{Key: nodeKey, Mode: api.ModeHard}}
+	}
 	return &api.Workload{Name: pod.Name, Version: 1, SchedulingPolicy: api.SchedulingPolicy{Type: policy},
-		Groups: []*api.TaskGroup{{Name: "pod", Replicas: 1, Tasks: []*api.Task{t}}}}
+		Groups: []*api.TaskGroup{g}}
 }
 
 // scheduler.State over the translated view.
@@ -186,6 +254,10 @@ func (p *Placer) AllocsByNode(id string) []*api.Allocation {
 }
 
 func (p *Placer) Index() uint64 { return uint64(p.calls) }
+
+// NodeIndex implements scheduler.NodeIndexer: the node list never changes
+// (nodes are translated in place) and neither do its labels.
+func (p *Placer) NodeIndex() *scheduler.NodeIndex { return p.index }
 
 // Explain implements cluster.Explainer with the scheduler's own
 // explanation of the latest plan: the chosen node's score components.

@@ -441,3 +441,42 @@ func LoadMachineCSV(path string, sc GoogleScale) ([]Node, error) {
 	defer closeFn()
 	return ReadMachineCSV(filepath.Base(path), r, sc)
 }
+
+// Window is the span of the task events read, in seconds: from the
+// earliest pod creation to the latest time any pod's events name
+// (creation, scheduling, end, update). ok=false when pods is empty.
+func Window(pods []Pod) (start, end int64, ok bool) {
+	for i := range pods {
+		p := &pods[i]
+		for _, t := range []int64{p.Creation, p.Scheduled, p.Deletion} {
+			if t == Absent {
+				continue
+			}
+			if !ok {
+				start, end, ok = t, t, true
+			}
+			start, end = min(start, t), max(end, t)
+		}
+		for _, u := range p.Updates {
+			end = max(end, u.Time)
+		}
+	}
+	return start, end, ok
+}
+
+// ClipNodeEvents fits a machine-event list that spans the whole trace (the
+// 2011 trace's machine_events covers 29 days) to a window of task events:
+// the events before start are moved to start, in order, so that the cell
+// is as it was when the window opens, and those after end are dropped.
+// events must be sorted by time; the result is too.
+func ClipNodeEvents(events []NodeEvent, start, end int64) []NodeEvent {
+	out := make([]NodeEvent, 0, len(events))
+	for _, ev := range events {
+		if ev.Time > end {
+			break
+		}
+		ev.Time = max(ev.Time, start)
+		out = append(out, ev)
+	}
+	return out
+}

@@ -130,3 +130,25 @@ func TestNativeScenario(t *testing.T) {
 		t.Fatalf("bad share accepted: %v", err)
 	}
 }
+
+func TestWindowAndClipNodeEvents(t *testing.T) {
+	pods := []trace.Pod{
+		{Creation: 100, Scheduled: trace.Absent, Deletion: 400},
+		{Creation: 200, Scheduled: 210, Deletion: trace.Absent, Updates: []trace.Update{{Time: 450}}},
+	}
+	start, end, ok := trace.Window(pods)
+	if !ok || start != 100 || end != 450 {
+		t.Fatalf("window %d..%d %v", start, end, ok)
+	}
+	if _, _, ok := trace.Window(nil); ok {
+		t.Fatal("window of no pods")
+	}
+	events := []trace.NodeEvent{{Time: 0, Node: 0}, {Time: 50, Node: 1, Kind: trace.NodeRemove}, {Time: 300, Node: 1},
+		{Time: 450, Node: 2, Kind: trace.NodeRemove}, {Time: 451, Node: 0, Kind: trace.NodeRemove}}
+	got := trace.ClipNodeEvents(events, start, end)
+	want := []trace.NodeEvent{{Time: 100, Node: 0}, {Time: 100, Node: 1, Kind: trace.NodeRemove}, {Time: 300, Node: 1},
+		{Time: 450, Node: 2, Kind: trace.NodeRemove}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("clipped %+v\nwant    %+v", got, want)
+	}
+}
