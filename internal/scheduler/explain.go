@@ -55,27 +55,6 @@ func (s groupStats) clone() groupStats {
 	return s
 }
 
-// filterName names a filter in explanations.
-func filterName(f filter) string {
-	switch f := f.(type) {
-	case readyFilter:
-		return "ready"
-	case requireFilter:
-		return "require"
-	case resourceFilter:
-		return "resources"
-	case gpuModelFilter:
-		return "gpu model"
-	case numaFilter:
-		return "numa"
-	case gpuFitFilter:
-		return "gpu"
-	case termFilter:
-		return f.t.label()
-	}
-	return "filter"
-}
-
 // explanation turns the group's statistics into its api.Explanation.
 func (g *group) explanation(wanted, placed int) api.Explanation {
 	e := api.Explanation{
@@ -84,7 +63,7 @@ func (g *group) explanation(wanted, placed int) api.Explanation {
 		Chosen: g.stats.chosen,
 	}
 	for _, r := range g.stats.rejected {
-		e.Filtered = append(e.Filtered, api.FilterCount{Filter: filterName(g.filters[r.filter]), Reason: r.reason, Nodes: r.nodes})
+		e.Filtered = append(e.Filtered, api.FilterCount{Filter: g.filters[r.filter].name(), Reason: r.reason, Nodes: r.nodes})
 	}
 	slices.SortStableFunc(e.Filtered, func(a, b api.FilterCount) int {
 		if a.Nodes != b.Nodes {

@@ -1,5 +1,10 @@
 package scheduler
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Rejection reasons shown to users, counted per node in GroupFailure.Reasons.
 const (
 	reasonNotReady      = "node not ready"
@@ -12,20 +17,66 @@ const (
 	reasonShareTooLarge = "gpu share over 1000 milli"
 )
 
-// filter is one feasibility predicate of the pipeline. check returns "" when
-// node i of the cell can take one more replica of g now, or the reason it
-// cannot (user-facing text). Filters run in the order compileGroup lists
-// them and the first rejection is the node's reason. A filter may load the
-// node's detail but must not change any accounting. Capacity filters
-// (resources, NUMA, GPU fit) are the ones preemption could satisfy by
-// evicting lower-priority work; the others are hard.
+// filter is one feasibility stage of the pipeline, and describes itself:
+// the engine's bounds (gang views, preemption, explanations) ask a filter
+// what it is instead of restating it in type switches, so a new filter is
+// one type and one line in compileGroup.
+//
+// check returns "" when node i of the cell can take one more replica of g
+// now, or the reason it cannot (user-facing text). Filters run in the
+// order compileGroup lists them and the first rejection is the node's
+// reason. A filter may load the node's detail but must not change any
+// accounting.
 type filter interface {
+	// name names the filter in explanations: "ready", "gpu model",
+	// "spread rack".
+	name() string
+	// kind says what the verdict depends on (see stageKind).
+	kind() stageKind
+	// key names what check reads of the group, never empty: two groups
+	// whose filters of kindStatic have equal keys accept the same nodes,
+	// so they share a gang view (gangview.go).
+	key(g *group) string
 	check(g *group, c *cell, i int) string
+}
+
+// stageKind classifies a filter or relation term by what its verdict on a
+// node depends on; it plays the role of Kubernetes' Unschedulable vs
+// UnschedulableAndUnresolvable.
+type stageKind uint8
+
+const (
+	// kindStatic reads only the node (status, labels, fingerprint) and the
+	// group: its verdict is fixed for the whole plan, so gang views prune
+	// by it and preemption cannot lift it.
+	kindStatic stageKind = iota + 1
+	// kindDynamic reads what runs or what the plan placed (relations): it
+	// may change during the plan, so no view prunes by it, and preemption
+	// does not try to lift it.
+	kindDynamic
+	// kindCapacity reads what is free on the node: evicting lower-priority
+	// work can lift it (preempt.go), and relation filters run before it.
+	kindCapacity
+)
+
+func (k stageKind) String() string {
+	switch k {
+	case kindStatic:
+		return "static"
+	case kindDynamic:
+		return "dynamic"
+	case kindCapacity:
+		return "capacity"
+	}
+	return "unknown"
 }
 
 // readyFilter rejects nodes that do not accept placements (down, draining).
 type readyFilter struct{}
 
+func (readyFilter) name() string      { return "ready" }
+func (readyFilter) kind() stageKind   { return kindStatic }
+func (readyFilter) key(*group) string { return "ready" }
 func (readyFilter) check(_ *group, c *cell, i int) string {
 	if !c.at(i).ready {
 		return reasonNotReady
@@ -35,6 +86,17 @@ func (readyFilter) check(_ *group, c *cell, i int) string {
 
 // requireFilter enforces the group's hard label rules, in their order.
 type requireFilter struct{}
+
+func (requireFilter) name() string    { return "require" }
+func (requireFilter) kind() stageKind { return kindStatic }
+func (requireFilter) key(g *group) string {
+	var sb strings.Builder
+	sb.WriteString("require")
+	for _, r := range g.require {
+		fmt.Fprintf(&sb, " %q %q %q;", r.Key, r.Op, r.Values)
+	}
+	return sb.String()
+}
 
 func (requireFilter) check(g *group, c *cell, i int) string {
 	for j := range g.require {
@@ -48,6 +110,12 @@ func (requireFilter) check(g *group, c *cell, i int) string {
 // resourceFilter checks every aggregate dimension against what is free on
 // the node after this plan's stops and placements so far.
 type resourceFilter struct{}
+
+func (resourceFilter) name() string    { return "resources" }
+func (resourceFilter) kind() stageKind { return kindCapacity }
+func (resourceFilter) key(g *group) string {
+	return fmt.Sprintf("resources %+v", g.req.Resources)
+}
 
 func (resourceFilter) check(g *group, c *cell, i int) string {
 	want, free := &g.req.Resources, &c.at(i).free
@@ -70,6 +138,12 @@ func (resourceFilter) check(g *group, c *cell, i int) string {
 // It reads only the node's fingerprint, not its occupancy.
 type gpuModelFilter struct{}
 
+func (gpuModelFilter) name() string    { return "gpu model" }
+func (gpuModelFilter) kind() stageKind { return kindStatic }
+func (gpuModelFilter) key(g *group) string {
+	return fmt.Sprintf("model %v %v %q", g.anyModel, g.noModel, g.models)
+}
+
 func (gpuModelFilter) check(g *group, c *cell, i int) string {
 	gpus := c.node(i).GPUs
 	if len(gpus) == 0 {
@@ -87,6 +161,12 @@ func (gpuModelFilter) check(g *group, c *cell, i int) string {
 // its memory size is known, enough local memory for the group.
 type numaFilter struct{}
 
+func (numaFilter) name() string    { return "numa" }
+func (numaFilter) kind() stageKind { return kindCapacity }
+func (numaFilter) key(g *group) string {
+	return fmt.Sprintf("numa %d %d", g.cores, g.req.Resources.MemoryBytes)
+}
+
 func (numaFilter) check(g *group, c *cell, i int) string {
 	if pickNUMA(g, c.detail(i)) < 0 {
 		return g.numaText
@@ -102,6 +182,12 @@ func numaFits(g *group, d *nodeDetail, nu int) bool {
 // gpuFitFilter requires enough free whole GPUs of an acceptable model, or
 // one acceptable GPU whose shares leave room for the group's share.
 type gpuFitFilter struct{}
+
+func (gpuFitFilter) name() string    { return "gpu" }
+func (gpuFitFilter) kind() stageKind { return kindCapacity }
+func (gpuFitFilter) key(g *group) string {
+	return fmt.Sprintf("gpu %d %d %v %v %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models)
+}
 
 func (gpuFitFilter) check(g *group, c *cell, i int) string {
 	switch {

@@ -191,7 +191,7 @@ func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
 func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	g, c := pr.g, pr.p.cell
 	for _, f := range g.filters {
-		if !capacityFilter(f) && f.check(g, c, i) != "" {
+		if f.kind() != kindCapacity && f.check(g, c, i) != "" {
 			return victimSet{}, false
 		}
 	}
@@ -324,16 +324,6 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 		}
 	}
 	return g.check(c, i) == ""
-}
-
-// capacityFilter reports whether a filter's rejection could be lifted by
-// evicting allocations.
-func capacityFilter(f filter) bool {
-	switch f.(type) {
-	case resourceFilter, numaFilter, gpuFitFilter:
-		return true
-	}
-	return false
 }
 
 // cheaperSet compares two victim sets on one node the way victimSet.cheaper

@@ -68,7 +68,7 @@ func (g *group) relate(c *cell, w *api.Workload) {
 	}
 	if len(filters) > 0 {
 		k := 0
-		for k < len(g.filters) && !capacityFilter(g.filters[k]) {
+		for k < len(g.filters) && g.filters[k].kind() != kindCapacity {
 			k++
 		}
 		g.filters = append(g.filters[:k], append(filters, g.filters[k:]...)...)
@@ -81,8 +81,15 @@ func (g *group) relate(c *cell, w *api.Workload) {
 	}
 }
 
-// termFilter runs a static hard term as a filter.
+// termFilter runs a static hard term as a filter. Its verdict reads other
+// workloads' allocations, which the plan's evictions may change, so it is
+// of kindDynamic: no gang view prunes by it, and preemption does not try
+// to lift it.
 type termFilter struct{ t term }
+
+func (f termFilter) name() string      { return f.t.label() }
+func (termFilter) kind() stageKind     { return kindDynamic }
+func (f termFilter) key(*group) string { return "term " + f.t.label() }
 
 func (f termFilter) check(_ *group, c *cell, i int) string { return f.t.reject(c, i) }
 

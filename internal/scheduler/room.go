@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
@@ -27,33 +26,16 @@ import (
 //     trial there only matters for the best count the failure reports, so
 //     it is skipped when its room cannot beat that count either.
 
-// staticFilter reports whether f's verdict on a node is fixed for a whole
-// plan: it reads only the node's status, labels and fingerprint and the
-// group fields staticKey names, never occupancy or other placements.
-// Filters not listed are treated as passing by the bounds above, which
-// keeps the bounds upper bounds whatever filters are added.
-func staticFilter(f filter) bool {
-	switch f.(type) {
-	case readyFilter, requireFilter, gpuModelFilter:
-		return true
-	}
-	return false
-}
-
 // staticKey names what g's static filters read of the group: two groups
-// with the same key accept the same nodes.
+// with the same key accept the same nodes. Each filter of kindStatic
+// names its own part (filter.key), so a new static filter cannot be left
+// out of it.
 func staticKey(g *group) string {
 	var sb strings.Builder
 	for _, f := range g.filters {
-		switch f.(type) {
-		case readyFilter:
-			sb.WriteString("ready;")
-		case requireFilter:
-			for _, r := range g.require {
-				fmt.Fprintf(&sb, "req %q %q %q;", r.Key, r.Op, r.Values)
-			}
-		case gpuModelFilter:
-			fmt.Fprintf(&sb, "model %v %v %q;", g.anyModel, g.noModel, g.models)
+		if f.kind() == kindStatic {
+			sb.WriteString(f.key(g))
+			sb.WriteByte(';')
 		}
 	}
 	return sb.String()
@@ -90,7 +72,7 @@ func (c *cell) hardView(g *group) *hardView {
 
 func (c *cell) passesStatic(g *group, i int) bool {
 	for _, f := range g.filters {
-		if staticFilter(f) && f.check(g, c, i) != "" {
+		if f.kind() == kindStatic && f.check(g, c, i) != "" {
 			return false
 		}
 	}
