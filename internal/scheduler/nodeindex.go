@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -170,7 +169,7 @@ func (ix *NodeIndex) layout(i int) *nodeLayout {
 	ix.mu.Lock()
 	var l *nodeLayout
 	for _, cand := range ix.shapes[key] {
-		if sameNUMA(cand.numa, n.NUMA) {
+		if api.SameNUMA(cand.numa, n.NUMA) {
 			l = cand
 			break
 		}
@@ -197,10 +196,4 @@ func numaHash(numa []api.NUMANode) uint64 {
 		}
 	}
 	return h
-}
-
-func sameNUMA(a, b []api.NUMANode) bool {
-	return slices.EqualFunc(a, b, func(x, y api.NUMANode) bool {
-		return x.ID == y.ID && x.MemoryBytes == y.MemoryBytes && slices.Equal(x.CPUs, y.CPUs)
-	})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -77,6 +78,9 @@ type Server struct {
 	broker *evalBroker
 	plans  *planApplier
 	beats  *heartbeats
+	// nodeTables keeps the scheduler's node tables per topology version
+	// of the store, shared by the workers.
+	nodeTables scheduler.IndexCache
 
 	httpSrv  *http.Server
 	listener net.Listener

@@ -63,7 +63,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 		snap := w.srv.State().Snapshot()
 		try := api.ScheduleAttempt{Seed: evalSeed(e.ID, attempt), IDNonce: randomNonce(), SnapshotIndex: snap.Index()}
 		attempts = appendAttempt(attempts, try)
-		plan := scheduler.Schedule(snap, e, scheduler.Options{Seed: try.Seed, IDNonce: try.IDNonce, Now: w.srv.cfg.Now(),
+		plan := scheduler.Schedule(w.srv.nodeTables.Bind(snap), e, scheduler.Options{Seed: try.Seed, IDNonce: try.IDNonce, Now: w.srv.cfg.Now(),
 			Cell: snap.CellConfig(), Scratch: &w.scratch, Policies: policies(snap)})
 		plan.EvalID, plan.SnapshotIndex = e.ID, snap.Index()
 

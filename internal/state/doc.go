@@ -8,8 +8,9 @@
 // block until the store moves past an index they have seen (blocking queries).
 // The store keeps each node's Allocated resources up to date incrementally as
 // allocations change; it never recomputes them from all allocations. A
-// Snapshot is a scheduler.State and offers the scheduler a NodeIndex,
-// shared by every snapshot with the same node topology (nodeindex.go).
+// Snapshot satisfies the scheduler's State and reports a TopologyVersion
+// (topology.go) by which the scheduler shares its node tables; the store
+// does not import the scheduler.
 //
 // The package must never do I/O, read the clock, or make random choices: all
 // of that happens before a command is proposed to raft.

@@ -12,7 +12,6 @@ import (
 // serialized by memdb, reads use immutable snapshots.
 type Store struct {
 	db *memdb.MemDB
-	topologyCache
 }
 
 // New returns an empty store.

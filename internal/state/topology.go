@@ -1,0 +1,43 @@
+package state
+
+import (
+	"maps"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// The scheduler derives tables from the nodes' labels and NUMA layouts
+// (label values as ids, topology domains, core layouts) and may keep them
+// across evaluations. The nodes table's own index cannot say when they are
+// stale: every allocation write copies the node to update Allocated, so it
+// moves with every plan. The store therefore counts changes of the node
+// topology — a node added, its labels or NUMA layout changed — in the
+// counters table; snapshots report the count as their TopologyVersion and
+// the scheduler keeps its tables per version (scheduler.IndexCache). The
+// store knows nothing of the engine.
+
+// topologyKey is the counters-table row that counts node topology changes.
+const topologyKey = "nodeTopology"
+
+// TopologyVersion is how many node topology changes the snapshot has seen
+// (scheduler.TopologyVersioner): snapshots with the same version hold the
+// same nodes with the same labels and NUMA layouts, in the same order.
+func (s *Snapshot) TopologyVersion() uint64 {
+	obj, err := s.txn.First(tableCounters, "id", topologyKey)
+	if err != nil || obj == nil {
+		return 0
+	}
+	return obj.(*indexEntry).Value
+}
+
+// noteTopology records a node write: when it adds a node or changes its
+// labels or NUMA layout, the topology count moves on. Every write that
+// adds, removes or relabels a node must call it, or snapshots would share
+// tables that no longer describe their nodes.
+func (w *WriteTxn) noteTopology(old, n *api.Node) error {
+	if old != nil && maps.Equal(old.Labels, n.Labels) && api.SameNUMA(old.NUMA, n.NUMA) {
+		return nil
+	}
+	count := w.Snapshot().TopologyVersion() + 1
+	return w.txn.Insert(tableCounters, &indexEntry{Table: topologyKey, Value: count})
+}
