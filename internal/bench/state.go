@@ -2,19 +2,18 @@ package bench
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/planapply"
 	"github.com/strata-dev/strata/internal/scheduler"
 )
 
 // State is a compact in-memory scheduler.State: nodes in a slice sorted by
 // ID, allocations indexed per node (by slice position) and per workload.
-// Apply commits a plan the way the server's plan applier does — every
-// node's part is re-checked with scheduler.CheckNode against the current
-// allocations first — and keeps Node.Allocated incrementally.
+// Apply commits a plan through the server's plan-applier rules
+// (internal/planapply) and keeps Node.Allocated incrementally.
 //
 // Reads are safe for concurrent use; Apply and PutWorkload are not and must
 // not run concurrently with a Schedule on the same State.
@@ -34,6 +33,7 @@ type State struct {
 var (
 	_ scheduler.State       = (*State)(nil)
 	_ scheduler.NodeIndexer = (*State)(nil)
+	_ planapply.View        = (*State)(nil)
 )
 
 // NewState returns a State holding nodes (sorted by ID here). Their
@@ -109,61 +109,38 @@ type ApplyResult struct {
 	Preempted     []*api.Allocation // evicted allocations, as stopped
 }
 
-// Apply commits plan the way the server's plan applier does: each node's
-// placements are re-checked with scheduler.CheckNode against the current
-// allocations (minus the plan's stops there) and committed only when they
-// fit; stops never overcommit anything and are all committed. A stopped
-// allocation becomes desired-stop (lost when asked); a preempted or still
-// pending one releases its resources at once (api.Allocation.Terminal).
-// Node.Allocated is updated by the difference. Rejected parts are left out;
-// the caller re-evaluates.
+// Apply commits plan through the server's plan-applier rules
+// (planapply.Decide): each node's placements are re-checked with
+// scheduler.CheckNode against the current allocations (minus the plan's
+// stops there), placement ids must be fresh, a plan with a gang member is
+// all-or-nothing, and an eviction whose preemptor is not committed is
+// left out. A stopped allocation becomes desired-stop (lost when asked); a
+// preempted or still pending one releases its resources at once
+// (api.Allocation.Terminal). Node.Allocated is updated by the difference.
+// Rejected parts are left out; the caller re-evaluates.
 func (s *State) Apply(plan *api.Plan) ApplyResult {
-	var res ApplyResult
+	d := planapply.Decide(s, plan)
+	res := ApplyResult{Rejected: d.Rejected, RejectReasons: d.Reasons}
 	s.index++
-	for _, id := range slices.Sorted(maps.Keys(plan.Place)) {
-		place := plan.Place[id]
-		var stopping map[string]bool
-		if stops := plan.Stop[id]; len(stops) > 0 {
-			stopping = make(map[string]bool, len(stops))
-			for _, st := range stops {
-				stopping[st.AllocID] = true
-			}
-		}
-		ni, known := s.nodeIdx[id]
-		var node *api.Node
-		var existing []*api.Allocation
-		if known {
-			node, existing = s.nodes[ni], s.byNode[ni]
-		}
-		if ok, reason := scheduler.CheckNode(node, existing, stopping, place); !ok {
-			res.Rejected = append(res.Rejected, id)
-			res.RejectReasons = append(res.RejectReasons, id+": "+reason)
-			continue
-		}
-		// This node's stops first, so the placements find the room they
-		// were checked against.
-		for _, st := range plan.Stop[id] {
-			if s.stop(st, &res) {
-				res.Stopped++
-			}
-		}
-		for _, a := range place {
-			s.put(ni, a)
-			res.Placed++
+	// Stops first, so the placements find the room they were checked
+	// against.
+	for _, st := range d.Stop {
+		if s.stop(st, &res) {
+			res.Stopped++
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(plan.Stop)) {
-		if _, done := plan.Place[id]; done && !slices.Contains(res.Rejected, id) {
-			continue
-		}
-		for _, st := range plan.Stop[id] {
-			if s.stop(st, &res) {
-				res.Stopped++
-			}
+	for _, id := range d.Committed {
+		for _, a := range plan.Place[id] {
+			s.put(s.nodeIdx[id], a)
+			res.Placed++
 		}
 	}
 	return res
 }
+
+// Alloc returns the allocation with id, any status, or nil
+// (planapply.View).
+func (s *State) Alloc(id string) *api.Allocation { return s.byID[id] }
 
 func (s *State) stop(st api.StopRequest, res *ApplyResult) bool {
 	old := s.byID[st.AllocID]

@@ -2,18 +2,17 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"sort"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/scheduler"
-	"github.com/strata-dev/strata/internal/state"
+	"github.com/strata-dev/strata/internal/planapply"
 )
 
 // planApplier is the single writer of placements (invariant 2). It takes
-// plans one at a time, re-checks each node's part against the newest state
-// (Omega-style optimistic concurrency), and commits the nodes that still fit
-// in raft entries of a bounded size (planentry.go). Nodes that no longer fit are rejected; the worker
+// plans one at a time, decides what may be committed against the newest
+// state with the rules the bench and the simulator share
+// (internal/planapply: Omega-style optimistic concurrency, fresh ids,
+// gangs all-or-nothing, no eviction for an unplaced preemptor), and
+// commits that in raft entries of a bounded size (planentry.go). Nodes that no longer fit are rejected; the worker
 // retries them on a fresher snapshot.
 type planApplier struct {
 	srv   *Server
@@ -70,72 +69,17 @@ func (p *planApplier) run(ctx context.Context) {
 func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	snap := p.srv.State().Snapshot()
 	plan := pp.plan
-	res := &api.PlanResult{}
 	cmd := &applyPlanCmd{Time: p.srv.cfg.Now()}
-
-	ids := map[string]bool{} // placements' ids seen so far in this plan
-	nodes := make([]string, 0, len(plan.Place))
-	for id := range plan.Place {
-		nodes = append(nodes, id)
-	}
-	sort.Strings(nodes)
-	for _, id := range nodes {
-		stopping := map[string]bool{}
-		for _, s := range plan.Stop[id] {
-			stopping[s.AllocID] = true
-		}
-		ok, reason := scheduler.CheckNode(snap.Node(id), snap.AllocsByNode(id), stopping, plan.Place[id])
-		if ok {
-			ok, reason = freshIDs(snap, plan.Place[id], ids)
-		}
-		if !ok {
-			res.Rejected = append(res.Rejected, id)
-			res.RejectReasons = append(res.RejectReasons, fmt.Sprintf("%s: %s", id, reason))
-			continue
-		}
-		res.Committed = append(res.Committed, id)
-	}
-	if len(res.Rejected) > 0 && hasGang(plan) {
-		// A gang is all-or-nothing (invariant 4): if any node of the plan
-		// no longer fits, commit no placement of it; the worker retries.
-		res.Rejected = append(res.Rejected, res.Committed...)
-		res.Committed = nil
-		sort.Strings(res.Rejected)
-	}
-	// Placements that will not be committed: their victims (on any node —
-	// evicting one member of a gang evicts the whole gang) stay.
-	unplaced := map[string]bool{}
-	for _, id := range res.Rejected {
-		for _, a := range plan.Place[id] {
-			unplaced[a.ID] = true
-		}
-	}
-	for _, id := range res.Committed {
-		cmd.Place = append(cmd.Place, plan.Place[id]...)
-	}
-	// Stops never overcommit anything: commit them in a stable order, except
-	// evictions whose preemptor is not placed.
-	stopNodes := make([]string, 0, len(plan.Stop))
-	for id := range plan.Stop {
-		stopNodes = append(stopNodes, id)
-	}
-	sort.Strings(stopNodes)
+	d := planapply.Decide(snap, plan)
+	res := &api.PlanResult{Committed: d.Committed, Rejected: d.Rejected, RejectReasons: d.Reasons}
+	cmd.Place, cmd.Stop = d.Place, d.Stop
+	// A preempted allocation's workload is re-evaluated so it gets a
+	// replacement when capacity allows (blocked until then).
 	victims := map[string]bool{}
-	for _, id := range stopNodes {
-		for _, st := range plan.Stop[id] {
-			if st.PreemptedBy != "" && unplaced[st.PreemptedBy] {
-				continue // its preemptor is not placed: nobody is evicted for nothing
-			}
-			cmd.Stop = append(cmd.Stop, st)
-			if st.PreemptedBy == "" {
-				continue
-			}
-			// A preempted allocation's workload is re-evaluated so it gets
-			// a replacement when capacity allows (blocked until then).
-			if a := snap.Alloc(st.AllocID); a != nil && a.Workload != plan.Workload && !victims[a.Workload] {
-				victims[a.Workload] = true
-				cmd.Evals = append(cmd.Evals, p.srv.newEval(a.Workload, a.Priority, api.TriggerPreemption, ""))
-			}
+	for _, a := range d.Preempted {
+		if a.Workload != plan.Workload && !victims[a.Workload] {
+			victims[a.Workload] = true
+			cmd.Evals = append(cmd.Evals, p.srv.newEval(a.Workload, a.Priority, api.TriggerPreemption, ""))
 		}
 	}
 	if len(res.Rejected) == 0 {
@@ -161,30 +105,4 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	}
 	res.Index = idx
 	return res, nil
-}
-
-// freshIDs reports whether every placement has an id that no allocation
-// ever had (the store keeps allocations until they are collected) and that
-// no other placement of the plan uses. Ids are never reused (invariant 8):
-// an upsert under a live allocation's id would silently replace it.
-func freshIDs(snap *state.Snapshot, place []*api.Allocation, seen map[string]bool) (bool, string) {
-	for _, a := range place {
-		if snap.Alloc(a.ID) != nil || seen[a.ID] {
-			return false, fmt.Sprintf("allocation id %s already exists", a.ID)
-		}
-		seen[a.ID] = true
-	}
-	return true, ""
-}
-
-// hasGang reports whether any placement of the plan belongs to a gang group.
-func hasGang(plan *api.Plan) bool {
-	for _, allocs := range plan.Place {
-		for _, a := range allocs {
-			if a.TaskGroup != nil && a.TaskGroup.Gang != nil {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/planapply"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/scheduler/fgd"
 	"github.com/strata-dev/strata/internal/sim/cluster"
@@ -46,6 +47,7 @@ var (
 	_ cluster.Placer        = (*Placer)(nil)
 	_ cluster.Explainer     = (*Placer)(nil)
 	_ scheduler.NodeIndexer = (*Placer)(nil)
+	_ planapply.View        = (*Placer)(nil)
 )
 
 // New returns a placer that schedules with policy (a scheduler policy type:
@@ -111,9 +113,11 @@ func (p *Placer) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Place
 	plan := scheduler.Schedule(p, eval, scheduler.Options{Seed: p.seed + p.calls, Now: time.Unix(0, 0), FeasibleSample: p.sample,
 		Policies: p.policies, Scratch: &p.scratch})
 	p.last = plan
+	// Commit through the server's plan-applier rules, as the server would.
+	d := planapply.Decide(p, plan)
 	byIndex := make([]*api.Allocation, len(pods))
-	for _, placed := range plan.Place {
-		for _, a := range placed {
+	for _, id := range d.Committed {
+		for _, a := range plan.Place[id] {
 			if a.Index >= 0 && a.Index < len(pods) {
 				byIndex[a.Index] = a
 			}
@@ -204,6 +208,13 @@ func translate(n *api.Node, allocs *[]*api.Allocation, ns *cluster.NodeState) {
 				Assignment: api.Assignment{NUMANode: -1, GPUs: []string{strconv.Itoa(g)}, GPUMilli: used}})
 		}
 	}
+	// What the pods hold of CPU and memory, as one allocation, so that the
+	// plan applier's rules see the node's occupancy in its allocations as
+	// they do in the server's store.
+	if cpu, mem := ns.CPUCap-ns.CPUFree, (ns.MemCap-ns.MemFree)<<20; cpu > 0 || mem > 0 {
+		*allocs = append(*allocs, &api.Allocation{ID: id + "-pods", NodeID: id, DesiredStatus: api.DesiredRun,
+			ClientStatus: api.AllocRunning, Resources: api.Resources{CPUMilli: cpu, MemoryBytes: mem}, Assignment: api.Assignment{NUMANode: -1}})
+	}
 }
 
 // nodeKey is the topology label naming each node.
@@ -254,6 +265,11 @@ func (p *Placer) AllocsByNode(id string) []*api.Allocation {
 }
 
 func (p *Placer) Index() uint64 { return uint64(p.calls) }
+
+// Alloc implements planapply.View: the view keeps no allocation by id
+// beyond the occupancy it translates, so a placement's id is only checked
+// against the plan's other placements.
+func (p *Placer) Alloc(string) *api.Allocation { return nil }
 
 // NodeIndex implements scheduler.NodeIndexer: the node list never changes
 // (nodes are translated in place) and neither do its labels.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/sim/cluster"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
@@ -90,5 +91,45 @@ func TestPlaceAllKeepsTheDifferentMachineConstraint(t *testing.T) {
 	other := []*trace.Pod{{Name: "8-0", CPUMilli: 1000, MemoryMiB: 1024, Job: 8}, {Name: "8-1", CPUMilli: 1000, MemoryMiB: 1024, Job: 8}}
 	if pls := p.PlaceAll(c, other); len(pls) != 2 || pls[0].Node != pls[1].Node {
 		t.Fatalf("job 8: %+v", pls)
+	}
+}
+
+// TestViewAllocationsSumToAllocated: the translated view carries every
+// node's occupancy in its allocations as the server's store does, so the
+// plan applier's rules (planapply, which sum a node's allocations) judge
+// the simulator's plans as the server's.
+func TestViewAllocationsSumToAllocated(t *testing.T) {
+	nodes := []trace.Node{
+		{Name: "cpu", CPUMilli: 8000, MemoryMiB: 16384},
+		{Name: "gpu", CPUMilli: 8000, MemoryMiB: 16384, GPUs: 2, GPUModel: "V100"},
+	}
+	c, err := cluster.New(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New("binpack", 1, -1)
+	pods := []trace.Pod{
+		{Name: "cpu", CPUMilli: 3000, MemoryMiB: 2048},
+		{Name: "share", CPUMilli: 1000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 600},
+		{Name: "whole", CPUMilli: 500, MemoryMiB: 512, NumGPU: 1, GPUMilli: 1000},
+	}
+	for i := range pods {
+		pl, ok := p.Place(c, &pods[i])
+		if !ok {
+			t.Fatalf("pod %s not placed", pods[i].Name)
+		}
+		if _, err := c.Assign(&pods[i], pl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.sync(c)
+	for _, n := range p.Nodes() {
+		var sum api.Resources
+		for _, a := range p.AllocsByNode(n.ID) {
+			sum = sum.Add(a.Resources)
+		}
+		if sum != n.Allocated {
+			t.Fatalf("node %s: allocations sum to %+v, Allocated %+v", n.ID, sum, n.Allocated)
+		}
 	}
 }
