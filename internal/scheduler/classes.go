@@ -3,7 +3,7 @@ package scheduler
 // A group with dynamic terms (spread, rules about its own replicas) cannot
 // keep its candidates in one heap of cached scores: the verdict and the
 // score of its dynamic terms on a node move whenever another node gets a
-// replica. Scanning every candidate for every replica (bestDynamic) costs
+// replica. Scanning every candidate for every replica (the scan (scanSelection)) costs
 // O(K) per replica, 5,000 verdicts at 100k nodes.
 //
 // But a spread or self (anti-)affinity term judges a node only by the
@@ -16,7 +16,7 @@ package scheduler
 // bucket's own dynamic score. Selecting a replica evaluates the dynamic
 // terms once per bucket, on its root; a placement moves only the
 // candidates of the domains whose count changed (read from the tallies'
-// logs), a few per placement. The choice is bestDynamic's, node for node:
+// logs), a few per placement. The choice is the scan (scanSelection)'s, node for node:
 // within a bucket the root is the best by score plus the bucket's dynamic
 // score, then seeded rank, and the best of the roots is the best of all
 // (TestPropertyClassesKeepPlans compares the two).
@@ -68,27 +68,30 @@ type classes struct {
 	byKey   map[classKey]int32
 }
 
-// newClasses returns the classes of g's candidates, about size of them,
-// or nil when g's dynamic terms are not all spread or affinity terms (or
-// too many).
-func newClasses(g *group, c *cell, coarseDomains, size int) *classes {
+// classesHandle reports whether classes can hold g's candidates: every
+// dynamic term judges a node by its domain's count (term.countTally), and
+// there are at most maxClassDims of them.
+func classesHandle(g *group) bool {
 	if len(g.dynamic) == 0 || len(g.dynamic) > maxClassDims {
-		return nil
+		return false
 	}
+	for _, t := range g.dynamic {
+		if t.countTally() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// newClasses returns the classes of g's candidates, about size of them;
+// classesHandle(g) must hold.
+func newClasses(g *group, c *cell, coarseDomains, size int) *classes {
 	if coarseDomains == 0 {
 		coarseDomains = defaultCoarseDomains // negative: none is coarse
 	}
 	cl := &classes{g: g, c: c, byKey: make(map[classKey]int32), pool: make([]classCand, 0, size)}
 	for _, t := range g.dynamic {
-		var tl *tally
-		switch t := t.(type) {
-		case *spreadTerm:
-			tl = t.tl
-		case *affinityTerm:
-			tl = t.tl
-		default:
-			return nil
-		}
+		tl := t.countTally()
 		d := classDim{tl: tl, coarse: len(tl.ix.names) <= coarseDomains}
 		if !d.coarse {
 			d.head = make(map[int32]int32, min(size, len(tl.ix.names)))
@@ -187,9 +190,12 @@ func (cl *classes) sync() {
 	}
 }
 
-// best returns the pool id of the candidate bestDynamic would choose, or
+func (cl *classes) size() int       { return cl.alive }
+func (cl *classes) node(id int) int { return int(cl.pool[id].node) }
+
+// best returns the pool id of the candidate the scan would choose, or
 // false when every candidate is refused by a dynamic term.
-func (cl *classes) best() (int32, bool) {
+func (cl *classes) best() (int, bool) {
 	cl.sync()
 	found := false
 	var best int32
@@ -213,12 +219,13 @@ func (cl *classes) best() (int32, bool) {
 			found, best, bestTotal = true, id, total
 		}
 	}
-	return best, found
+	return int(best), found
 }
 
 // update re-checks candidate id after a placement on it: re-scored if it
 // still fits, dropped otherwise. Its bucket changes at the next sync.
-func (cl *classes) update(id int32) {
+func (cl *classes) update(j int) {
+	id := int32(j)
 	p := &cl.pool[id]
 	i := int(p.node)
 	if cl.g.check(cl.c, i) == "" {
@@ -231,7 +238,7 @@ func (cl *classes) update(id int32) {
 }
 
 // before is the selection order within a bucket: score plus the bucket's
-// dynamic score, computed as bestDynamic computes it, then seeded rank.
+// dynamic score, computed as the scan (scanSelection) computes it, then seeded rank.
 func (cl *classes) before(bk *bucket, a, b int32) bool {
 	pa, pb := &cl.pool[a], &cl.pool[b]
 	ta, tb := pa.score+bk.extra, pb.score+bk.extra

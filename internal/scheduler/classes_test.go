@@ -59,8 +59,8 @@ func TestPropertyClassesKeepPlans(t *testing.T) {
 			f.putWorkload(w)
 			eval := &api.Evaluation{ID: fmt.Sprint("e", step), Workload: "w"}
 			sample := rapid.SampledFrom([]int{0, 1, 3}).Draw(t, "sample")
-			got := Schedule(state(), eval, Options{Seed: int64(step), FeasibleSample: sample, coarseDomains: coarse})
-			want := Schedule(state(), eval, Options{Seed: int64(step), FeasibleSample: sample, scanDynamic: true})
+			got := scheduleWith(state(), eval, Options{Seed: int64(step), FeasibleSample: sample}, strategies{coarseDomains: coarse})
+			want := scheduleWith(state(), eval, Options{Seed: int64(step), FeasibleSample: sample}, strategies{selection: selectScan})
 			a, _ := json.Marshal(got)
 			b, _ := json.Marshal(want)
 			if string(a) != string(b) {
@@ -113,7 +113,7 @@ func TestPropertySharedTalliesKeepPlans(t *testing.T) {
 			f.putWorkload(w)
 			eval := &api.Evaluation{ID: fmt.Sprint("e", step), Workload: "w"}
 			got := Schedule(f, eval, Options{Seed: int64(step)})
-			want := Schedule(f, eval, Options{Seed: int64(step), freshTallies: true})
+			want := scheduleWith(f, eval, Options{Seed: int64(step)}, strategies{freshTallies: true})
 			a, _ := json.Marshal(got)
 			b, _ := json.Marshal(want)
 			if string(a) != string(b) {

@@ -33,9 +33,10 @@ type group struct {
 	static  []term
 	dynamic []term
 	keep    []target
-	// scanDynamic and coarseDomains come from Options (tests): select by
-	// a scan instead of classes, and how classes bucket candidates.
-	scanDynamic   bool
+	// selects is how the group's windows hold and pick candidates,
+	// chosen once when its terms are known (selection.go); coarseDomains
+	// overrides how classes bucket them (strategies, tests).
+	selects       selectionKind
 	coarseDomains int
 
 	stats groupStats // what the placement saw, for explanations (explain.go)
@@ -48,7 +49,7 @@ type group struct {
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
-	g := &group{tg: tg, require: compileRules(tg.Placement.Require), scanDynamic: opts.scanDynamic, coarseDomains: opts.coarseDomains}
+	g := &group{tg: tg, require: compileRules(tg.Placement.Require), selects: selectHeap}
 	res := tg.Resources()
 	if tg.ExclusiveCores() {
 		cores, milli := api.WholeCores(res.CPUMilli)

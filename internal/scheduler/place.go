@@ -35,7 +35,7 @@ func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, 
 // cheapest victims (preempt.go). Evicting only when nothing fits as is
 // keeps preemption a last resort.
 func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
-	set := (&feasibleSet{g: g, c: p.cell, limit: max(p.sample, 1)}).walk(order)
+	set := openWindow(g, p.cell, p.sample, order)
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {

@@ -26,7 +26,14 @@ type term interface {
 	score(c *cell, i int) float64
 	// required reports a hard term.
 	required() bool
+	// dynamic reports a term whose verdict moves with the plan's own
+	// placements (a rule about the workload being placed).
 	dynamic() bool
+	// countTally is the tally the term judges a node by when its verdict
+	// and score depend only on the count in the node's domain and the
+	// tally's totals (spread, affinity: what classes bucket by); nil
+	// otherwise.
+	countTally() *tally
 }
 
 // weightOf turns a rule's 1..100 weight into score units: weight 100 counts
@@ -129,9 +136,10 @@ func newSpreadTerm(c *cell, g *group, r api.SpreadRule, own target) *spreadTerm 
 	return t
 }
 
-func (t *spreadTerm) label() string  { return "spread " + t.key }
-func (t *spreadTerm) required() bool { return t.hard }
-func (t *spreadTerm) dynamic() bool  { return true }
+func (t *spreadTerm) label() string      { return "spread " + t.key }
+func (t *spreadTerm) countTally() *tally { return t.tl }
+func (t *spreadTerm) required() bool     { return t.hard }
+func (t *spreadTerm) dynamic() bool      { return true }
 
 func (t *spreadTerm) reject(c *cell, i int) string {
 	if !t.hard {
@@ -209,8 +217,9 @@ func (t *affinityTerm) label() string {
 	return kind + " " + t.key + " " + t.t.String()
 }
 
-func (t *affinityTerm) dynamic() bool  { return t.self }
-func (t *affinityTerm) required() bool { return t.hard }
+func (t *affinityTerm) dynamic() bool      { return t.self }
+func (t *affinityTerm) required() bool     { return t.hard }
+func (t *affinityTerm) countTally() *tally { return t.tl }
 
 func (t *affinityTerm) reject(c *cell, i int) string {
 	if !t.hard {
@@ -277,6 +286,7 @@ func newPeerTerm(c *cell, w *api.Workload, own target, r api.PeerRule) *peerTerm
 func (t *peerTerm) label() string                { return "near " + t.t.String() }
 func (t *peerTerm) dynamic() bool                { return t.self }
 func (t *peerTerm) required() bool               { return false }
+func (t *peerTerm) countTally() *tally           { return nil }
 func (t *peerTerm) reject(c *cell, i int) string { return "" }
 
 func (t *peerTerm) score(c *cell, i int) float64 {
@@ -363,9 +373,10 @@ func shardCount(v string) int64 {
 	return 1
 }
 
-func (t *dataTerm) label() string  { return "data " + t.dataset }
-func (t *dataTerm) dynamic() bool  { return false }
-func (t *dataTerm) required() bool { return t.hard }
+func (t *dataTerm) label() string      { return "data " + t.dataset }
+func (t *dataTerm) dynamic() bool      { return false }
+func (t *dataTerm) required() bool     { return t.hard }
+func (t *dataTerm) countTally() *tally { return nil }
 
 func (t *dataTerm) reject(c *cell, i int) string {
 	if t.hard && t.shards(c, i) == 0 {

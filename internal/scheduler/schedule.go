@@ -48,20 +48,6 @@ type Options struct {
 	// Scratch, when set, is memory the call may reuse (see Scratch); it
 	// does not change the plan.
 	Scratch *Scratch
-
-	// placeGang, when set, replaces (*placer).placeGang: tests compare the
-	// bounded gang search with an exhaustive one.
-	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
-	// scanDynamic makes groups with dynamic terms select by a scan
-	// (bestDynamic) instead of classes, and coarseDomains overrides how
-	// many domains a key may have for classes to bucket by domain: tests
-	// compare the two.
-	scanDynamic   bool
-	coarseDomains int
-	// freshTallies gives every relation term a tally of its own instead
-	// of sharing self tallies across the groups of a plan: tests compare
-	// the two.
-	freshTallies bool
 }
 
 // DefaultSampleSize is the feasible-node sample for a cell of n nodes:
@@ -84,6 +70,28 @@ func (o Options) sampleSize(nodes int) int {
 // lower-priority work (preempt.go); a gang group is placed all-or-nothing
 // (gang.go).
 func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
+	return scheduleWith(st, eval, opts, strategies{})
+}
+
+// strategies are the engine's interchangeable implementations of one
+// stage. Schedule uses the defaults; the differential tests build the
+// alternatives directly (scheduleWith) and compare plans, so no test switch
+// lives in Options.
+type strategies struct {
+	// placeGang, when set, replaces (*placer).placeGang: the bounded gang
+	// search against an exhaustive one.
+	placeGang func(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool)
+	// selection forces the scan (selectScan) where classes would select;
+	// coarseDomains overrides how many domains a key may have for classes
+	// to bucket by domain (negative: none).
+	selection     selectionKind
+	coarseDomains int
+	// freshTallies gives every relation term a tally of its own instead
+	// of sharing self tallies across the groups of a plan.
+	freshTallies bool
+}
+
+func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies) *api.Plan {
 	w := st.Workload(eval.Workload)
 	plan := &api.Plan{
 		EvalID:        eval.ID,
@@ -101,7 +109,7 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
-	c.freshTallies = opts.freshTallies
+	c.freshTallies = strat.freshTallies
 	for _, s := range rec.stops {
 		c.stop(s)
 	}
@@ -115,11 +123,12 @@ func Schedule(st State, eval *api.Evaluation, opts Options) *api.Plan {
 	for _, gi := range rec.groups {
 		g := compileGroup(w, gi.group, opts)
 		g.relate(c, w)
+		g.selects, g.coarseDomains = selectionFor(g, strat.selection), strat.coarseDomains
 		place := p.placeGroup
 		if g.tg.Gang != nil {
 			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) {
-				if opts.placeGang != nil {
-					return opts.placeGang(p, g, gi)
+				if strat.placeGang != nil {
+					return strat.placeGang(p, g, gi)
 				}
 				return p.placeGang(g, gi)
 			}

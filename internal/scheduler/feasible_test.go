@@ -55,11 +55,11 @@ func TestFeasibleSetSampling(t *testing.T) {
 			c := newCell(f, 3)
 			s := newFeasibleSet(compiled(nil, taskGroup("g").cpu(100)), c, tt.limit)
 			s.fill()
-			mustEqual(t, "size", len(s.nodes), tt.wantSize)
+			mustEqual(t, "size", s.size(), tt.wantSize)
 			if tt.wantCursor >= 0 {
 				mustEqual(t, "cursor", s.cursor, tt.wantCursor)
 			}
-			for _, cand := range s.nodes {
+			for _, cand := range s.sel.(*candidateHeap).nodes {
 				mustEqual(t, "only ready nodes", c.node(int(cand.node)).Ready(), true)
 				mustEqual(t, "rank is order position", c.order[cand.rank], cand.node)
 			}
@@ -67,16 +67,16 @@ func TestFeasibleSetSampling(t *testing.T) {
 	}
 }
 
-func TestFeasibleSetBestBreaksTiesBySeededOrder(t *testing.T) {
+func TestCandidateHeapBreaksTiesBySeededOrder(t *testing.T) {
 	g := &group{}
-	s := &feasibleSet{g: g}
+	s := &candidateHeap{g: g}
 	for _, cd := range []candidate{{node: 1, rank: 4, score: 0.5}, {node: 2, rank: 2, score: 0.5}, {node: 3, rank: 1, score: 0.4}} {
 		s.push(cd)
 	}
 	j, ok := s.best()
 	mustEqual(t, "found", ok, true)
 	mustEqual(t, "best", s.nodes[j].node, int32(2))
-	_, ok = (&feasibleSet{g: g}).best()
+	_, ok = (&candidateHeap{g: g}).best()
 	mustEqual(t, "empty", ok, false)
 }
 
@@ -84,8 +84,9 @@ func TestFeasibleSetUpdateDropsFullNodes(t *testing.T) {
 	f := newFake(node("n1").cpu(1000).mem("8Gi"), node("n2").cpu(4000).mem("8Gi"))
 	c := newCell(f, 1)
 	g := compiled(nil, taskGroup("g").cpu(1000))
-	s := newFeasibleSet(g, c, 10)
-	s.fill()
+	w := newFeasibleSet(g, c, 10)
+	w.fill()
+	s := w.sel.(*candidateHeap)
 	mustEqual(t, "size", len(s.nodes), 2)
 	j := slices.IndexFunc(s.nodes, func(cd candidate) bool { return cd.node == 0 })
 	c.place(0, &api.Allocation{Resources: g.req.Resources})
@@ -98,12 +99,12 @@ func TestFeasibleSetUpdateDropsFullNodes(t *testing.T) {
 	mustEqual(t, "rescored higher", s.nodes[0].score > before, true)
 }
 
-// TestPropertyFeasibleSetHeapPicksLinearBest drives the candidate heap
+// TestPropertyCandidateHeapPicksLinearBest drives the candidate heap
 // through random pushes, re-scores of the best, removals and full re-scores
 // and checks that best is always what a linear scan picks.
-func TestPropertyFeasibleSetHeapPicksLinearBest(t *testing.T) {
+func TestPropertyCandidateHeapPicksLinearBest(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := &feasibleSet{g: &group{}}
+		s := &candidateHeap{g: &group{}}
 		score := rapid.IntRange(0, 5) // few values: many ties
 		rank := int32(0)
 		for range rapid.IntRange(1, 60).Draw(t, "steps") {

@@ -1,0 +1,158 @@
+package scheduler
+
+// selection holds a window's candidates and picks the best of them. The
+// kind is chosen once per group (selectionFor), by its dynamic terms:
+//
+//   - candidateHeap: no dynamic terms, so a node's cached score is all of
+//     it; a binary heap in selection order, O(log K) per replica;
+//   - classes (classes.go): every dynamic term judges a node by its
+//     domain's count (spread, self (anti-)affinity); buckets of nodes
+//     judged alike, one verdict per bucket;
+//   - scanSelection: other dynamic terms (peers about the group's own
+//     replicas); the heap's candidates, judged one by one.
+//
+// Classes and the scan choose the same node (TestPropertyClassesKeepPlans).
+type selection interface {
+	size() int
+	push(cd candidate)
+	// best returns the id of the best candidate, false when there is none
+	// or the dynamic terms refuse every one.
+	best() (int, bool)
+	// node is the cell index of candidate id.
+	node(id int) int
+	// update re-checks candidate id after a placement on its node:
+	// re-scored if it still fits, dropped otherwise.
+	update(id int)
+}
+
+// selectionKind names a selection; strategies may force one for tests.
+type selectionKind uint8
+
+const (
+	selectAuto selectionKind = iota // what the group's terms allow
+	selectHeap
+	selectClasses
+	selectScan
+)
+
+// selectionFor is the selection g's terms allow: the heap without dynamic
+// terms, classes when every dynamic term is one classes handle, the scan
+// otherwise. force, when not selectAuto, replaces classes by the scan or
+// the other way round (differential tests).
+func selectionFor(g *group, force selectionKind) selectionKind {
+	if len(g.dynamic) == 0 {
+		return selectHeap
+	}
+	if force == selectScan || !classesHandle(g) {
+		return selectScan
+	}
+	return selectClasses
+}
+
+// newSelection makes the group's kind of selection for about size
+// candidates.
+func (g *group) newSelection(c *cell, size int) selection {
+	switch g.selects {
+	case selectClasses:
+		return newClasses(g, c, g.coarseDomains, size)
+	case selectScan:
+		return &scanSelection{candidateHeap{g: g, c: c, nodes: make([]candidate, 0, size)}}
+	}
+	return &candidateHeap{g: g, c: c, nodes: make([]candidate, 0, size)}
+}
+
+// candidateHeap keeps candidates as a binary heap in selection order
+// (candidate.before), so the best is nodes[0]. Whoever changes a
+// candidate's cached score must restore the heap: update does it for the
+// node just placed on (no other node's cached score changes).
+type candidateHeap struct {
+	g     *group
+	c     *cell
+	nodes []candidate
+}
+
+func (h *candidateHeap) size() int         { return len(h.nodes) }
+func (h *candidateHeap) node(j int) int    { return int(h.nodes[j].node) }
+func (h *candidateHeap) best() (int, bool) { return 0, len(h.nodes) > 0 }
+func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd); h.up(len(h.nodes) - 1) }
+
+func (h *candidateHeap) update(j int) {
+	i := int(h.nodes[j].node)
+	if h.g.check(h.c, i) == "" {
+		h.nodes[j].score = h.g.score(h.c, i)
+		h.fix(j)
+		return
+	}
+	h.remove(j)
+}
+
+func (h *candidateHeap) remove(j int) {
+	last := len(h.nodes) - 1
+	if j != last {
+		h.nodes[j] = h.nodes[last]
+	}
+	h.nodes = h.nodes[:last]
+	if j < last {
+		h.fix(j)
+	}
+}
+
+// fix restores the heap after the candidate at j changed.
+func (h *candidateHeap) fix(j int) {
+	if !h.down(j) {
+		h.up(j)
+	}
+}
+
+func (h *candidateHeap) up(j int) {
+	n := h.nodes
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !n[j].before(&n[parent]) {
+			return
+		}
+		n[j], n[parent] = n[parent], n[j]
+		j = parent
+	}
+}
+
+// down sifts the candidate at j down and reports whether it moved.
+func (h *candidateHeap) down(j int) bool {
+	n, start := h.nodes, j
+	for {
+		child := 2*j + 1
+		if child >= len(n) {
+			break
+		}
+		if r := child + 1; r < len(n) && n[r].before(&n[child]) {
+			child = r
+		}
+		if !n[child].before(&n[j]) {
+			break
+		}
+		n[j], n[child] = n[child], n[j]
+		j = child
+	}
+	return j > start
+}
+
+// scanSelection judges the dynamic terms now, on every candidate, since
+// the last placement may have moved them on nodes it did not touch: O(K)
+// per replica. It keeps the heap's storage and update.
+type scanSelection struct{ candidateHeap }
+
+func (s *scanSelection) best() (int, bool) {
+	b, bestScore := -1, 0.0
+	for j := range s.nodes {
+		n := &s.nodes[j]
+		reason, extra := s.g.verdict(s.c, int(n.node))
+		if reason != "" {
+			continue
+		}
+		total := n.score + extra
+		if b < 0 || total > bestScore || (total == bestScore && n.rank < s.nodes[b].rank) {
+			b, bestScore = j, total
+		}
+	}
+	return b, b >= 0
+}
