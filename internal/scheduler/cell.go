@@ -52,35 +52,12 @@ type cell struct {
 	// journal, while non-nil, records every placement and eviction so that
 	// a gang trial can be rolled back (see trial.go).
 	journal *[]change
-	// domainCache holds the gang topology domains per label key.
-	domainCache map[string]*domainSplit
-	// hardViews holds, per static filter signature, the nodes that pass
-	// a group's static filters (room.go).
-	hardViews map[string]*hardView
-	// rooms are the gang room tables of the plan and room the one in use
-	// (room.go).
-	rooms map[roomKey]*roomTable
-	room  []int32
 	// changes lists the nodes whose free resources or stops changed, in
 	// order, with repeats: placements, evictions and their rollbacks.
 	changes []int32
-	// indexes maps nodes to domains per key; tallies count allocations per
-	// domain and follow this plan's placements (domains.go).
-	indexes map[string]*domainIndex
-	tallies []*tally
-	shared  map[tallyKey]*tally // self tallies of affinity and peer terms
-	// freshTallies (Options, tests) gives every term a tally of its own.
-	freshTallies bool
-	// placedLog lists this plan's placements in order; a trial's rollback
-	// takes its own off the end. New tallies count the plan's placements
-	// from it.
-	placedLog []placement
-}
-
-// placement is one allocation this plan placed, on node.
-type placement struct {
-	node  int32
-	alloc *api.Allocation
+	// rel is what the relation terms keep (domains.go): told of every
+	// placement and rollback.
+	rel relationBook
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -173,11 +150,10 @@ func (c *cell) place(i int, a *api.Allocation) {
 	c.changes = append(c.changes, int32(i))
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
-	c.placedLog = append(c.placedLog, placement{node: int32(i), alloc: a})
 	if n.detail != nil {
 		n.detail.apply(a)
 	}
-	c.follow(i, a, 1)
+	c.rel.placed(i, a)
 	if c.journal != nil {
 		*c.journal = append(*c.journal, change{node: i, alloc: a})
 	}

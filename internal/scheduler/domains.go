@@ -40,7 +40,7 @@ func (c *cell) levelIndex(l topology.Level) *domainIndex {
 }
 
 func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bool)) *domainIndex {
-	if ix, ok := c.indexes[cacheKey]; ok {
+	if ix, ok := c.rel.indexes[cacheKey]; ok {
 		return ix
 	}
 	var ix *domainIndex
@@ -49,10 +49,10 @@ func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bo
 	} else {
 		ix = newDomainIndex(c.nodes, domainOf)
 	}
-	if c.indexes == nil {
-		c.indexes = make(map[string]*domainIndex)
+	if c.rel.indexes == nil {
+		c.rel.indexes = make(map[string]*domainIndex)
 	}
-	c.indexes[cacheKey] = ix
+	c.rel.indexes[cacheKey] = ix
 	return ix
 }
 
@@ -146,13 +146,13 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 			tl.add(i, 1)
 		}
 	}
-	for _, p := range c.placedLog {
+	for _, p := range c.rel.log {
 		if t.matches(p.alloc) {
 			tl.add(int(p.node), 1)
 		}
 	}
 	if self {
-		c.tallies = append(c.tallies, tl)
+		c.rel.tallies = append(c.rel.tallies, tl)
 	}
 	return tl
 }
@@ -166,18 +166,18 @@ func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 // and rollback moves a shared tally once. Spread tallies are not shared:
 // each tracks the minimum over its own group's eligible domains.
 func (c *cell) tallyOf(ix *domainIndex, t target, self bool) *tally {
-	if !self || c.freshTallies {
+	if !self || c.rel.fresh {
 		return c.newTally(ix, t, self)
 	}
 	key := tallyKey{ix: ix, t: t}
-	if tl, ok := c.shared[key]; ok {
+	if tl, ok := c.rel.shared[key]; ok {
 		return tl
 	}
 	tl := c.newTally(ix, t, true)
-	if c.shared == nil {
-		c.shared = make(map[tallyKey]*tally)
+	if c.rel.shared == nil {
+		c.rel.shared = make(map[tallyKey]*tally)
 	}
-	c.shared[key] = tl
+	c.rel.shared[key] = tl
 	return tl
 }
 
@@ -245,10 +245,44 @@ func (tl *tally) recomputeMin() {
 	}
 }
 
+// relationBook is what the relation terms of one plan keep: the domain
+// indexes by key, the tallies that follow the plan's placements, the self
+// tallies shared by the plan's groups, and the log of the plan's
+// placements a new tally counts. The cell tells it of every placement and
+// rollback (placed, unplaced) and knows nothing else of it.
+type relationBook struct {
+	indexes map[string]*domainIndex
+	tallies []*tally            // registered: they follow the plan
+	shared  map[tallyKey]*tally // self tallies of affinity and peer terms
+	// fresh (strategies, tests) gives every term a tally of its own.
+	fresh bool
+	// log lists this plan's placements in order; a trial's rollback takes
+	// its own off the end.
+	log []placement
+}
+
+// placement is one allocation this plan placed, on node.
+type placement struct {
+	node  int32
+	alloc *api.Allocation
+}
+
+// placed records a placement on node i and moves every registered tally.
+func (b *relationBook) placed(i int, a *api.Allocation) {
+	b.log = append(b.log, placement{node: int32(i), alloc: a})
+	b.follow(i, a, 1)
+}
+
+// unplaced undoes the latest placement, a on node i.
+func (b *relationBook) unplaced(i int, a *api.Allocation) {
+	b.log = b.log[:len(b.log)-1]
+	b.follow(i, a, -1)
+}
+
 // follow moves every registered tally for a placement (delta 1) or its
 // rollback (delta -1) on node i.
-func (c *cell) follow(i int, a *api.Allocation, delta int32) {
-	for _, tl := range c.tallies {
+func (b *relationBook) follow(i int, a *api.Allocation, delta int32) {
+	for _, tl := range b.tallies {
 		if tl.t.matches(a) {
 			tl.add(i, delta)
 		}

@@ -63,11 +63,12 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	// be without them: a rolled-back trial leaves no trace, and a trial
 	// is still run where its count could raise the best count of its
 	// level, which the failure reports.
-	hv := p.cell.hardView(g)
+	gs := p.gangs()
+	hv := gs.view(g)
 	var f api.GroupFailure
 	for _, preempt := range []bool{false, true} {
 		room := p.room(g, hv, preempt, need)
-		cell := p.cell.withRoom(hv.order)
+		cell := gs.withRoom(hv.order)
 		cellDone := false
 		if preempt {
 			// The whole cell first, evicting: when even it cannot hold the
@@ -94,14 +95,14 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 			if cellDone {
 				break
 			}
-			if len(p.cell.domains(key)) > 0 {
+			if len(gs.domains(key)) > 0 {
 				holds[l] = max(holds[l], 0)
 			}
-			for _, d := range hv.domains(p.cell, key) {
-				if b := p.cell.roomOf(d.nodes, need); b < need && b <= holds[l] {
+			for _, d := range hv.domains(gs, key) {
+				if b := gs.roomOf(d.nodes, need); b < need && b <= holds[l] {
 					continue // cannot hold the gang nor beat the level's best
 				}
-				k, ok := p.tryDomain(g, intents, need, p.cell.withRoom(d.nodes), d.full, preempt)
+				k, ok := p.tryDomain(g, intents, need, gs.withRoom(d.nodes), d.full, preempt)
 				if ok {
 					return p.placeRest(g, intents[k:])
 				}
@@ -199,80 +200,4 @@ func (p *placer) gangSummary(g *group, size, need int, levels []string, holds []
 		}
 	}
 	return sb.String()
-}
-
-// domains splits the seeded order by the value of label key: one slice per
-// value, each in seeded order, ordered by their first node in it. Nodes
-// without the label belong to no domain of that key. A key that puts the
-// whole cell in one domain yields nothing, the cell being tried anyway.
-// Labels and the order do not change during a plan, so each key is split
-// once per plan.
-func (c *cell) domains(key string) [][]int32 { return c.domainSplit(key).lists }
-
-// domainSplit is a key's domains and, per node, the index of its domain
-// (-1: none).
-type domainSplit struct {
-	lists [][]int32
-	of    []int32
-}
-
-func (c *cell) domainSplit(key string) *domainSplit {
-	if d, ok := c.domainCache[key]; ok {
-		return d
-	}
-	if c.domainCache == nil {
-		c.domainCache = make(map[string]*domainSplit)
-	}
-	d := c.splitBy(key)
-	c.domainCache[key] = d
-	return d
-}
-
-func (c *cell) splitBy(key string) *domainSplit {
-	d := &domainSplit{of: make([]int32, c.size())}
-	for i := range d.of {
-		d.of[i] = -1
-	}
-	// value returns node i's value of key as a small id: from the index
-	// when there is one, else interned here.
-	var value func(i int32) int32
-	if c.nodeIndex != nil {
-		col := c.nodeIndex.column(key)
-		value = func(i int32) int32 { return col.of[i] }
-	} else {
-		ids := make(map[string]int32)
-		value = func(i int32) int32 {
-			v, ok := c.node(int(i)).Labels[key]
-			if !ok {
-				return -1
-			}
-			id, seen := ids[v]
-			if !seen {
-				id = int32(len(ids))
-				ids[v] = id
-			}
-			return id
-		}
-	}
-	var domainOf []int32 // value id → 1 + domain; 0: none yet
-	for _, i := range c.order {
-		v := value(i)
-		if v < 0 {
-			continue
-		}
-		for int(v) >= len(domainOf) {
-			domainOf = append(domainOf, 0)
-		}
-		if domainOf[v] == 0 {
-			d.lists = append(d.lists, nil)
-			domainOf[v] = int32(len(d.lists))
-		}
-		k := domainOf[v] - 1
-		d.lists[k] = append(d.lists[k], i)
-		d.of[i] = k
-	}
-	if len(d.lists) == 1 && len(d.lists[0]) == len(c.order) {
-		return &domainSplit{}
-	}
-	return d
 }

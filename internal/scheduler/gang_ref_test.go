@@ -52,7 +52,7 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 			t.rollback()
 		}
 		for l, key := range tried {
-			for _, d := range p.cell.domains(key) {
+			for _, d := range p.gangs().domains(key) {
 				k, ok := try(d, preempt, nil)
 				if ok {
 					return p.placeRest(g, intents[k:])

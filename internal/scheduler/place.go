@@ -13,6 +13,9 @@ type placer struct {
 	ids    idGen
 	now    time.Time
 	sample int
+	// search is the gang search's state, shared by the plan's gangs
+	// (gangview.go); nil until the first gang.
+	search *gangSearch
 }
 
 // placeGroup places one allocation per intent, in order, anywhere in the

@@ -109,7 +109,7 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
-	c.freshTallies = strat.freshTallies
+	c.rel.fresh = strat.freshTallies
 	for _, s := range rec.stops {
 		c.stop(s)
 	}

@@ -68,6 +68,7 @@ func TestPropertyStaticKeysSeparateViews(t *testing.T) {
 		}
 		f := newFake(nodes...)
 		c := newCell(f, 1)
+		gs := (&placer{cell: c}).gangs()
 		var groups []*group
 		for k := range rapid.IntRange(2, 6).Draw(t, "groups") {
 			tb := genGroup(t, fmt.Sprintf("g%d", k))
@@ -86,7 +87,7 @@ func TestPropertyStaticKeysSeparateViews(t *testing.T) {
 		for a := range groups {
 			for b := a + 1; b < len(groups); b++ {
 				ga, gb := groups[a], groups[b]
-				if c.hardView(ga) == c.hardView(gb) && accepts(ga) != accepts(gb) {
+				if gs.view(ga) == gs.view(gb) && accepts(ga) != accepts(gb) {
 					t.Fatalf("groups %d and %d share a view (key %q) but accept %s and %s",
 						a, b, staticKey(ga), accepts(ga), accepts(gb))
 				}

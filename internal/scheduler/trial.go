@@ -78,8 +78,7 @@ func (t *trial) rollback() {
 		} else {
 			n.free = n.free.Add(ch.alloc.Resources)
 			n.placed = n.placed[:len(n.placed)-1]
-			c.placedLog = c.placedLog[:len(c.placedLog)-1]
-			c.follow(ch.node, ch.alloc, -1)
+			c.rel.unplaced(ch.node, ch.alloc)
 		}
 		n.detail = nil
 	}

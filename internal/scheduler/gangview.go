@@ -41,6 +41,27 @@ func staticKey(g *group) string {
 	return sb.String()
 }
 
+// gangSearch is what the gang search keeps across the gangs of one plan
+// (the gangs of one training job share it): the cell split by each
+// topology key, the static views by static key, and the room tables. It
+// belongs to the plan's placer, made by the first gang; the cell knows
+// nothing of it.
+type gangSearch struct {
+	c      *cell
+	splits map[string]*domainSplit // per label key
+	views  map[string]*hardView    // per static key (staticKey)
+	rooms  map[roomKey]*roomTable
+	room   []int32 // the table in use (room)
+}
+
+// gangs returns the plan's gang search, making it on first use.
+func (p *placer) gangs() *gangSearch {
+	if p.search == nil {
+		p.search = &gangSearch{c: p.cell, splits: map[string]*domainSplit{}, views: map[string]*hardView{}, rooms: map[roomKey]*roomTable{}}
+	}
+	return p.search
+}
+
 // hardView is the part of the cell a group's static filters accept.
 type hardView struct {
 	order []int32                 // in seeded order
@@ -52,24 +73,25 @@ type viewDomain struct {
 	nodes, full []int32
 }
 
-func (c *cell) hardView(g *group) *hardView {
+// view returns the part of the cell g's static filters accept, shared by
+// the groups with the same static key.
+func (gs *gangSearch) view(g *group) *hardView {
 	key := staticKey(g)
-	if hv, ok := c.hardViews[key]; ok {
+	if hv, ok := gs.views[key]; ok {
 		return hv
 	}
+	c := gs.c
 	hv := &hardView{split: make(map[string][]viewDomain)}
 	for _, i := range c.order {
 		if c.passesStatic(g, int(i)) {
 			hv.order = append(hv.order, i)
 		}
 	}
-	if c.hardViews == nil {
-		c.hardViews = make(map[string]*hardView)
-	}
-	c.hardViews[key] = hv
+	gs.views[key] = hv
 	return hv
 }
 
+// passesStatic reports whether node i passes g's filters of kindStatic.
 func (c *cell) passesStatic(g *group, i int) bool {
 	for _, f := range g.filters {
 		if f.kind() == kindStatic && f.check(g, c, i) != "" {
@@ -79,13 +101,13 @@ func (c *cell) passesStatic(g *group, i int) bool {
 	return true
 }
 
-// domains is the cell's domains of key (see (*cell).domains) cut down to
-// the view, in the same order; domains left empty are dropped.
-func (hv *hardView) domains(c *cell, key string) []viewDomain {
+// domains is the cell's domains of key (see (*gangSearch).domains) cut
+// down to the view, in the same order; domains left empty are dropped.
+func (hv *hardView) domains(gs *gangSearch, key string) []viewDomain {
 	if d, ok := hv.split[key]; ok {
 		return d
 	}
-	split := c.domainSplit(key)
+	split := gs.split(key)
 	if len(split.lists) == 0 {
 		return nil
 	}
@@ -116,8 +138,9 @@ type roomKey struct {
 
 // roomTable is the room of every node of a view (-1 outside it), kept
 // across the gangs of a plan: a table is brought up to date by
-// recomputing only the nodes changed since (cell.changes), so the gangs
-// of one training job share the work of a pass over the view.
+// recomputing only the nodes changed since (cell.changes, the cell's log
+// of nodes whose room moved), so the gangs of one training job share the
+// work of a pass over the view.
 type roomTable struct {
 	room  []int32
 	total int64
@@ -127,15 +150,15 @@ type roomTable struct {
 // maxRoom bounds a node's room; sums are compared with gang sizes only.
 const maxRoom = 1 << 20
 
-// room brings the room table of g's view up to date, makes it the cell's
-// current one (c.room) and returns the sum over the view, at most need.
+// room brings the room table of g's view up to date, makes it the search's
+// current one (gs.room) and returns the sum over the view, at most need.
 // Without eviction a node's room counts what is free; with eviction,
 // what is free plus the allocations victimsOn could take: live, strictly
 // lower priority, of another workload, not stopped yet.
 func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
-	c := p.cell
+	c, gs := p.cell, p.gangs()
 	key := roomKey{hv: hv, want: g.req.Resources, preempt: preempt}
-	t, ok := c.rooms[key]
+	t, ok := gs.rooms[key]
 	if !ok {
 		t = &roomTable{room: make([]int32, c.size())}
 		for i := range t.room {
@@ -145,10 +168,7 @@ func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
 			t.room[i] = int32(p.nodeRoom(&key.want, int(i), preempt))
 			t.total += int64(t.room[i])
 		}
-		if c.rooms == nil {
-			c.rooms = make(map[roomKey]*roomTable)
-		}
-		c.rooms[key] = t
+		gs.rooms[key] = t
 	} else {
 		for _, i := range c.changes[t.seen:] {
 			if old := t.room[i]; old >= 0 {
@@ -158,7 +178,7 @@ func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
 		}
 	}
 	t.seen = len(c.changes)
-	c.room = t.room
+	gs.room = t.room
 	return int(min(t.total, int64(need)))
 }
 
@@ -182,10 +202,10 @@ func (p *placer) nodeRoom(want *api.Resources, i int, preempt bool) int {
 // order: the others fail the resource filter, and victimsOn finds nothing
 // on them, all through the trial (placements only lower a node's room and
 // an eviction moves resources from the evictable part to the free part).
-func (c *cell) withRoom(order []int32) []int32 {
+func (gs *gangSearch) withRoom(order []int32) []int32 {
 	out := make([]int32, 0, len(order))
 	for _, i := range order {
-		if c.room[i] > 0 {
+		if gs.room[i] > 0 {
 			out = append(out, i)
 		}
 	}
@@ -193,10 +213,10 @@ func (c *cell) withRoom(order []int32) []int32 {
 }
 
 // roomOf sums the room of the nodes of order, stopping at need.
-func (c *cell) roomOf(order []int32, need int) int {
+func (gs *gangSearch) roomOf(order []int32, need int) int {
 	total := 0
 	for _, i := range order {
-		if total += int(c.room[i]); total >= need {
+		if total += int(gs.room[i]); total >= need {
 			return need
 		}
 	}
@@ -218,4 +238,77 @@ func fitCount(want, avail *api.Resources, limit int) int {
 	fit(want.GPUs, avail.GPUs)
 	fit(want.NetMbps, avail.NetMbps)
 	return int(k)
+}
+
+// domains splits the seeded order by the value of label key: one slice per
+// value, each in seeded order, ordered by their first node in it. Nodes
+// without the label belong to no domain of that key. A key that puts the
+// whole cell in one domain yields nothing, the cell being tried anyway.
+// Labels and the order do not change during a plan, so each key is split
+// once per plan.
+func (gs *gangSearch) domains(key string) [][]int32 { return gs.split(key).lists }
+
+// domainSplit is a key's domains and, per node, the index of its domain
+// (-1: none).
+type domainSplit struct {
+	lists [][]int32
+	of    []int32
+}
+
+func (gs *gangSearch) split(key string) *domainSplit {
+	if d, ok := gs.splits[key]; ok {
+		return d
+	}
+	d := gs.c.splitBy(key)
+	gs.splits[key] = d
+	return d
+}
+
+func (c *cell) splitBy(key string) *domainSplit {
+	d := &domainSplit{of: make([]int32, c.size())}
+	for i := range d.of {
+		d.of[i] = -1
+	}
+	// value returns node i's value of key as a small id: from the index
+	// when there is one, else interned here.
+	var value func(i int32) int32
+	if c.nodeIndex != nil {
+		col := c.nodeIndex.column(key)
+		value = func(i int32) int32 { return col.of[i] }
+	} else {
+		ids := make(map[string]int32)
+		value = func(i int32) int32 {
+			v, ok := c.node(int(i)).Labels[key]
+			if !ok {
+				return -1
+			}
+			id, seen := ids[v]
+			if !seen {
+				id = int32(len(ids))
+				ids[v] = id
+			}
+			return id
+		}
+	}
+	var domainOf []int32 // value id → 1 + domain; 0: none yet
+	for _, i := range c.order {
+		v := value(i)
+		if v < 0 {
+			continue
+		}
+		for int(v) >= len(domainOf) {
+			domainOf = append(domainOf, 0)
+		}
+		if domainOf[v] == 0 {
+			d.lists = append(d.lists, nil)
+			domainOf[v] = int32(len(d.lists))
+		}
+		k := domainOf[v] - 1
+		d.lists[k] = append(d.lists[k], i)
+		d.of[i] = k
+	}
+	if len(d.lists) == 1 && len(d.lists[0]) == len(c.order) {
+		return &domainSplit{}
+	}
+	return d
 }
