@@ -180,8 +180,10 @@ func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
 // detail returns node i's core and GPU occupancy, loading it on first use
 // from the node's live allocations (minus this plan's stops, plus its
 // placements so far).
-func (c *cell) detail(i int) *nodeDetail {
-	n := c.at(i)
+func (c *cell) detail(i int) *nodeDetail { return c.detailOf(c.at(i), i) }
+
+// detailOf is detail for node i in state n (c.at(i) or a copy of it).
+func (c *cell) detailOf(n *nodeState, i int) *nodeDetail {
 	if n.detail == nil {
 		d := c.layout(i).detail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {

@@ -22,8 +22,11 @@ const (
 // what it is instead of restating it in type switches, so a new filter is
 // one type and one line in compileGroup.
 //
-// check returns "" when node i of the cell can take one more replica of g
-// now, or the reason it cannot (user-facing text). Filters run in the
+// check returns "" when node i of the cell, in state n, can take one more
+// replica of g, or the reason it cannot (user-facing text). n is the
+// node's state in the plan (c.at(i)), or a copy of it that a question
+// like "and without these victims?" changed (preempt.go): filters read
+// free resources and occupancy from n, never from the cell. Filters run in the
 // order compileGroup lists them and the first rejection is the node's
 // reason. A filter may load the node's detail but must not change any
 // accounting.
@@ -37,7 +40,7 @@ type filter interface {
 	// whose filters of kindStatic have equal keys accept the same nodes,
 	// so they share a gang view (gangview.go).
 	key(g *group) string
-	check(g *group, c *cell, i int) string
+	check(g *group, c *cell, n *nodeState, i int) string
 }
 
 // stageKind classifies a filter or relation term by what its verdict on a
@@ -77,8 +80,8 @@ type readyFilter struct{}
 func (readyFilter) name() string      { return "ready" }
 func (readyFilter) kind() stageKind   { return kindStatic }
 func (readyFilter) key(*group) string { return "ready" }
-func (readyFilter) check(_ *group, c *cell, i int) string {
-	if !c.at(i).ready {
+func (readyFilter) check(_ *group, _ *cell, n *nodeState, _ int) string {
+	if !n.ready {
 		return reasonNotReady
 	}
 	return ""
@@ -98,7 +101,7 @@ func (requireFilter) key(g *group) string {
 	return sb.String()
 }
 
-func (requireFilter) check(g *group, c *cell, i int) string {
+func (requireFilter) check(g *group, c *cell, _ *nodeState, i int) string {
 	for j := range g.require {
 		if !g.require[j].matches(c, i) {
 			return g.require[j].failReason
@@ -117,8 +120,8 @@ func (resourceFilter) key(g *group) string {
 	return fmt.Sprintf("resources %+v", g.req.Resources)
 }
 
-func (resourceFilter) check(g *group, c *cell, i int) string {
-	want, free := &g.req.Resources, &c.at(i).free
+func (resourceFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
+	want, free := &g.req.Resources, &n.free
 	switch {
 	case want.CPUMilli > free.CPUMilli:
 		return reasonCPU
@@ -144,8 +147,8 @@ func (gpuModelFilter) key(g *group) string {
 	return fmt.Sprintf("model %v %v %q", g.anyModel, g.noModel, g.models)
 }
 
-func (gpuModelFilter) check(g *group, c *cell, i int) string {
-	gpus := c.node(i).GPUs
+func (gpuModelFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
+	gpus := n.node.GPUs
 	if len(gpus) == 0 {
 		return reasonGPU
 	}
@@ -167,8 +170,8 @@ func (numaFilter) key(g *group) string {
 	return fmt.Sprintf("numa %d %d", g.cores, g.req.Resources.MemoryBytes)
 }
 
-func (numaFilter) check(g *group, c *cell, i int) string {
-	if pickNUMA(g, c.detail(i)) < 0 {
+func (numaFilter) check(g *group, c *cell, n *nodeState, i int) string {
+	if pickNUMA(g, c.detailOf(n, i)) < 0 {
 		return g.numaText
 	}
 	return ""
@@ -189,14 +192,14 @@ func (gpuFitFilter) key(g *group) string {
 	return fmt.Sprintf("gpu %d %d %v %v %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models)
 }
 
-func (gpuFitFilter) check(g *group, c *cell, i int) string {
+func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {
 	switch {
 	case g.gpus > 0 && g.gpuMilli > 0:
 		return reasonMixedGPU
 	case g.gpuMilli > 1000:
 		return reasonShareTooLarge
 	}
-	d := c.detail(i)
+	d := c.detailOf(n, i)
 	if g.gpuMilli > 0 {
 		if pickShare(g, d, -1) < 0 {
 			return reasonGPU

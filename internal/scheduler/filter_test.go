@@ -9,7 +9,7 @@ import (
 // checkOne runs filter f for group g on a one-node cell.
 func checkOne(f filter, g *groupBuilder, n *nodeBuilder) string {
 	c := newCell(newFake(n), 1)
-	return f.check(compiled(nil, g), c, 0)
+	return f.check(compiled(nil, g), c, c.at(0), 0)
 }
 
 func TestReadyFilter(t *testing.T) {
@@ -80,11 +80,11 @@ func TestResourceFilterSeesPlanStopsAndPlacements(t *testing.T) {
 	f.putAlloc(old)
 	c := newCell(f, 1)
 	g := compiled(nil, taskGroup("g").cpu(2000))
-	mustEqual(t, "before stop", resourceFilter{}.check(g, c, 0), "insufficient cpu")
+	mustEqual(t, "before stop", resourceFilter{}.check(g, c, c.at(0), 0), "insufficient cpu")
 	c.stop(stopIntent{alloc: old, reason: "x"})
-	mustEqual(t, "after stop", resourceFilter{}.check(g, c, 0), "")
+	mustEqual(t, "after stop", resourceFilter{}.check(g, c, c.at(0), 0), "")
 	c.place(0, &api.Allocation{ID: "b1", Resources: api.Resources{CPUMilli: 2500}})
-	mustEqual(t, "after placement", resourceFilter{}.check(g, c, 0), "insufficient cpu")
+	mustEqual(t, "after placement", resourceFilter{}.check(g, c, c.at(0), 0), "insufficient cpu")
 }
 
 func TestGPUModelFilter(t *testing.T) {
@@ -152,8 +152,8 @@ func TestNUMAFilterSeesTakenCores(t *testing.T) {
 	f.putAlloc(&api.Allocation{ID: "a3", NodeID: "n1", DesiredStatus: api.DesiredRun, ClientStatus: api.AllocComplete,
 		Resources: api.Resources{CPUMilli: 1000}, Assignment: api.Assignment{CPUs: []int{6}, NUMANode: 1}})
 	c := newCell(f, 1)
-	mustEqual(t, "3 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(3000).exclusive()), c, 0), "")
-	mustEqual(t, "4 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(4000).exclusive()), c, 0), "no NUMA node with 4 free cores")
+	mustEqual(t, "3 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(3000).exclusive()), c, c.at(0), 0), "")
+	mustEqual(t, "4 cores", numaFilter{}.check(compiled(nil, taskGroup("g").cpu(4000).exclusive()), c, c.at(0), 0), "no NUMA node with 4 free cores")
 }
 
 func TestGPUFitFilter(t *testing.T) {
@@ -178,7 +178,7 @@ func TestGPUFitFilter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCell(f, 1)
-			mustEqual(t, "reason", gpuFitFilter{}.check(compiled(nil, tt.group), c, 0), tt.want)
+			mustEqual(t, "reason", gpuFitFilter{}.check(compiled(nil, tt.group), c, c.at(0), 0), tt.want)
 		})
 	}
 }

@@ -93,8 +93,9 @@ func (gs *gangSearch) view(g *group) *hardView {
 
 // passesStatic reports whether node i passes g's filters of kindStatic.
 func (c *cell) passesStatic(g *group, i int) bool {
+	n := c.at(i)
 	for _, f := range g.filters {
-		if f.kind() == kindStatic && f.check(g, c, i) != "" {
+		if f.kind() == kindStatic && f.check(g, c, n, i) != "" {
 			return false
 		}
 	}
@@ -153,8 +154,7 @@ const maxRoom = 1 << 20
 // room brings the room table of g's view up to date, makes it the search's
 // current one (gs.room) and returns the sum over the view, at most need.
 // Without eviction a node's room counts what is free; with eviction,
-// what is free plus the allocations victimsOn could take: live, strictly
-// lower priority, of another workload, not stopped yet.
+// what is free plus the allocations victimsOn could take (evictable).
 func (p *placer) room(g *group, hv *hardView, preempt bool, need int) int {
 	c, gs := p.cell, p.gangs()
 	key := roomKey{hv: hv, want: g.req.Resources, preempt: preempt}
@@ -189,7 +189,7 @@ func (p *placer) nodeRoom(want *api.Resources, i int, preempt bool) int {
 	avail := n.free
 	if preempt {
 		for _, a := range c.st.AllocsByNode(n.node.ID) {
-			if a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !c.stopping[a.ID] {
+			if p.evictable(a) {
 				avail = avail.Add(a.Resources)
 			}
 		}

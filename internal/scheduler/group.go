@@ -154,8 +154,14 @@ func (g *group) check(c *cell, i int) string {
 // firstReject is check with the position of the rejecting filter (-1 when
 // none rejects).
 func (g *group) firstReject(c *cell, i int) (int, string) {
+	return g.firstRejectOn(c, c.at(i), i)
+}
+
+// firstRejectOn is firstReject on node i in state n: the node's state in
+// the plan, or a copy of it changed to ask "what if".
+func (g *group) firstRejectOn(c *cell, n *nodeState, i int) (int, string) {
 	for k, f := range g.filters {
-		if r := f.check(g, c, i); r != "" {
+		if r := f.check(g, c, n, i); r != "" {
 			return k, r
 		}
 	}

@@ -190,8 +190,9 @@ func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
 // (unit), and sets are compared by what they evict in all.
 func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	g, c := pr.g, pr.p.cell
+	n := c.at(i)
 	for _, f := range g.filters {
-		if f.kind() != kindCapacity && f.check(g, c, i) != "" {
+		if f.kind() != kindCapacity && f.check(g, c, n, i) != "" {
 			return victimSet{}, false
 		}
 	}
@@ -199,11 +200,9 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	if g.check(c, i) == "" {
 		return s, true
 	}
-	n := c.node(i)
 	var cands []*api.Allocation
-	for _, a := range c.st.AllocsByNode(n.ID) {
-		// Cheapest tests first: most allocations fail on priority alone.
-		if a.Priority < pr.p.w.Priority && !a.Terminal() && a.Workload != pr.p.w.Name && !c.stopping[a.ID] && !g.keeps(a) {
+	for _, a := range c.st.AllocsByNode(n.node.ID) {
+		if pr.p.evictable(a) && !g.keeps(a) {
 			if _, ok := pr.unit(a); ok {
 				cands = append(cands, a)
 			}
@@ -277,30 +276,28 @@ func (pr *preemptor) greedy(i int, order []*api.Allocation) []*api.Allocation {
 }
 
 // fitsWithout reports whether one replica fits on node i once victims are
-// gone: the full filter chain runs on the node's aggregate and, when the
-// group pins cores or asks for GPUs, on its detail without them. The cell
-// is left as it was.
+// gone: the full filter chain runs on a copy of the node's state with the
+// victims' resources freed and, when the group pins cores or asks for
+// GPUs, their cores and GPUs released. The node's own state is not
+// touched.
 //
 // The aggregate is tested first, since most victim sets that fail, fail
-// there and the detail costs far more. The detail is the node's own with
-// the victims released (into scratch reused across calls), unless the
-// node's allocations conflict, where releasing one would free what another
-// still holds; then it is rebuilt without them.
+// there and the detail costs far more. The copy's detail is the node's
+// own with the victims released (into scratch reused across calls),
+// unless the node's allocations conflict, where releasing one would free
+// what another still holds; then it is rebuilt without them.
 func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 	g, c := pr.g, pr.p.cell
 	n := c.at(i)
-	free := n.free
+	probe := *n
 	for _, v := range victims {
 		if v.NodeID == n.node.ID {
-			free = free.Add(v.Resources)
+			probe.free = probe.free.Add(v.Resources)
 		}
 	}
-	if fitCount(&g.req.Resources, &free, 1) == 0 {
+	if fitCount(&g.req.Resources, &probe.free, 1) == 0 {
 		return false
 	}
-	saved, detail := n.free, n.detail
-	defer func() { n.free, n.detail = saved, detail }()
-	n.free = free
 	if g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 {
 		if base := c.detail(i); !base.conflicted {
 			base.cloneInto(&pr.scratch)
@@ -309,7 +306,7 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 					pr.scratch.release(v)
 				}
 			}
-			n.detail = &pr.scratch
+			probe.detail = &pr.scratch
 		} else {
 			d := newNodeDetail(n.node)
 			for _, a := range c.st.AllocsByNode(n.node.ID) {
@@ -320,10 +317,20 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 			for _, a := range n.placed {
 				d.apply(a)
 			}
-			n.detail = d
+			probe.detail = d
 		}
 	}
-	return g.check(c, i) == ""
+	k, _ := g.firstRejectOn(c, &probe, i)
+	return k < 0
+}
+
+// evictable reports whether the plan's workload may evict a: live, of
+// another workload, strictly lower priority, not stopped by the plan
+// already. The victim search and the gang room tables (gangview.go) both
+// ask it; a group may further keep what it has affinity to (group.keeps).
+func (p *placer) evictable(a *api.Allocation) bool {
+	// Cheapest tests first: most allocations fail on priority alone.
+	return a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !p.cell.stopping[a.ID]
 }
 
 // cheaperSet compares two victim sets on one node the way victimSet.cheaper

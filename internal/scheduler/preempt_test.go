@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -236,4 +237,29 @@ func TestPreemptingAGangMemberEvictsItsGang(t *testing.T) {
 	mustEqual(t, "the whole gang goes", join(planStops(plan)), "m0:preempted by w/web[0] (priority 50),m1:preempted by w/web[0] (priority 50)")
 	mustEqual(t, "preemptions", plan.Preemptions, 2)
 	checkAndApply(t, f, plan)
+}
+
+// TestFitsWithoutLeavesTheNodeAlone: asking whether a replica fits without
+// some victims answers on a copy of the node's state; the node's free
+// resources and its occupancy detail are what they were.
+func TestFitsWithoutLeavesTheNodeAlone(t *testing.T) {
+	f := newFake(node("n1").cpu(4000).mem("8Gi").numa(0, "", cpus(0, 4)...))
+	v := runningOn("v", "n1", api.Resources{CPUMilli: 3000, MemoryBytes: 1 << 30}, api.Assignment{CPUs: []int{0, 1, 2}, NUMANode: 0})
+	v.Workload, v.Group, v.Priority = "low", "g", 10
+	f.putAlloc(v)
+	hi := workload("hi", taskGroup("g").cpu(2000).mem("1Gi").exclusive())
+	hi.Priority = 90
+	f.putWorkload(hi)
+	c := newCell(f, 1)
+	g := compileGroup(hi, hi.Groups[0], Options{})
+	pr := newPreemptor(&placer{cell: c, w: hi}, g, c.order)
+
+	n, d := c.at(0), c.detail(0)
+	free, taken := n.free, slices.Clone(d.coreTaken)
+	mustEqual(t, "fits as is", g.check(c, 0), "insufficient cpu")
+	mustEqual(t, "fits without v", pr.fitsWithout(0, []*api.Allocation{v}), true)
+	mustEqual(t, "free unchanged", c.at(0).free, free)
+	mustEqual(t, "same detail", c.at(0).detail, d)
+	mustEqual(t, "cores unchanged", slices.Equal(d.coreTaken, taken), true)
+	mustEqual(t, "still does not fit", g.check(c, 0), "insufficient cpu")
 }

@@ -98,7 +98,7 @@ func (f termFilter) name() string      { return f.t.label() }
 func (termFilter) kind() stageKind     { return kindDynamic }
 func (f termFilter) key(*group) string { return "term " + f.t.label() }
 
-func (f termFilter) check(_ *group, c *cell, i int) string { return f.t.reject(c, i) }
+func (f termFilter) check(_ *group, c *cell, _ *nodeState, i int) string { return f.t.reject(c, i) }
 
 // spreadTerm keeps the group's replicas within MaxSkew of the least-loaded
 // eligible domain of a key (Kubernetes' topologySpreadConstraints): placing
@@ -126,7 +126,7 @@ func newSpreadTerm(c *cell, g *group, r api.SpreadRule, own target) *spreadTerm 
 	eligible := make([]bool, len(ix.names))
 	for d := range eligible {
 		for _, i := range ix.members(d) {
-			if c.node(int(i)).Ready() && (requireFilter{}).check(g, c, int(i)) == "" {
+			if c.node(int(i)).Ready() && (requireFilter{}).check(g, c, nil, int(i)) == "" {
 				eligible[d] = true
 				break
 			}
