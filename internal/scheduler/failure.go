@@ -8,10 +8,10 @@ import (
 	"github.com/strata-dev/strata/api"
 )
 
-// explain builds the failure of a group that has missing replicas left:
+// failure builds the failure of a group that has missing replicas left:
 // every node is run through the filter chain once more, against the cell as
 // this plan leaves it, and counted under its first rejection.
-func (c *cell) explain(g *group, missing int) api.GroupFailure {
+func (c *cell) failure(g *group, missing int) api.GroupFailure {
 	reasons := make(map[string]int)
 	for i := range c.size() {
 		if r := g.fullCheck(c, i); r != "" {

@@ -24,7 +24,7 @@ func (a *candidate) before(b *candidate) bool {
 //
 // How the candidates are held and the best one picked is the group's
 // selection (selection.go), chosen once per group: a heap of cached
-// scores, classes of nodes the dynamic terms judge alike (classes.go), or
+// scores, classes of nodes the dynamic terms judge alike (selectclasses.go), or
 // a scan. The window only walks, counts and widens.
 type feasibleSet struct {
 	g      *group

@@ -46,7 +46,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 		return p.placeGroup(g, intents)
 	}
 	if need > len(intents) {
-		f := p.cell.explain(g, len(intents))
+		f := p.cell.failure(g, len(intents))
 		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, len(intents))
 		return f, false
 	}
@@ -57,7 +57,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 		holds[l] = -1
 	}
 	// Only nodes that pass the group's static filters and have room for a
-	// member (room.go) can take one: every trial walks those alone, and a
+	// member (gangview.go) can take one: every trial walks those alone, and a
 	// domain whose room (an upper bound on what a trial could place) is
 	// below the gang's size is not tried at all. Both leave the plan as it would
 	// be without them: a rolled-back trial leaves no trace, and a trial
@@ -85,7 +85,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 				// The reasons are taken with the cell as full as the gang
 				// could make it: on the empty cell every node might accept
 				// one member.
-				f = p.cell.explain(g, len(intents))
+				f = p.cell.failure(g, len(intents))
 				holds[len(levels)] = max(holds[len(levels)], k)
 				cellDone = true
 			}
@@ -147,7 +147,7 @@ func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order, ful
 
 // keep commits a trial on order that placed k >= need members. When order
 // is a cut of full, the trial is first replayed on full: it places the
-// very same members (the nodes left out never fit, room.go), and the
+// very same members (the nodes left out never fit, gangview.go), and the
 // group's statistics then count every node the walk examined, as the
 // explanation of the plan should.
 func (p *placer) keep(t *trial, k int, g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {

@@ -11,7 +11,7 @@ import (
 
 // placeGangExhaustive is the gang search without room bounds or static
 // views: every domain of every level is tried on the whole order, as the
-// engine did before room.go. Plans must not differ from placeGang's.
+// engine did before gangview.go. Plans must not differ from placeGang's.
 func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure, bool) {
 	size, intents := gangSize(g.tg), gi.place
 	need := size - gi.kept
@@ -19,7 +19,7 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 		return p.placeGroup(g, intents)
 	}
 	if need > len(intents) {
-		f := p.cell.explain(g, len(intents))
+		f := p.cell.failure(g, len(intents))
 		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, len(intents))
 		return f, false
 	}
@@ -60,7 +60,7 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 				holds[l] = max(holds[l], k)
 			}
 		}
-		k, ok := try(p.cell.order, preempt, func() { f = p.cell.explain(g, len(intents)) })
+		k, ok := try(p.cell.order, preempt, func() { f = p.cell.failure(g, len(intents)) })
 		if ok {
 			return p.placeRest(g, intents[k:])
 		}
@@ -87,7 +87,7 @@ func TestPropertyGangBoundsKeepPlans(t *testing.T) {
 		f := newFake(nodes...)
 		genBackground(t, f, 3)
 		w := workload("gang")
-		// Gangs of one shape share room tables (room.go); other shapes
+		// Gangs of one shape share room tables (gangview.go); other shapes
 		// do not.
 		shape := genGroup(t, "shape")
 		same := rapid.Bool().Draw(t, "sameShape")

@@ -39,7 +39,7 @@ type group struct {
 	selects       selectionKind
 	coarseDomains int
 
-	stats groupStats // what the placement saw, for explanations (explain.go)
+	stats groupStats // what the placement saw, for explanations (explanation.go)
 
 	// readsGPUs is set when a scorer reads NodeView.GPUFree; gpuBuf is the
 	// buffer it is filled in. chooser, when set, picks the GPU of a share.

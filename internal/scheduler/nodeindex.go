@@ -36,7 +36,7 @@ type nodeTables struct {
 	cols    map[string]*labelColumn
 	layouts []atomic.Pointer[nodeLayout] // per node, made on first use
 	shapes  map[uint64][]*nodeLayout     // layouts by a hash of their NUMA fingerprint
-	// doms holds the relation rules' domain indexes (domains.go) by
+	// doms holds the relation rules' domain indexes (tallies.go) by
 	// topology key or network level, built on first use.
 	doms map[string]*domainIndex
 }

@@ -23,7 +23,7 @@ type placer struct {
 // the reasons of every node, and false.
 func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, bool) {
 	if k := p.placeIn(g, intents, p.cell.order, true); k < len(intents) {
-		return p.cell.explain(g, len(intents)-k), false
+		return p.cell.failure(g, len(intents)-k), false
 	}
 	return api.GroupFailure{}, true
 }

@@ -14,7 +14,7 @@ import (
 // one adds its weighted score. A dynamic term depends on where this plan
 // puts the workload's own replicas, so its verdict on a node can change
 // after a placement on another node; the feasible set evaluates dynamic
-// terms when it selects (source.go) instead of caching them. Static hard
+// terms when it selects (feasible.go, selection.go) instead of caching them. Static hard
 // terms run as ordinary filters.
 type term interface {
 	// label names the rule in explanations: "spread rack", "affinity rack cache".

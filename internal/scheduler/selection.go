@@ -5,7 +5,7 @@ package scheduler
 //
 //   - candidateHeap: no dynamic terms, so a node's cached score is all of
 //     it; a binary heap in selection order, O(log K) per replica;
-//   - classes (classes.go): every dynamic term judges a node by its
+//   - classes (selectclasses.go): every dynamic term judges a node by its
 //     domain's count (spread, self (anti-)affinity); buckets of nodes
 //     judged alike, one verdict per bucket;
 //   - scanSelection: other dynamic terms (peers about the group's own

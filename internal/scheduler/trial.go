@@ -23,7 +23,7 @@ type change struct {
 // The allocation ids a trial drew and what it added to the group's
 // statistics are given back too, so that a plan does not depend on which
 // trials were run before it: the engine may skip trials it can prove
-// hopeless (room.go) without changing a single id or count.
+// hopeless (gangview.go) without changing a single id or count.
 type trial struct {
 	c       *cell
 	changes []change

@@ -55,7 +55,7 @@ type cell struct {
 	// changes lists the nodes whose free resources or stops changed, in
 	// order, with repeats: placements, evictions and their rollbacks.
 	changes []int32
-	// rel is what the relation terms keep (domains.go): told of every
+	// rel is what the relation terms keep (tallies.go): told of every
 	// placement and rollback.
 	rel relationBook
 }

@@ -128,7 +128,7 @@ type tally struct {
 	atMin    int
 
 	// log lists the domains whose count moved, once logged is set: the
-	// candidate classes of a feasible set (classes.go) follow it.
+	// candidate classes of a feasible set (selectclasses.go) follow it.
 	log    []int32
 	logged bool
 }
