@@ -33,8 +33,10 @@ type ServerAPI interface {
 }
 
 // ErrNodeUnknown is wrapped by ServerAPI errors when the server has no
-// record of the node (e.g. it lost its state); the agent re-registers.
-var ErrNodeUnknown = errors.New("node unknown to server")
+// record of the node (e.g. it lost its state); the agent re-registers. It
+// is the API client's own sentinel, so the client serves as ServerAPI
+// without translating errors.
+var ErrNodeUnknown = api.ErrNodeUnknown
 
 // Driver runs tasks of one kind. It is defined here, where it is used;
 // implementations must be safe for concurrent use.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -193,28 +192,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	return cfg, nil
 }
 
-// agentAPI adapts the HTTP client to the agent's ServerAPI seam.
+// agentAPI adapts the HTTP client to the agent's ServerAPI seam (the
+// client's ErrNodeUnknown is the agent's).
 type agentAPI struct{ *api.Client }
 
 var _ agent.ServerAPI = agentAPI{}
-
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) error {
-	err := a.Client.Heartbeat(ctx, nodeID)
-	if errors.Is(err, api.ErrNodeUnknown) {
-		return fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
-	}
-	return err
-}
-
-// NodeAllocations maps the server's "node unknown" to the agent's, so a
-// watch of a node the server forgot re-registers it.
-func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {
-	allocs, index, err := a.Client.NodeAllocations(ctx, nodeID, minIndex, wait)
-	if errors.Is(err, api.ErrNodeUnknown) {
-		return nil, 0, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
-	}
-	return allocs, index, err
-}
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
 // millicores (4000), anything else is cores (4, 0.5, 500m).

@@ -269,30 +269,17 @@ func (c *cell) splitBy(key string) *domainSplit {
 	for i := range d.of {
 		d.of[i] = -1
 	}
-	// value returns node i's value of key as a small id: from the index
-	// when there is one, else interned here.
-	var value func(i int32) int32
+	// Node i's value of key as a small id: from the index when there is
+	// one, else numbered here the same way.
+	var col *labelColumn
 	if c.nodeIndex != nil {
-		col := c.nodeIndex.column(key)
-		value = func(i int32) int32 { return col.of[i] }
+		col = c.nodeIndex.column(key)
 	} else {
-		ids := make(map[string]int32)
-		value = func(i int32) int32 {
-			v, ok := c.node(int(i)).Labels[key]
-			if !ok {
-				return -1
-			}
-			id, seen := ids[v]
-			if !seen {
-				id = int32(len(ids))
-				ids[v] = id
-			}
-			return id
-		}
+		col = newLabelColumn(c.nodes, key)
 	}
 	var domainOf []int32 // value id → 1 + domain; 0: none yet
 	for _, i := range c.order {
-		v := value(i)
+		v := col.of[i]
 		if v < 0 {
 			continue
 		}

@@ -112,24 +112,42 @@ func (ix *NodeIndex) column(key string) *labelColumn {
 	if col, ok := ix.cols[key]; ok {
 		return col
 	}
-	col := &labelColumn{of: make([]int32, len(ix.nodes))}
+	col := newLabelColumn(ix.nodes, key)
+	ix.cols[key] = col
+	return col
+}
+
+// newLabelColumn reads label key of every node.
+func newLabelColumn(nodes []*api.Node, key string) *labelColumn {
+	of, values := internValues(len(nodes), func(i int) (string, bool) {
+		v, ok := nodes[i].Labels[key]
+		return v, ok
+	})
+	return &labelColumn{of: of, values: values}
+}
+
+// internValues gives each distinct value of nodes 0..n-1 a small id, in
+// order of first node: of[i] is node i's id (-1: no value), values[id]
+// the value. Label columns, domain indexes and gang domain splits all
+// number values this way.
+func internValues(n int, value func(i int) (string, bool)) (of []int32, values []string) {
+	of = make([]int32, n)
 	ids := make(map[string]int32)
-	for i, n := range ix.nodes {
-		v, ok := n.Labels[key]
+	for i := range of {
+		v, ok := value(i)
 		if !ok {
-			col.of[i] = -1
+			of[i] = -1
 			continue
 		}
 		id, seen := ids[v]
 		if !seen {
-			id = int32(len(col.values))
+			id = int32(len(values))
 			ids[v] = id
-			col.values = append(col.values, v)
+			values = append(values, v)
 		}
-		col.of[i] = id
+		of[i] = id
 	}
-	ix.cols[key] = col
-	return col
+	return of, values
 }
 
 // ruleMatcher is a label rule evaluated once per value of its key.

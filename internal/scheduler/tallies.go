@@ -57,24 +57,13 @@ func (c *cell) cachedIndex(cacheKey string, domainOf func(*api.Node) (string, bo
 }
 
 func newDomainIndex(nodes []*api.Node, domainOf func(*api.Node) (string, bool)) *domainIndex {
-	ix := &domainIndex{of: make([]int32, len(nodes))}
-	ids := make(map[string]int32)
-	var size []int32
-	for i, n := range nodes {
-		v, ok := domainOf(n)
-		if !ok {
-			ix.of[i] = -1
-			continue
+	ix := &domainIndex{}
+	ix.of, ix.names = internValues(len(nodes), func(i int) (string, bool) { return domainOf(nodes[i]) })
+	size := make([]int32, len(ix.names))
+	for _, d := range ix.of {
+		if d >= 0 {
+			size[d]++
 		}
-		d, seen := ids[v]
-		if !seen {
-			d = int32(len(ix.names))
-			ids[v] = d
-			ix.names = append(ix.names, v)
-			size = append(size, 0)
-		}
-		ix.of[i] = d
-		size[d]++
 	}
 	ix.start = make([]int32, len(ix.names)+1)
 	for d, n := range size {
