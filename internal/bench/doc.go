@@ -6,9 +6,10 @@
 // and anti-affinity, peers, data locality, exclusive cores, whole and
 // shared GPUs, gangs, priorities, binpack or spread) — and places it from
 // scratch, one evaluation per workload, the way the server does: Schedule
-// on the current state, CheckNode for every node of the plan, then the
-// accepted part is applied to an in-memory State that keeps Node.Allocated
-// incrementally. Run reports placements, failures with their reasons, wall
+// on the current state, then the plan applier's rules (internal/planapply,
+// the server's own: CheckNode per node, fresh ids, gangs all-or-nothing, no
+// eviction for an unplaced preemptor), and the accepted part is applied to
+// an in-memory State that keeps Node.Allocated incrementally. Run reports placements, failures with their reasons, wall
 // time, placements/s, peak RSS and heap, and verifies with an independent
 // accounting that no node ends up overcommitted, no gang partial, and no
 // hard spread or self anti-affinity rule broken.

@@ -24,8 +24,9 @@ powerZone labels, CPU and GPU machine shapes with NUMA layouts) and a workload m
 (services, databases on pinned cores, batch, GPU training and shared-GPU inference,
 with require/prefer/avoid rules, spread, affinity and anti-affinity, peers, data
 locality and priorities), then place every workload from
-scratch: one evaluation per workload, each plan re-checked node by node with the
-plan applier's CheckNode and committed to an in-memory state before the next.
+scratch: one evaluation per workload, each plan committed through the server's
+plan-applier rules (every node re-checked, gangs all-or-nothing, no eviction for
+a preemptor that is not placed) to an in-memory state before the next.
 
 Reports placements, failures by reason, wall time, placements/s, peak RSS (VmHWM),
 heap in use, and an independent check that no node is overcommitted, no gang is

@@ -20,7 +20,7 @@ const (
 // filter is one feasibility stage of the pipeline, and describes itself:
 // the engine's bounds (gang views, preemption, explanations) ask a filter
 // what it is instead of restating it in type switches, so a new filter is
-// one type and one line in compileGroup.
+// one type and one line in the pipeline (group.pipeline).
 //
 // check returns "" when node i of the cell, in state n, can take one more
 // replica of g, or the reason it cannot (user-facing text). n is the

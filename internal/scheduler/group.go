@@ -65,20 +65,7 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 		g.modelText = "no gpu model accepted by every task"
 	}
 
-	g.filters = []filter{readyFilter{}}
-	if len(g.require) > 0 {
-		g.filters = append(g.filters, requireFilter{})
-	}
-	g.filters = append(g.filters, resourceFilter{})
-	if g.gpus > 0 || g.gpuMilli > 0 {
-		g.filters = append(g.filters, gpuModelFilter{})
-	}
-	if g.cores > 0 {
-		g.filters = append(g.filters, numaFilter{})
-	}
-	if g.gpus > 0 || g.gpuMilli > 0 {
-		g.filters = append(g.filters, gpuFitFilter{})
-	}
+	g.filters = g.pipeline()
 
 	g.scorers = policyFor(w, opts)(&g.req)
 	for _, ws := range g.scorers {
@@ -93,6 +80,32 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 		g.scorers = append(g.scorers, WeightedScorer{Name: "labels", Scorer: ls, Weight: 1})
 	}
 	return g
+}
+
+// pipeline is the group's filter chain, in order: one line per stage, with
+// the condition that puts it in and why it stands where it does. The
+// first rejection is a node's reason, so cheap and selective stages come
+// first. Hard relation filters join later, before the first capacity
+// stage (relate), once the cell is known.
+func (g *group) pipeline() []filter {
+	gpu := g.gpus > 0 || g.gpuMilli > 0
+	var chain []filter
+	for _, s := range []struct {
+		on bool
+		f  filter
+	}{
+		{true, readyFilter{}},                 // down and draining nodes take nothing; one bool
+		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
+		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals
+		{gpu, gpuModelFilter{}},               // fingerprint only, before any occupancy is loaded
+		{g.cores > 0, numaFilter{}},           // pinned cores on one NUMA node: loads occupancy
+		{gpu, gpuFitFilter{}},                 // free whole GPUs or room for the share
+	} {
+		if s.on {
+			chain = append(chain, s.f)
+		}
+	}
+	return chain
 }
 
 // AcceptedGPUModels is the GPU models every task of tg accepts: the
