@@ -44,7 +44,11 @@ func (d *Decision) Full() bool { return len(d.Rejected) == 0 }
 // Decide applies the plan applier's rules to plan against v.
 func Decide(v View, plan *api.Plan) Decision {
 	var d Decision
-	seen := map[string]bool{} // placements' ids so far in this plan
+	placements := 0
+	for _, place := range plan.Place {
+		placements += len(place)
+	}
+	seen := make(map[string]struct{}, placements) // placements' ids so far in this plan
 	for _, id := range slices.Sorted(maps.Keys(plan.Place)) {
 		var stopping map[string]bool
 		if stops := plan.Stop[id]; len(stops) > 0 {
@@ -73,11 +77,17 @@ func Decide(v View, plan *api.Plan) Decision {
 	}
 	// Placements that will not be committed: their victims (on any node:
 	// evicting one member of a gang evicts the whole gang) stay.
-	unplaced := map[string]bool{}
+	var unplaced map[string]bool
 	for _, id := range d.Rejected {
 		for _, a := range plan.Place[id] {
+			if unplaced == nil {
+				unplaced = map[string]bool{}
+			}
 			unplaced[a.ID] = true
 		}
+	}
+	if len(d.Committed) > 0 {
+		d.Place = make([]*api.Allocation, 0, placements)
 	}
 	for _, id := range d.Committed {
 		d.Place = append(d.Place, plan.Place[id]...)
@@ -102,12 +112,12 @@ func Decide(v View, plan *api.Plan) Decision {
 // ever had (the state keeps allocations until they are collected) and that
 // no other placement of the plan uses: an upsert under a live
 // allocation's id would silently replace it.
-func freshIDs(v View, place []*api.Allocation, seen map[string]bool) (bool, string) {
+func freshIDs(v View, place []*api.Allocation, seen map[string]struct{}) (bool, string) {
 	for _, a := range place {
-		if v.Alloc(a.ID) != nil || seen[a.ID] {
+		if _, dup := seen[a.ID]; dup || v.Alloc(a.ID) != nil {
 			return false, "allocation id " + a.ID + " already exists"
 		}
-		seen[a.ID] = true
+		seen[a.ID] = struct{}{}
 	}
 	return true, ""
 }

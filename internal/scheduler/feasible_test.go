@@ -121,9 +121,7 @@ func TestPropertyCandidateHeapPicksLinearBest(t *testing.T) {
 				for j := range s.nodes {
 					s.nodes[j].score = float64(score.Draw(t, "all"))
 				}
-				for j := len(s.nodes)/2 - 1; j >= 0; j-- {
-					s.down(j)
-				}
+				heapInit(s)
 			}
 			if len(s.nodes) == 0 {
 				continue

@@ -148,7 +148,7 @@ func (cl *classes) enter(id int32, key classKey) {
 	p := &cl.pool[id]
 	p.bucket, p.pos = b, int32(len(bk.heap))
 	bk.heap = append(bk.heap, id)
-	cl.up(bk, len(bk.heap)-1)
+	heapUp(bucketOrder{cl, bk}, len(bk.heap)-1)
 }
 
 // leave takes candidate id out of its bucket.
@@ -157,11 +157,11 @@ func (cl *classes) leave(id int32) {
 	bk := cl.buckets[p.bucket]
 	j, last := int(p.pos), len(bk.heap)-1
 	if j != last {
-		cl.swap(bk, j, last)
+		bucketOrder{cl, bk}.swap(j, last)
 	}
 	bk.heap = bk.heap[:last]
 	if j < last {
-		cl.fix(bk, j)
+		heapFix(bucketOrder{cl, bk}, j)
 	}
 	p.bucket = -1
 }
@@ -210,7 +210,7 @@ func (cl *classes) best() (int, bool) {
 		}
 		if extra != bk.extra {
 			bk.extra = extra
-			cl.heapify(bk)
+			heapInit(bucketOrder{cl, bk})
 		}
 		id := bk.heap[0]
 		p := &cl.pool[id]
@@ -230,65 +230,31 @@ func (cl *classes) update(j int) {
 	i := int(p.node)
 	if cl.g.check(cl.c, i) == "" {
 		p.score = cl.g.score(cl.c, i)
-		cl.fix(cl.buckets[p.bucket], int(p.pos))
+		heapFix(bucketOrder{cl, cl.buckets[p.bucket]}, int(p.pos))
 		return
 	}
 	cl.leave(id)
 	cl.alive--
 }
 
-// before is the selection order within a bucket: score plus the bucket's
-// dynamic score, computed as the scan (scanSelection) computes it, then seeded rank.
-func (cl *classes) before(bk *bucket, a, b int32) bool {
-	pa, pb := &cl.pool[a], &cl.pool[b]
-	ta, tb := pa.score+bk.extra, pb.score+bk.extra
+// bucketOrder is one bucket's heap in selection order: score plus the
+// bucket's dynamic score, computed as the scan (scanSelection) computes
+// it, then seeded rank. Swaps keep the candidates' positions.
+type bucketOrder struct {
+	cl *classes
+	bk *bucket
+}
+
+func (o bucketOrder) len() int { return len(o.bk.heap) }
+
+func (o bucketOrder) less(a, b int) bool {
+	pa, pb := &o.cl.pool[o.bk.heap[a]], &o.cl.pool[o.bk.heap[b]]
+	ta, tb := pa.score+o.bk.extra, pb.score+o.bk.extra
 	return ta > tb || (ta == tb && pa.rank < pb.rank)
 }
 
-func (cl *classes) swap(bk *bucket, i, j int) {
-	h := bk.heap
+func (o bucketOrder) swap(i, j int) {
+	h := o.bk.heap
 	h[i], h[j] = h[j], h[i]
-	cl.pool[h[i]].pos, cl.pool[h[j]].pos = int32(i), int32(j)
-}
-
-func (cl *classes) heapify(bk *bucket) {
-	for j := len(bk.heap)/2 - 1; j >= 0; j-- {
-		cl.down(bk, j)
-	}
-}
-
-func (cl *classes) fix(bk *bucket, j int) {
-	if !cl.down(bk, j) {
-		cl.up(bk, j)
-	}
-}
-
-func (cl *classes) up(bk *bucket, j int) {
-	for j > 0 {
-		parent := (j - 1) / 2
-		if !cl.before(bk, bk.heap[j], bk.heap[parent]) {
-			return
-		}
-		cl.swap(bk, j, parent)
-		j = parent
-	}
-}
-
-func (cl *classes) down(bk *bucket, j int) bool {
-	h, start := bk.heap, j
-	for {
-		child := 2*j + 1
-		if child >= len(h) {
-			break
-		}
-		if r := child + 1; r < len(h) && cl.before(bk, h[r], h[child]) {
-			child = r
-		}
-		if !cl.before(bk, h[child], h[j]) {
-			break
-		}
-		cl.swap(bk, j, child)
-		j = child
-	}
-	return j > start
+	o.cl.pool[h[i]].pos, o.cl.pool[h[j]].pos = int32(i), int32(j)
 }

@@ -74,7 +74,7 @@ type candidateHeap struct {
 func (h *candidateHeap) size() int         { return len(h.nodes) }
 func (h *candidateHeap) node(j int) int    { return int(h.nodes[j].node) }
 func (h *candidateHeap) best() (int, bool) { return 0, len(h.nodes) > 0 }
-func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd); h.up(len(h.nodes) - 1) }
+func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd); heapUp(h, len(h.nodes)-1) }
 
 func (h *candidateHeap) update(j int) {
 	i := int(h.nodes[j].node)
@@ -97,44 +97,12 @@ func (h *candidateHeap) remove(j int) {
 	}
 }
 
+func (h *candidateHeap) len() int           { return len(h.nodes) }
+func (h *candidateHeap) less(a, b int) bool { return h.nodes[a].before(&h.nodes[b]) }
+func (h *candidateHeap) swap(a, b int)      { h.nodes[a], h.nodes[b] = h.nodes[b], h.nodes[a] }
+
 // fix restores the heap after the candidate at j changed.
-func (h *candidateHeap) fix(j int) {
-	if !h.down(j) {
-		h.up(j)
-	}
-}
-
-func (h *candidateHeap) up(j int) {
-	n := h.nodes
-	for j > 0 {
-		parent := (j - 1) / 2
-		if !n[j].before(&n[parent]) {
-			return
-		}
-		n[j], n[parent] = n[parent], n[j]
-		j = parent
-	}
-}
-
-// down sifts the candidate at j down and reports whether it moved.
-func (h *candidateHeap) down(j int) bool {
-	n, start := h.nodes, j
-	for {
-		child := 2*j + 1
-		if child >= len(n) {
-			break
-		}
-		if r := child + 1; r < len(n) && n[r].before(&n[child]) {
-			child = r
-		}
-		if !n[child].before(&n[j]) {
-			break
-		}
-		n[j], n[child] = n[child], n[j]
-		j = child
-	}
-	return j > start
-}
+func (h *candidateHeap) fix(j int) { heapFix(h, j) }
 
 // scanSelection judges the dynamic terms now, on every candidate, since
 // the last placement may have moved them on nodes it did not touch: O(K)
