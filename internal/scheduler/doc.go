@@ -39,6 +39,11 @@
 //   - Two optional aids make repeated calls cheaper without changing any
 //     plan: a State may implement NodeIndexer (label values, topology
 //     domains and core layouts of nodes whose labels and layouts do not
-//     change across snapshots), and a caller that schedules one
-//     evaluation at a time may pass Options.Scratch.
+//     change across snapshots) — or, when its node objects change while
+//     their topology does not, report a TopologyVersion and be bound to an
+//     IndexCache — and a caller that schedules one evaluation at a time
+//     may pass Options.Scratch.
+//   - The package defines what it needs of a snapshot (State,
+//     TopologyVersioner); stores implement it without importing the
+//     engine.
 package scheduler
