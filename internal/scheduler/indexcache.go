@@ -4,12 +4,15 @@ import "sync/atomic"
 
 // TopologyVersioner is implemented by a State that counts changes of its
 // nodes' topology — a node added or removed, its labels or NUMA layout
-// changed. Two snapshots with the same version have nodes with the same
-// ids, labels and layouts in the same order, whatever else (allocations,
-// statuses) changed between them. The scheduler defines what it needs of
-// a snapshot; the data layer only counts.
+// changed. Two snapshots with the same source and version have nodes with
+// the same ids, labels and layouts in the same order, whatever else
+// (allocations, statuses) changed between them. source names what counts
+// (a store: one restored from a raft snapshot counts anew, so its versions
+// mean nothing next to the old store's); it must be comparable, and nil
+// means the snapshot cannot say. The scheduler defines what it needs of a
+// snapshot; the data layer only counts.
 type TopologyVersioner interface {
-	TopologyVersion() uint64
+	TopologyVersion() (source any, version uint64)
 }
 
 // IndexCache keeps one NodeIndex per topology version for a State whose
@@ -22,32 +25,38 @@ type IndexCache struct {
 }
 
 type versionedIndex struct {
+	source  any
 	version uint64
 	ix      *NodeIndex
 }
 
 // Bind returns st as a State that offers the engine a NodeIndex of its
 // nodes, sharing the tables of every snapshot with the same topology
-// version. A State that does not implement TopologyVersioner is returned
-// as it is.
+// source and version. A State that does not implement TopologyVersioner,
+// or cannot name its source, is returned as it is.
 func (c *IndexCache) Bind(st State) State {
 	tv, ok := st.(TopologyVersioner)
 	if !ok {
 		return st
 	}
-	return boundState{State: st, ix: c.index(tv.TopologyVersion(), st)}
+	source, version := tv.TopologyVersion()
+	if source == nil {
+		return st
+	}
+	return boundState{State: st, ix: c.index(source, version, st)}
 }
 
-func (c *IndexCache) index(version uint64, st State) *NodeIndex {
+func (c *IndexCache) index(source any, version uint64, st State) *NodeIndex {
 	nodes := st.Nodes()
 	cached := c.cur.Load()
-	if cached != nil && cached.version == version {
+	if cached != nil && cached.source == source && cached.version == version {
 		return cached.ix.For(nodes)
 	}
 	ix := NewNodeIndex(nodes)
-	// Keep the newest: an older snapshot asking late must not evict it.
-	for cached == nil || cached.version < version {
-		if c.cur.CompareAndSwap(cached, &versionedIndex{version: version, ix: ix}) {
+	// Keep the newest of a source: an older snapshot asking late must not
+	// evict it. Another source (a restored store) replaces it.
+	for cached == nil || cached.source != source || cached.version < version {
+		if c.cur.CompareAndSwap(cached, &versionedIndex{source: source, version: version, ix: ix}) {
 			break
 		}
 		cached = c.cur.Load()

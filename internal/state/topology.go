@@ -19,10 +19,21 @@ import (
 // topologyKey is the counters-table row that counts node topology changes.
 const topologyKey = "nodeTopology"
 
-// TopologyVersion is how many node topology changes the snapshot has seen
-// (scheduler.TopologyVersioner): snapshots with the same version hold the
-// same nodes with the same labels and NUMA layouts, in the same order.
-func (s *Snapshot) TopologyVersion() uint64 {
+// TopologyVersion is the store the snapshot is of and how many node
+// topology changes it has seen (scheduler.TopologyVersioner): snapshots of
+// one store with the same version hold the same nodes with the same labels
+// and NUMA layouts, in the same order. A store restored from a raft
+// snapshot counts anew, so the store is part of the version. A snapshot of
+// a write transaction names no store.
+func (s *Snapshot) TopologyVersion() (store any, version uint64) {
+	if s.store != nil {
+		store = s.store
+	}
+	return store, s.topologyCount()
+}
+
+// topologyCount is how many node topology changes the snapshot has seen.
+func (s *Snapshot) topologyCount() uint64 {
 	obj, err := s.txn.First(tableCounters, "id", topologyKey)
 	if err != nil || obj == nil {
 		return 0
@@ -38,6 +49,6 @@ func (w *WriteTxn) noteTopology(old, n *api.Node) error {
 	if old != nil && maps.Equal(old.Labels, n.Labels) && api.SameNUMA(old.NUMA, n.NUMA) {
 		return nil
 	}
-	count := w.Snapshot().TopologyVersion() + 1
+	count := w.Snapshot().topologyCount() + 1
 	return w.txn.Insert(tableCounters, &indexEntry{Table: topologyKey, Value: count})
 }

@@ -39,10 +39,13 @@ func TestTopologyVersionFollowsNodes(t *testing.T) {
 	}
 	index := uint64(10)
 	for _, st := range steps {
-		before := s.Snapshot().TopologyVersion()
+		_, before := s.Snapshot().TopologyVersion()
 		index++
 		mustWrite(t, s, index, st.write)
-		after := s.Snapshot().TopologyVersion()
+		store, after := s.Snapshot().TopologyVersion()
+		if store != s {
+			t.Fatalf("%s: the version names store %v, not the snapshot's", st.name, store)
+		}
 		if moved := after != before; moved != st.moves {
 			t.Fatalf("%s: version %d → %d, moved %v, want %v", st.name, before, after, moved, st.moves)
 		}
