@@ -32,6 +32,12 @@ type idle struct {
 	// free (what an 810-milli share leaves); partial: other partly used
 	// GPUs; whole: fully free GPUs.
 	starved, remnant, partial, whole float64
+	// bigShares is the GPU milli that the placed shares of more than 800
+	// milli leave free on their GPUs, smallShares what the placed shares
+	// of at most 200 milli take: the first minus the second is lost to
+	// any policy that places every pod that fits (only a share of at most
+	// 200 milli fits next to one of more than 800).
+	bigShares, smallShares float64
 }
 
 // breakdown measures c at the end of a run; minCPU is the least CPU a GPU
@@ -150,15 +156,25 @@ func inflationRun(tb testing.TB, nodes []trace.Node, pods []trace.Pod, pol strin
 			minCPU = min(minCPU, pods[i].CPUMilli)
 		}
 	}
+	var big, small int64
 	for i := range in {
 		p := &in[i]
 		if pl, ok := sel.Place(c, p); ok {
 			if _, err := c.Assign(p, pl); err != nil {
 				tb.Fatal(err)
 			}
+			switch {
+			case p.IsShare() && p.GPUMilli > 800:
+				big += trace.MilliPerGPU - p.GPUMilli
+			case p.IsShare() && p.GPUMilli <= 200:
+				small += p.GPUMilli
+			}
 		}
 	}
-	return breakdown(c, minCPU)
+	out := breakdown(c, minCPU)
+	capa := float64(c.Capacity().GPUMilli) / 100
+	out.bigShares, out.smallShares = float64(big)/capa, float64(small)/capa
+	return out
 }
 
 // The breakdown accounts for every idle milli-GPU.
@@ -182,8 +198,9 @@ func TestBreakdownAccountsForAllIdle(t *testing.T) {
 // LIST@cpu=F (CPU-only pods F of all pods), LIST@share=F (sharing pods F
 // of the GPU milli) or both, joined by "+". Each line: the mean final GPU
 // allocation, the mean paired difference from FGD ± its standard error,
-// and where the idle GPU is at the end (starved of CPU, ≤200-milli
-// remnants, other partly used GPUs, whole GPUs).
+// where the idle GPU is at the end (starved of CPU, ≤200-milli remnants,
+// other partly used GPUs, whole GPUs), and what shares of more than 800
+// milli leave free and shares of at most 200 milli take (% of capacity).
 func TestFGDVariants(t *testing.T) {
 	env := os.Getenv("STRATA_SIM_VARIANTS")
 	if env == "" || testing.Short() {
@@ -238,10 +255,12 @@ func TestFGDVariants(t *testing.T) {
 				mean.remnant += o.remnant / n
 				mean.partial += o.partial / n
 				mean.whole += o.whole / n
+				mean.bigShares += o.bigShares / n
+				mean.smallShares += o.smallShares / n
 			}
 			se := math.Sqrt(max(0, d2/n-d*d) * n / (n - 1) / n)
-			line += fmt.Sprintf(" | %s %.2f %+.2f±%.2f (idle: starved %.2f, remnants %.2f, partial %.2f, whole %.2f)",
-				pol, m, d, se, mean.starved, mean.remnant, mean.partial, mean.whole)
+			line += fmt.Sprintf(" | %s %.2f %+.2f±%.2f (idle: starved %.2f, remnants %.2f, partial %.2f, whole %.2f; >800 shares leave %.2f, ≤200 shares take %.2f)",
+				pol, m, d, se, mean.starved, mean.remnant, mean.partial, mean.whole, mean.bigShares, mean.smallShares)
 		}
 		t.Log(line)
 	}
