@@ -72,6 +72,49 @@ type variant struct {
 	r         float64
 	cpuKey    string // CPU-only pods: "idle" (FGD+), "none", "no-idle", "idle-share", "usable"
 	usableGPU bool   // GPU pods balance CPU against usable idle GPU (idle − fragmentation)
+	pods      []trace.Pod
+	pressure  []float64 // per model id: the workload's GPU demand on it per GPU it has, 0..1
+}
+
+// modelPressure is, per GPU model of c, the GPU milli the workload's GPU
+// pods ask of it per GPU of it, relative to the most pressed model: each
+// pod's demand is spread over the models it accepts in proportion to
+// their GPUs.
+func modelPressure(c *cluster.Cluster, pods []trace.Pod) []float64 {
+	supply := make([]float64, len(c.Models()))
+	for i := 0; i < c.NumNodes(); i++ {
+		n := c.Node(i)
+		supply[n.ModelID] += float64(len(n.GPUFree))
+	}
+	demand := make([]float64, len(supply))
+	for i := range pods {
+		p := &pods[i]
+		if p.NumGPU == 0 {
+			continue
+		}
+		var accepted float64
+		for m, model := range c.Models() {
+			if model != "" && p.AcceptsModel(model) {
+				accepted += supply[m]
+			}
+		}
+		if accepted == 0 {
+			continue
+		}
+		for m, model := range c.Models() {
+			if model != "" && p.AcceptsModel(model) {
+				demand[m] += float64(p.GPURequestMilli()) / accepted
+			}
+		}
+	}
+	top := 0.0
+	for m := range demand {
+		top = max(top, demand[m])
+	}
+	for m := range demand {
+		demand[m] /= max(top, 1e-12)
+	}
+	return demand
 }
 
 func (v *variant) Name() string { return "variant" }
@@ -94,6 +137,11 @@ func (v *variant) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 				return base
 			}
 			return base - float64(idleGPU)/float64(trace.MilliPerGPU*len(n.GPUFree))
+		case "pressure":
+			if v.pressure == nil {
+				v.pressure = modelPressure(c, v.pods)
+			}
+			return base - float64(idleGPU)*v.pressure[n.ModelID]/float64(max(m.GPUMilli, 1))
 		case "usable":
 			if idleGPU > 0 {
 				idleGPU -= int64(simfrag.NodeFrag(&v.d, c, n))
@@ -107,9 +155,10 @@ func (v *variant) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 
 // variants are the ideas measured, by name.
 var variants = map[string]func(v *variant, pods []trace.Pod){
-	"FGD+/no-cpu-key":     func(v *variant, _ []trace.Pod) { v.cpuKey = "none" },
-	"FGD+/cpu-no-idle":    func(v *variant, _ []trace.Pod) { v.cpuKey = "no-idle" },
-	"FGD+/cpu-idle-share": func(v *variant, _ []trace.Pod) { v.cpuKey = "idle-share" },
+	"FGD+/no-cpu-key":         func(v *variant, _ []trace.Pod) { v.cpuKey = "none" },
+	"FGD+/cpu-no-idle":        func(v *variant, _ []trace.Pod) { v.cpuKey = "no-idle" },
+	"FGD+/cpu-idle-share":     func(v *variant, _ []trace.Pod) { v.cpuKey = "idle-share" },
+	"FGD+/cpu-model-pressure": func(v *variant, pods []trace.Pod) { v.cpuKey, v.pods = "pressure", pods },
 	"FGD+/usable": func(v *variant, _ []trace.Pod) {
 		v.cpuKey, v.usableGPU = "usable", true
 	},
