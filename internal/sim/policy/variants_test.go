@@ -155,6 +155,7 @@ func (v *variant) Score(c *cluster.Cluster, node int, p *trace.Pod) float64 {
 
 // variants are the ideas measured, by name.
 var variants = map[string]func(v *variant, pods []trace.Pod){
+	"FGD+/as-is":              func(*variant, []trace.Pod) {},
 	"FGD+/no-cpu-key":         func(v *variant, _ []trace.Pod) { v.cpuKey = "none" },
 	"FGD+/cpu-no-idle":        func(v *variant, _ []trace.Pod) { v.cpuKey = "no-idle" },
 	"FGD+/cpu-idle-share":     func(v *variant, _ []trace.Pod) { v.cpuKey = "idle-share" },
@@ -235,6 +236,18 @@ func TestBreakdownAccountsForAllIdle(t *testing.T) {
 		if sum := got.alloc + got.starved + got.remnant + got.partial + got.whole; math.Abs(sum-100) > 1e-9 {
 			t.Fatalf("seed %d: %+v sums to %v", seed, got, sum)
 		}
+	}
+}
+
+// A variant that changes nothing is FGD+: the variants differ from FGD+
+// only in what they change.
+func TestVariantBaseIsFGDPlus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full openb run; skipped with -short")
+	}
+	nodes, pods := variantTrace(t, "default@cpu=0.3")
+	if got, want := inflationRun(t, nodes, pods, "FGD+/as-is", 7), inflationRun(t, nodes, pods, "FGD+", 7); got != want {
+		t.Fatalf("FGD+/as-is %+v, FGD+ %+v", got, want)
 	}
 }
 
