@@ -38,6 +38,10 @@ type idle struct {
 	// any policy that places every pod that fits (only a share of at most
 	// 200 milli fits next to one of more than 800).
 	bigShares, smallShares float64
+	// cpuAlloc is the CPU allocated, % of the cell's; placedCPUOnly the
+	// CPU-only pods placed.
+	cpuAlloc      float64
+	placedCPUOnly int
 }
 
 // breakdown measures c at the end of a run; minCPU is the least CPU a GPU
@@ -207,6 +211,7 @@ func inflationRun(tb testing.TB, nodes []trace.Node, pods []trace.Pod, pol strin
 		}
 	}
 	var big, small int64
+	placedCPUOnly := 0
 	for i := range in {
 		p := &in[i]
 		if pl, ok := sel.Place(c, p); ok {
@@ -214,6 +219,8 @@ func inflationRun(tb testing.TB, nodes []trace.Node, pods []trace.Pod, pol strin
 				tb.Fatal(err)
 			}
 			switch {
+			case p.NumGPU == 0:
+				placedCPUOnly++
 			case p.IsShare() && p.GPUMilli > 800:
 				big += trace.MilliPerGPU - p.GPUMilli
 			case p.IsShare() && p.GPUMilli <= 200:
@@ -224,6 +231,8 @@ func inflationRun(tb testing.TB, nodes []trace.Node, pods []trace.Pod, pol strin
 	out := breakdown(c, minCPU)
 	capa := float64(c.Capacity().GPUMilli) / 100
 	out.bigShares, out.smallShares = float64(big)/capa, float64(small)/capa
+	out.cpuAlloc = 100 * float64(c.Used().CPUMilli) / float64(c.Capacity().CPUMilli)
+	out.placedCPUOnly = placedCPUOnly
 	return out
 }
 
@@ -262,7 +271,8 @@ func TestVariantBaseIsFGDPlus(t *testing.T) {
 // allocation, the mean paired difference from FGD ± its standard error,
 // where the idle GPU is at the end (starved of CPU, ≤200-milli remnants,
 // other partly used GPUs, whole GPUs), and what shares of more than 800
-// milli leave free and shares of at most 200 milli take (% of capacity).
+// milli leave free and shares of at most 200 milli take (% of capacity),
+// the CPU allocated (%) and the CPU-only pods placed (mean per run).
 func TestFGDVariants(t *testing.T) {
 	env := os.Getenv("STRATA_SIM_VARIANTS")
 	if env == "" || testing.Short() {
@@ -319,10 +329,13 @@ func TestFGDVariants(t *testing.T) {
 				mean.whole += o.whole / n
 				mean.bigShares += o.bigShares / n
 				mean.smallShares += o.smallShares / n
+				mean.cpuAlloc += o.cpuAlloc / n
+				mean.placedCPUOnly += o.placedCPUOnly
 			}
 			se := math.Sqrt(max(0, d2/n-d*d) * n / (n - 1) / n)
-			line += fmt.Sprintf(" | %s %.2f %+.2f±%.2f (idle: starved %.2f, remnants %.2f, partial %.2f, whole %.2f; >800 shares leave %.2f, ≤200 shares take %.2f)",
-				pol, m, d, se, mean.starved, mean.remnant, mean.partial, mean.whole, mean.bigShares, mean.smallShares)
+			line += fmt.Sprintf(" | %s %.2f %+.2f±%.2f (idle: starved %.2f, remnants %.2f, partial %.2f, whole %.2f; >800 shares leave %.2f, ≤200 shares take %.2f; CPU %.2f, CPU-only pods placed %d)",
+				pol, m, d, se, mean.starved, mean.remnant, mean.partial, mean.whole, mean.bigShares, mean.smallShares,
+				mean.cpuAlloc, mean.placedCPUOnly/len(res[k]))
 		}
 		t.Log(line)
 	}
