@@ -1,0 +1,132 @@
+package faults
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/test/history"
+)
+
+// soak reports whether the long versions run (STRATA_SOAK=1): each
+// scenario repeats its fault until at least soakOps operations were
+// recorded.
+func soak() bool { return os.Getenv("STRATA_SOAK") == "1" }
+
+const soakOps = 10_000
+
+// scenario is one fault scenario: a cell, a load, and a fault injected
+// round after round.
+type scenario struct {
+	cell Options
+	load LoadOptions
+	// shortRounds faults are injected in the CI version; the soak injects
+	// at least soakRounds and goes on until soakOps operations.
+	shortRounds, soakRounds int
+	// between is how many operations the load does between two faults
+	// (short version; the soak does three times as many).
+	between int64
+	// inject injects one fault, heals it, checks what the scenario
+	// promises, and returns the failover time it measured (0: none).
+	inject func(r *run, round int) time.Duration
+}
+
+// run is a scenario in progress.
+type run struct {
+	t        *testing.T
+	c        *Cell
+	l        *Load
+	faults   int
+	failover []time.Duration
+}
+
+// runScenario runs sc and checks its history.
+func runScenario(t *testing.T, sc scenario) {
+	c := StartCell(t, strataBin, sc.cell)
+	client := c.Client(ClientOptions{Attempt: 6 * time.Second, RetryFor: 10 * time.Second})
+	l := StartLoad(client, sc.load)
+	r := &run{t: t, c: c, l: l}
+	defer func() {
+		if t.Failed() {
+			l.Stop()
+			t.Logf("process logs:\n%s", c.Logs(40))
+		}
+	}()
+	between := sc.between
+	if soak() {
+		between *= 3
+	}
+	start := time.Now()
+	for round := 0; ; round++ {
+		if soak() && round >= sc.soakRounds && l.Ops() >= soakOps || !soak() && round >= sc.shortRounds {
+			break
+		}
+		if err := l.WaitOps(l.Ops()+between, 2*time.Minute); err != nil {
+			t.Fatalf("round %d: the load stalled before the fault: %v", round+1, err)
+		}
+		if d := sc.inject(r, round); d > 0 {
+			r.failover = append(r.failover, d)
+		}
+		r.faults++
+	}
+	// A last stretch without faults: the healed cell must take the load.
+	if err := l.WaitOps(l.Ops()+between, 2*time.Minute); err != nil {
+		t.Fatalf("the load stalled after the last fault: %v", err)
+	}
+	l.Stop()
+	elapsed := time.Since(start)
+	c.WaitHealthy(60 * time.Second)
+	if err := l.FinalReads(c.Client(ClientOptions{Attempt: 5 * time.Second, RetryFor: 10 * time.Second}), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if bad := l.Unexpected(); len(bad) > 0 {
+		t.Errorf("%d answers no fault explains, e.g. %s", len(bad), bad[0])
+	}
+	rep, err := history.Check(l.History(), history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", rep.Summary())
+	t.Logf("%d faults in %v; failover %s; outcomes: %s", r.faults, elapsed.Round(time.Second), percentiles(r.failover), l.Outcomes())
+	writeReport(t, rep, r, elapsed)
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// percentiles renders p50/p99/max of failover times.
+func percentiles(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "not measured"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	p := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Millisecond) }
+	return fmt.Sprintf("p50 %v, p99 %v, max %v over %d", p(0.50), p(0.99), s[len(s)-1].Round(time.Millisecond), len(s))
+}
+
+// writeReport appends the scenario's figures as one JSON line to
+// $STRATA_FAULTS_REPORT, when set (docs/reliability.md is written from it).
+func writeReport(t *testing.T, rep *history.Report, r *run, elapsed time.Duration) {
+	path := os.Getenv("STRATA_FAULTS_REPORT")
+	if path == "" {
+		return
+	}
+	line, _ := json.Marshal(map[string]any{
+		"scenario": t.Name(), "soak": soak(), "ops": rep.Ops, "byKind": rep.ByKind, "acknowledged": rep.Acknowledged,
+		"indeterminate": rep.Indeterminate, "keys": rep.Keys, "faults": r.faults, "failover": percentiles(r.failover),
+		"outcomes": r.l.Outcomes(), "verdict": strings.TrimSpace(rep.Summary()), "elapsed": elapsed.Round(time.Second).String(),
+		"date": time.Now().UTC().Format(time.RFC3339),
+	})
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Errorf("report: %v", err)
+		return
+	}
+	defer f.Close()
+	f.Write(append(line, '\n'))
+}
