@@ -11,7 +11,7 @@ import (
 // the first acknowledged write sent after it.
 func TestLeaderKillUnderLoad(t *testing.T) {
 	runScenario(t, scenario{
-		cell: Options{Agents: []AgentSpec{{Name: "a1"}}},
+		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
 		shortRounds: 2, soakRounds: 20, between: 150,
 		inject: func(r *run, round int) time.Duration {
 			c := r.c
