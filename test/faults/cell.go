@@ -27,6 +27,7 @@ type Options struct {
 type AgentSpec struct {
 	Name        string // also its host's name
 	CPU, Memory string // advertised capacity; default 64000 and 64GiB
+	Labels      []string // key=value
 }
 
 // Cell is a cell of real server and agent processes on a faultnet network,
@@ -52,6 +53,7 @@ type Server struct {
 // Agent is one `strata agent` of the cell.
 type Agent struct {
 	Name, CPU, Memory string
+	Labels            []string
 	Host              *faultnet.Host
 	Proc              *faultnet.Process
 	DataDir           string
@@ -80,7 +82,7 @@ func StartCell(t testing.TB, bin string, o Options) *Cell {
 	}
 	c.WaitHealthy(60 * time.Second)
 	for _, spec := range o.Agents {
-		a := &Agent{Name: spec.Name, CPU: spec.CPU, Memory: spec.Memory}
+		a := &Agent{Name: spec.Name, CPU: spec.CPU, Memory: spec.Memory, Labels: spec.Labels}
 		if a.CPU == "" {
 			a.CPU = "64000"
 		}
@@ -248,4 +250,18 @@ func (c *Cell) Logs(lines int) string {
 		tail(a.Name, a.Proc.Log())
 	}
 	return b.String()
+}
+
+// staleRead asks server s alone for the workload list with ?stale, which
+// any ready server answers from its own state.
+func (c *Cell) staleRead(s *Server) error {
+	resp, err := c.rawHTTP(2 * time.Second).Get(s.URL() + "/v1/workloads?stale")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	return nil
 }

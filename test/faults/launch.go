@@ -41,7 +41,7 @@ func (c *Cell) serverArgv(s *Server) []string {
 
 // agentArgv is the command line of an agent.
 func (c *Cell) agentArgv(a *Agent) []string {
-	return []string{c.bin, "agent",
+	argv := []string{c.bin, "agent",
 		"--servers", strings.Join(c.ServerURLs(), ","),
 		"--data-dir", a.DataDir,
 		"--name", a.Name,
@@ -49,6 +49,10 @@ func (c *Cell) agentArgv(a *Agent) []string {
 		"--memory-total", a.Memory,
 		"--agent-http-addr", a.Host.Addr(4690),
 	}
+	for _, l := range a.Labels {
+		argv = append(argv, "--label", l)
+	}
+	return argv
 }
 
 // ServerURLs lists every server's API address.

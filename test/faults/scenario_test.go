@@ -33,6 +33,9 @@ type scenario struct {
 	// inject injects one fault, heals it, checks what the scenario
 	// promises, and returns the failover time it measured (0: none).
 	inject func(r *run, round int) time.Duration
+	// setup, when set, runs once the cell is up, before the load starts;
+	// teardown after the history was checked.
+	setup, teardown func(r *run)
 }
 
 // run is a scenario in progress.
@@ -47,9 +50,13 @@ type run struct {
 // runScenario runs sc and checks its history.
 func runScenario(t *testing.T, sc scenario) {
 	c := StartCell(t, strataBin, sc.cell)
+	r := &run{t: t, c: c}
+	if sc.setup != nil {
+		sc.setup(r)
+	}
 	client := c.Client(ClientOptions{Attempt: 6 * time.Second, RetryFor: 10 * time.Second})
 	l := StartLoad(client, sc.load)
-	r := &run{t: t, c: c, l: l}
+	r.l = l
 	defer func() {
 		if t.Failed() {
 			l.Stop()
@@ -95,6 +102,9 @@ func runScenario(t *testing.T, sc scenario) {
 	writeReport(t, rep, r, elapsed)
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if sc.teardown != nil {
+		sc.teardown(r)
 	}
 }
 

@@ -1,0 +1,61 @@
+package faults
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/test/faultnet"
+)
+
+// pauseFor is how long a server stays SIGSTOPped: several election
+// timeouts (raft's is 500 ms to 1 s at --raft-multiplier 1).
+const pauseFor = 3 * time.Second
+
+// TestServerPausedPastElectionTimeout: a server is SIGSTOPped for longer
+// than the election timeout and then resumed — the leader on even rounds
+// (the others elect a new one; resumed, it must not act as leader on its
+// old term), a follower on odd rounds (the cell goes on without it).
+// Failover, leader rounds only: from the pause to the first acknowledged
+// write sent after it.
+func TestServerPausedPastElectionTimeout(t *testing.T) {
+	runScenario(t, scenario{
+		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
+		shortRounds: 2, soakRounds: 20, between: 150,
+		inject: func(r *run, round int) time.Duration {
+			c := r.c
+			c.WaitHealthy(60 * time.Second)
+			leader := c.Leader(c.Servers, 20*time.Second)
+			target, role := leader, "leader"
+			if round%2 == 1 {
+				target, role = c.Others(leader)[0], "follower"
+			}
+			paused := time.Now()
+			target.Proc.Pause()
+			var took time.Duration
+			if target == leader {
+				var err error
+				took, err = r.l.WriteAckedAfter(paused, 30*time.Second)
+				if err != nil {
+					r.t.Fatalf("round %d: no write acknowledged after the leader %s was paused: %v", round+1, target.Host.Name(), err)
+				}
+				c.Leader(c.Others(target), 20*time.Second)
+			}
+			// Stay paused past the election timeout whatever the load did.
+			if rest := pauseFor - time.Since(paused); rest > 0 {
+				time.Sleep(rest) // the fault's length, not a wait for a condition
+			}
+			target.Proc.Resume()
+			if target == leader {
+				faultnet.Eventually(r.t, 10*time.Second, "the resumed old leader steps down", func() error {
+					if st, err := c.status(target); err != nil || st.IsLeader {
+						return fmt.Errorf("status of %s: %+v %v", target.Host.Name(), st, err)
+					}
+					return nil
+				})
+			}
+			r.t.Logf("round %d: paused %s %s for %v; writes acknowledged again after %v", round+1, role, target.Host.Name(), pauseFor, took.Round(time.Millisecond))
+			return took
+		},
+	})
+}
