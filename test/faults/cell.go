@@ -25,8 +25,8 @@ type Options struct {
 
 // AgentSpec describes one agent.
 type AgentSpec struct {
-	Name        string // also its host's name
-	CPU, Memory string // advertised capacity; default 64000 and 64GiB
+	Name        string   // also its host's name
+	CPU, Memory string   // advertised capacity; default 64000 and 64GiB
 	Labels      []string // key=value
 }
 
