@@ -1,16 +1,25 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/test/faultnet"
 )
 
 // pauseFor is how long a server stays SIGSTOPped: several election
-// timeouts (raft's is 500 ms to 1 s at --raft-multiplier 1).
-const pauseFor = 3 * time.Second
+// timeouts (raft's is 500 ms to 1 s at --raft-multiplier 1). Every other
+// pair of rounds pauses for longPauseFor instead, past the heartbeat TTL
+// (pauseTTL): the agents must fail over to the running servers and keep
+// their nodes ready.
+const (
+	pauseFor     = 3 * time.Second
+	longPauseFor = 8 * time.Second
+	pauseTTL     = 5 * time.Second
+)
 
 // TestServerPausedPastElectionTimeout: a server is SIGSTOPped for longer
 // than the election timeout and then resumed — the leader on even rounds
@@ -20,8 +29,8 @@ const pauseFor = 3 * time.Second
 // write sent after it.
 func TestServerPausedPastElectionTimeout(t *testing.T) {
 	runScenario(t, scenario{
-		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
-		shortRounds: 2, soakRounds: 20, between: 150,
+		cell:        Options{HeartbeatTTL: pauseTTL, Agents: []AgentSpec{{Name: "a1"}, {Name: "a2"}}},
+		shortRounds: 4, soakRounds: 20, between: 150,
 		inject: func(r *run, round int) time.Duration {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
@@ -30,6 +39,11 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 			if round%2 == 1 {
 				target, role = c.Others(leader)[0], "follower"
 			}
+			length := pauseFor
+			if round%4 >= 2 {
+				length = longPauseFor
+			}
+			nodes := watchNodes(c)
 			paused := time.Now()
 			target.Proc.Pause()
 			var took time.Duration
@@ -42,10 +56,13 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 				c.Leader(c.Others(target), 20*time.Second)
 			}
 			// Stay paused past the election timeout whatever the load did.
-			if rest := pauseFor - time.Since(paused); rest > 0 {
+			if rest := length - time.Since(paused); rest > 0 {
 				time.Sleep(rest) // the fault's length, not a wait for a condition
 			}
 			target.Proc.Resume()
+			if down := nodes(); len(down) > 0 {
+				r.t.Errorf("round %d: with %s %s paused for %v (TTL %v), a node went down though two servers ran: %v", round+1, role, target.Host.Name(), length, pauseTTL, down)
+			}
 			if target == leader {
 				faultnet.Eventually(r.t, 10*time.Second, "the resumed old leader steps down", func() error {
 					if st, err := c.status(target); err != nil || st.IsLeader {
@@ -54,8 +71,44 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 					return nil
 				})
 			}
-			r.t.Logf("round %d: paused %s %s for %v; writes acknowledged again after %v", round+1, role, target.Host.Name(), pauseFor, took.Round(time.Millisecond))
+			r.t.Logf("round %d: paused %s %s for %v; writes acknowledged again after %v", round+1, role, target.Host.Name(), length, took.Round(time.Millisecond))
 			return took
 		},
 	})
+}
+
+// watchNodes polls the nodes' statuses through the running servers until
+// the returned function is called, which returns every time a node was
+// seen not ready.
+func watchNodes(c *Cell) func() []string {
+	done := make(chan struct{})
+	var seen []string
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		cl := c.Client(ClientOptions{Attempt: time.Second, RetryFor: 2 * time.Second})
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			nodes, _, err := cl.Nodes(ctx, nil)
+			cancel()
+			if err != nil {
+				continue
+			}
+			for _, n := range nodes {
+				if n.Status != api.NodeReady {
+					seen = append(seen, fmt.Sprintf("%s %s at %s", n.Name, n.Status, time.Now().Format("15:04:05.000")))
+				}
+			}
+		}
+	}()
+	return func() []string {
+		close(done)
+		<-finished
+		return seen
+	}
 }
