@@ -265,3 +265,28 @@ func (c *Cell) staleRead(s *Server) error {
 	}
 	return nil
 }
+
+// watchElection starts polling among for a leader (every 20 ms) and
+// returns a function that waits for the first and says how long after t0
+// it was seen leading. Start it right after injecting the fault.
+func (c *Cell) watchElection(t0 time.Time, among []*Server) func() (time.Duration, error) {
+	done := make(chan struct{})
+	var took time.Duration
+	var err error
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if len(c.Leaders(among)) == 1 {
+				took = time.Since(t0)
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // the poll period
+		}
+		err = fmt.Errorf("no leader among the others within 30s")
+	}()
+	return func() (time.Duration, error) {
+		<-done
+		return took, err
+	}
+}

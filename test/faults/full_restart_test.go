@@ -13,7 +13,7 @@ func TestFullCellRestart(t *testing.T) {
 	runScenario(t, scenario{
 		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
 		shortRounds: 2, soakRounds: 15, between: 150,
-		inject: func(r *run, round int) time.Duration {
+		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			killed := time.Now()
@@ -28,7 +28,7 @@ func TestFullCellRestart(t *testing.T) {
 				r.t.Fatalf("round %d: no write acknowledged after every server was killed and restarted: %v", round+1, err)
 			}
 			r.t.Logf("round %d: killed and restarted all %d servers; writes acknowledged again after %v", round+1, len(c.Servers), took.Round(time.Millisecond))
-			return took
+			r.measure("write failover", took)
 		},
 	})
 }

@@ -13,19 +13,23 @@ func TestLeaderKillUnderLoad(t *testing.T) {
 	runScenario(t, scenario{
 		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
 		shortRounds: 2, soakRounds: 20, between: 150,
-		inject: func(r *run, round int) time.Duration {
+		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			l := c.Leader(c.Servers, 20*time.Second)
 			killed := time.Now()
 			l.Proc.Kill()
+			elected := c.watchElection(killed, c.Others(l))
 			took, err := r.l.WriteAckedAfter(killed, 30*time.Second)
 			if err != nil {
 				r.t.Fatalf("round %d: no write acknowledged after the leader (%s) was killed: %v", round+1, l.Host.Name(), err)
 			}
 			r.t.Logf("round %d: killed leader %s; writes acknowledged again after %v", round+1, l.Host.Name(), took.Round(time.Millisecond))
+			r.measure("write failover", took)
+			if d, err := elected(); err == nil {
+				r.measure("election", d)
+			}
 			l.Proc.Restart()
-			return took
 		},
 	})
 }

@@ -22,7 +22,7 @@ func TestLeaderPartitionedFromMajority(t *testing.T) {
 	runScenario(t, scenario{
 		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
 		shortRounds: 2, soakRounds: 20, between: 150,
-		inject: func(r *run, round int) time.Duration {
+		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			old := c.Leader(c.Servers, 20*time.Second)
@@ -35,6 +35,7 @@ func TestLeaderPartitionedFromMajority(t *testing.T) {
 			}
 			cut := time.Now()
 			c.Net.Partition([]*faultnet.Host{old.Host}, majority)
+			elected := c.watchElection(cut, c.Others(old))
 
 			// Probes pinned to the old leader while the majority elects.
 			probes := probeDeposed(r, old, 3*time.Second)
@@ -58,8 +59,11 @@ func TestLeaderPartitionedFromMajority(t *testing.T) {
 			}
 			r.t.Logf("round %d: cut off leader %s; %s leads; writes acknowledged again after %v; %s",
 				round+1, old.Host.Name(), newLeader.Host.Name(), took.Round(time.Millisecond), probes)
+			r.measure("write failover", took)
+			if d, err := elected(); err == nil {
+				r.measure("election", d)
+			}
 			c.Net.HealAll()
-			return took
 		},
 	})
 }

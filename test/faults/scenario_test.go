@@ -31,8 +31,8 @@ type scenario struct {
 	// (short version; the soak does three times as many).
 	between int64
 	// inject injects one fault, heals it, checks what the scenario
-	// promises, and returns the failover time it measured (0: none).
-	inject func(r *run, round int) time.Duration
+	// promises, and records the times it measured (run.measure).
+	inject func(r *run, round int)
 	// setup, when set, runs once the cell is up, before the load starts;
 	// teardown after the history was checked.
 	setup, teardown func(r *run)
@@ -40,11 +40,37 @@ type scenario struct {
 
 // run is a scenario in progress.
 type run struct {
-	t        *testing.T
-	c        *Cell
-	l        *Load
-	faults   int
-	failover []time.Duration
+	t      *testing.T
+	c      *Cell
+	l      *Load
+	faults int
+	// times holds measured durations by what they measure ("write
+	// failover", "election", ...), in the order first measured.
+	times  map[string][]time.Duration
+	labels []string
+}
+
+// measure records one duration of what label names.
+func (r *run) measure(label string, d time.Duration) {
+	if r.times == nil {
+		r.times = map[string][]time.Duration{}
+	}
+	if _, ok := r.times[label]; !ok {
+		r.labels = append(r.labels, label)
+	}
+	r.times[label] = append(r.times[label], d)
+}
+
+// timings renders every measured duration's percentiles.
+func (r *run) timings() string {
+	var parts []string
+	for _, l := range r.labels {
+		parts = append(parts, l+": "+percentiles(r.times[l]))
+	}
+	if len(parts) == 0 {
+		return "nothing timed"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // runScenario runs sc and checks its history.
@@ -75,9 +101,7 @@ func runScenario(t *testing.T, sc scenario) {
 		if err := l.WaitOps(l.Ops()+between, 2*time.Minute); err != nil {
 			t.Fatalf("round %d: the load stalled before the fault: %v", round+1, err)
 		}
-		if d := sc.inject(r, round); d > 0 {
-			r.failover = append(r.failover, d)
-		}
+		sc.inject(r, round)
 		r.faults++
 	}
 	// A last stretch without faults: the healed cell must take the load.
@@ -98,7 +122,7 @@ func runScenario(t *testing.T, sc scenario) {
 		t.Fatal(err)
 	}
 	t.Logf("%s", rep.Summary())
-	t.Logf("%d faults in %v; failover %s; outcomes: %s", r.faults, elapsed.Round(time.Second), percentiles(r.failover), l.Outcomes())
+	t.Logf("%d faults in %v; %s; outcomes: %s", r.faults, elapsed.Round(time.Second), r.timings(), l.Outcomes())
 	writeReport(t, rep, r, elapsed)
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
@@ -128,7 +152,7 @@ func writeReport(t *testing.T, rep *history.Report, r *run, elapsed time.Duratio
 	}
 	line, _ := json.Marshal(map[string]any{
 		"scenario": t.Name(), "soak": soak(), "ops": rep.Ops, "byKind": rep.ByKind, "acknowledged": rep.Acknowledged,
-		"indeterminate": rep.Indeterminate, "keys": rep.Keys, "faults": r.faults, "failover": percentiles(r.failover),
+		"indeterminate": rep.Indeterminate, "keys": rep.Keys, "faults": r.faults, "times": r.timings(),
 		"outcomes": r.l.Outcomes(), "verdict": strings.TrimSpace(rep.Summary()), "elapsed": elapsed.Round(time.Second).String(),
 		"date": time.Now().UTC().Format(time.RFC3339),
 	})

@@ -30,8 +30,8 @@ const (
 func TestServerPausedPastElectionTimeout(t *testing.T) {
 	runScenario(t, scenario{
 		cell:        Options{HeartbeatTTL: pauseTTL, Agents: []AgentSpec{{Name: "a1"}, {Name: "a2"}}},
-		shortRounds: 4, soakRounds: 20, between: 150,
-		inject: func(r *run, round int) time.Duration {
+		shortRounds: 3, soakRounds: 20, between: 150,
+		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			leader := c.Leader(c.Servers, 20*time.Second)
@@ -46,6 +46,7 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 			nodes := watchNodes(c)
 			paused := time.Now()
 			target.Proc.Pause()
+			elected := c.watchElection(paused, c.Others(target))
 			var took time.Duration
 			if target == leader {
 				var err error
@@ -54,6 +55,10 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 					r.t.Fatalf("round %d: no write acknowledged after the leader %s was paused: %v", round+1, target.Host.Name(), err)
 				}
 				c.Leader(c.Others(target), 20*time.Second)
+				r.measure("write failover", took)
+				if d, err := elected(); err == nil {
+					r.measure("election", d)
+				}
 			}
 			// Stay paused past the election timeout whatever the load did.
 			if rest := length - time.Since(paused); rest > 0 {
@@ -72,7 +77,6 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 				})
 			}
 			r.t.Logf("round %d: paused %s %s for %v; writes acknowledged again after %v", round+1, role, target.Host.Name(), length, took.Round(time.Millisecond))
-			return took
 		},
 	})
 }

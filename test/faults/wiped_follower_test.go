@@ -22,7 +22,7 @@ func TestWipedFollowerRejoins(t *testing.T) {
 	runScenario(t, scenario{
 		cell:        Options{Agents: []AgentSpec{{Name: "a1"}}},
 		shortRounds: 1, soakRounds: 10, between: 200,
-		inject: func(r *run, round int) time.Duration {
+		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			leader := c.Leader(c.Servers, 20*time.Second)
@@ -52,8 +52,9 @@ func TestWipedFollowerRejoins(t *testing.T) {
 			}
 			r.t.Logf("round %d: wiped follower %s rejoined and caught up (by %s) in %v; with %s killed, writes acknowledged again after %v",
 				round+1, wiped.Host.Name(), how, caughtUp.Round(time.Millisecond), other.Host.Name(), took.Round(time.Millisecond))
+			r.measure("rejoin and catch-up", caughtUp)
+			r.measure("write failover (quorum of leader and wiped server)", took)
 			other.Proc.Restart()
-			return took
 		},
 	})
 }
