@@ -16,10 +16,12 @@ func TestFullCellRestart(t *testing.T) {
 		inject: func(r *run, round int) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
-			killed := time.Now()
 			for _, s := range c.Servers {
 				s.Proc.Kill()
 			}
+			// Timed from when the last server died: until then the
+			// survivors may still commit writes.
+			killed := time.Now()
 			for _, s := range c.Servers {
 				s.Proc.Restart()
 			}

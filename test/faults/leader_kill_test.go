@@ -17,8 +17,10 @@ func TestLeaderKillUnderLoad(t *testing.T) {
 			c := r.c
 			c.WaitHealthy(60 * time.Second)
 			l := c.Leader(c.Servers, 20*time.Second)
-			killed := time.Now()
 			l.Proc.Kill()
+			// Timed from when it died (Kill waits): until then it may still
+			// acknowledge writes.
+			killed := time.Now()
 			elected := c.watchElection(killed, c.Others(l))
 			took, err := r.l.WriteAckedAfter(killed, 30*time.Second)
 			if err != nil {

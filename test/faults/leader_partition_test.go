@@ -33,8 +33,8 @@ func TestLeaderPartitionedFromMajority(t *testing.T) {
 			for _, a := range c.Agents {
 				majority = append(majority, a.Host)
 			}
-			cut := time.Now()
 			c.Net.Partition([]*faultnet.Host{old.Host}, majority)
+			cut := time.Now() // the rules are in place: nothing can commit through old now
 			elected := c.watchElection(cut, c.Others(old))
 
 			// Probes pinned to the old leader while the majority elects.

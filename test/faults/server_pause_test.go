@@ -44,8 +44,8 @@ func TestServerPausedPastElectionTimeout(t *testing.T) {
 				length = longPauseFor
 			}
 			nodes := watchNodes(c)
-			paused := time.Now()
 			target.Proc.Pause()
+			paused := time.Now()
 			elected := c.watchElection(paused, c.Others(target))
 			var took time.Duration
 			if target == leader {

@@ -44,8 +44,8 @@ func TestWipedFollowerRejoins(t *testing.T) {
 			if strings.Contains(wiped.Proc.Log(), "snapshot") {
 				how = "snapshot and log"
 			}
-			killed := time.Now()
 			other.Proc.Kill()
+			killed := time.Now()
 			took, err := r.l.WriteAckedAfter(killed, 30*time.Second)
 			if err != nil {
 				r.t.Fatalf("round %d: with %s killed, the leader and the wiped %s acknowledge no write: %v", round+1, other.Host.Name(), wiped.Host.Name(), err)
