@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +42,9 @@ type Cell struct {
 	Servers    []*Server
 	Agents     []*Agent
 	ClientHost *faultnet.Host
+
+	transportOnce sync.Once
+	pool          *http.Transport
 }
 
 // Server is one `strata server` of the cell.

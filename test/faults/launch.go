@@ -88,11 +88,7 @@ func (c *Cell) Client(o ClientOptions) *api.Client {
 		urls = append(urls, s.URL())
 	}
 	cl := api.NewClientFor(urls)
-	cl.HTTP = &http.Client{Timeout: o.Attempt, Transport: &http.Transport{
-		DialContext:         c.ClientHost.DialContext,
-		MaxIdleConnsPerHost: 32,
-		IdleConnTimeout:     30 * time.Second,
-	}}
+	cl.HTTP = &http.Client{Timeout: o.Attempt, Transport: c.transport()}
 	cl.RetryFor = o.RetryFor
 	return cl
 }
@@ -100,6 +96,20 @@ func (c *Cell) Client(o ClientOptions) *api.Client {
 // rawHTTP is a plain client on the client host, for the servers' status
 // endpoints.
 func (c *Cell) rawHTTP(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{
-		DialContext: c.ClientHost.DialContext, MaxIdleConnsPerHost: 4}}
+	return &http.Client{Timeout: timeout, Transport: c.transport()}
+}
+
+// transport is the one connection pool of every client of the test: a
+// pool per client would leave idle connections behind each status poll,
+// and the servers cap connections per client address (256), answering
+// 429 past it.
+func (c *Cell) transport() *http.Transport {
+	c.transportOnce.Do(func() {
+		c.pool = &http.Transport{
+			DialContext:         c.ClientHost.DialContext,
+			MaxIdleConnsPerHost: 32,
+			IdleConnTimeout:     30 * time.Second,
+		}
+	})
+	return c.pool
 }
