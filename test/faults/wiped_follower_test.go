@@ -30,6 +30,7 @@ func TestWipedFollowerRejoins(t *testing.T) {
 			if round%2 == 1 {
 				wiped, other = other, wiped
 			}
+			wipedAt := time.Now()
 			c.WipeAndRestart(wiped)
 			// healthy checks exactly three members, each of ours a voter
 			// at its address, and one leader.
@@ -37,12 +38,14 @@ func TestWipedFollowerRejoins(t *testing.T) {
 			if ls := c.Leaders(c.Servers); len(ls) != 1 {
 				r.t.Fatalf("round %d: after the wiped server %s rejoined, %d servers lead", round+1, wiped.Host.Name(), len(ls))
 			}
-			caughtUp := faultnet.Eventually(r.t, 60*time.Second, "the wiped server caught up", func() error {
+			faultnet.Eventually(r.t, 60*time.Second, "the wiped server caught up", func() error {
 				return c.caughtUp(wiped)
 			})
-			how := "log"
-			if strings.Contains(wiped.Proc.Log(), "snapshot") {
-				how = "snapshot and log"
+			caughtUp := time.Since(wipedAt)
+			how := "the leader's log"
+			runs := strings.Split(wiped.Proc.Log(), "=== faultnet: start")
+			if strings.Contains(strings.ToLower(runs[len(runs)-1]), "snapshot") {
+				how = "a snapshot and the log"
 			}
 			other.Proc.Kill()
 			killed := time.Now()
@@ -50,7 +53,7 @@ func TestWipedFollowerRejoins(t *testing.T) {
 			if err != nil {
 				r.t.Fatalf("round %d: with %s killed, the leader and the wiped %s acknowledge no write: %v", round+1, other.Host.Name(), wiped.Host.Name(), err)
 			}
-			r.t.Logf("round %d: wiped follower %s rejoined and caught up (by %s) in %v; with %s killed, writes acknowledged again after %v",
+			r.t.Logf("round %d: wiped follower %s rejoined and caught up (from %s) %v after the wipe; with %s killed, writes acknowledged again after %v",
 				round+1, wiped.Host.Name(), how, caughtUp.Round(time.Millisecond), other.Host.Name(), took.Round(time.Millisecond))
 			r.measure("rejoin and catch-up", caughtUp)
 			r.measure("write failover (quorum of leader and wiped server)", took)
