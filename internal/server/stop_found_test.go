@@ -18,7 +18,7 @@ import (
 // from its old state.
 func TestConcurrentPurgesFindTheWorkloadOnce(t *testing.T) {
 	s := quietServer(t)
-	const rounds, purgers = 10, 6
+	const rounds, purgers = 4, 6
 	for round := range rounds {
 		name := fmt.Sprintf("p%d", round)
 		resp, err := http.Post(s.Addr()+"/v1/workloads", "application/yaml", strings.NewReader(fmt.Sprintf(benchWorkload, name, 1)))
