@@ -51,6 +51,14 @@ type Client struct {
 	// RetryFor bounds how long a call keeps retrying; default
 	// DefaultRetryFor. ctx may end it sooner.
 	RetryFor time.Duration
+	// AttemptTimeout bounds one attempt of a call (plus a blocking
+	// query's wait; streams are not bounded): a server that accepted the
+	// request and does not answer in time (paused, or forwarding to a
+	// paused leader) is then left for the next one, as after any failure
+	// in flight. Default DefaultAttemptTimeout. A caller that must get
+	// through within a deadline (an agent's heartbeats within the TTL)
+	// sets it well below that deadline.
+	AttemptTimeout time.Duration
 
 	addrs []string
 	mu    sync.Mutex
@@ -140,9 +148,9 @@ type request struct {
 // maxBackoff caps the wait between rounds of retries.
 const maxBackoff = 500 * time.Millisecond
 
-// attemptTimeout bounds one attempt that has no wait: a server answers a
-// read at once and a write within its raft timeout (30 s).
-const attemptTimeout = 40 * time.Second
+// DefaultAttemptTimeout bounds one attempt that has no wait: a server
+// answers a read at once and a write within its raft timeout (30 s).
+const DefaultAttemptTimeout = 40 * time.Second
 
 // do sends req with failover and retries, and decodes a 2xx answer into out.
 func (c *Client) do(ctx context.Context, req request, out any) (QueryMeta, error) {
@@ -237,7 +245,11 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 func (c *Client) attempt(ctx context.Context, base string, req request) (*http.Response, context.CancelFunc, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if !req.stream && req.open == nil {
-		actx, cancel = context.WithTimeout(ctx, attemptTimeout+req.wait)
+		timeout := c.AttemptTimeout
+		if timeout <= 0 {
+			timeout = DefaultAttemptTimeout
+		}
+		actx, cancel = context.WithTimeout(ctx, timeout+req.wait)
 	}
 	var body io.Reader
 	if req.body != nil {

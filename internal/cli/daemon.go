@@ -188,9 +188,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	// its servers; the client fails over to the others.
 	shuffled := append([]string(nil), servers...)
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	cfg.API = agentAPI{api.NewClientFor(shuffled)}
+	client := api.NewClientFor(shuffled)
+	client.AttemptTimeout = agentAttemptTimeout
+	cfg.API = agentAPI{client}
 	return cfg, nil
 }
+
+// agentAttemptTimeout bounds one attempt of an agent's call to a server
+// (plus a blocking query's wait): a server that is paused, or forwards to
+// a paused leader, is left for the next one well within the heartbeat TTL
+// (10 s by default). With the client's default (40 s) a SIGSTOPped server
+// held the heartbeats of every agent that used it past the TTL, and the
+// cell marked those nodes down though a majority ran (test/faults,
+// TestServerPausedPastElectionTimeout). The agent's calls are small; a
+// write held through an election is retried on the next server.
+const agentAttemptTimeout = 2 * time.Second
 
 // agentAPI adapts the HTTP client to the agent's ServerAPI seam (the
 // client's ErrNodeUnknown is the agent's).

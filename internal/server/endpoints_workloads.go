@@ -90,15 +90,27 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// Whether the workload exists is decided where the stop is ordered: a
+	// 404 from this server's state is confirmed by its leadership (as a
+	// read is), and a workload seen here may be purged before the stop
+	// applies (the FSM's answer says).
 	wl := s.State().Snapshot().Workload(name)
 	if wl == nil {
+		if err := s.confirmLeadership(); err != nil {
+			s.fail(w, err)
+			return
+		}
 		s.fail(w, notFound("workload %q not found", name))
 		return
 	}
 	eval := s.newEval(name, wl.Priority, api.TriggerWorkloadStop, "")
-	idx, err := s.propose(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
+	idx, answer, err := s.proposeFor(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
 	if err != nil {
 		s.fail(w, err)
+		return
+	}
+	if a, ok := answer.(stopped); ok && !a.Found {
+		s.fail(w, notFound("workload %q not found", name))
 		return
 	}
 	writeJSON(w, http.StatusOK, &api.StopResponse{EvalID: eval.ID, Index: idx})

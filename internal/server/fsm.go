@@ -65,8 +65,15 @@ func (f *fsm) AppliedIndex() uint64 { return f.applied.Load() }
 // already show a later submission's version.
 type registered struct{ Version uint64 }
 
+// stopped is the FSM's answer to a stop-workload command: whether the
+// workload existed when the entry applied. The handler answers 404 from
+// it, not from its own state before proposing: two concurrent purges would
+// both have found the workload there, and a deposed leader that did not
+// know it yet could answer 404 from its old state.
+type stopped struct{ Found bool }
+
 // Apply applies one committed log entry and returns nil, an error, or the
-// command's answer (registered).
+// command's answer (registered, stopped).
 func (f *fsm) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -153,6 +160,9 @@ func applyCommand(w *state.WriteTxn, body any) (any, error) {
 			return nil, err
 		}
 		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
+	case *stopWorkloadCmd:
+		found := w.Snapshot().Workload(c.Name) != nil
+		return stopped{Found: found}, applyUnanswered(w, body)
 	}
 	return nil, applyUnanswered(w, body)
 }

@@ -143,8 +143,8 @@ func (s *Server) serveAsLeader(w http.ResponseWriter, r *http.Request, next http
 		return
 	}
 	if isRead(r) {
-		if err := s.raft.wait(s.raft.raft.VerifyLeader()); err != nil {
-			s.fail(w, ErrNotLeader)
+		if err := s.confirmLeadership(); err != nil {
+			s.fail(w, err)
 			return
 		}
 		s.setLeaderHeaders(w)
@@ -156,6 +156,17 @@ func (s *Server) serveAsLeader(w http.ResponseWriter, r *http.Request, next http
 		r = r.WithContext(ctx)
 	}
 	next.ServeHTTP(w, r)
+}
+
+// confirmLeadership has the leader confirm with a quorum that it still
+// leads (raft's VerifyLeader), for a write handler that answers from this
+// server's state without proposing (a 404): the answer is then as fresh as
+// a consistent read's.
+func (s *Server) confirmLeadership() error {
+	if err := s.raft.wait(s.raft.raft.VerifyLeader()); err != nil {
+		return ErrNotLeader
+	}
+	return nil
 }
 
 // lostLeadership reports whether a request's context ended because this
