@@ -118,7 +118,21 @@ type QueryMeta struct {
 	// leader). They matter for Stale reads.
 	KnownLeader bool
 	LastContact time.Duration
+	// CellID and AppliedIndex say which cell answered and how far its
+	// state is applied (raft's index); set on the answers agents act on
+	// (CellHeader, AppliedIndexHeader).
+	CellID       string
+	AppliedIndex uint64
 }
+
+// Headers of the answers agents act on (registration, heartbeat, their
+// allocation list): the cell's identity and the answering server's applied
+// raft index. An agent refuses desired state from another cell or from a
+// server behind what it has seen (docs/lifecycle.md).
+const (
+	CellHeader         = "X-Strata-Cell"
+	AppliedIndexHeader = "X-Strata-Applied-Index"
+)
 
 // request is one call of the API.
 type request struct {
@@ -305,6 +319,10 @@ func queryMeta(resp *http.Response) QueryMeta {
 	m.KnownLeader = resp.Header.Get("X-Strata-Known-Leader") == "true"
 	if v, err := strconv.ParseInt(resp.Header.Get("X-Strata-Last-Contact"), 10, 64); err == nil && v > 0 {
 		m.LastContact = time.Duration(v) * time.Millisecond
+	}
+	m.CellID = resp.Header.Get(CellHeader)
+	if v := resp.Header.Get(AppliedIndexHeader); v != "" {
+		m.AppliedIndex, _ = strconv.ParseUint(v, 10, 64)
 	}
 	return m
 }
