@@ -44,6 +44,8 @@ type Agent struct {
 
 	dirtyCh    chan struct{}
 	registerCh chan struct{}
+
+	cell cellGuard // the cell this node belongs to; refusals
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -170,6 +172,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer db.Close()
 	a.db, a.ctx = db, ctx
+	mem, err := db.Cell()
+	if err != nil {
+		return err
+	}
+	a.cell.mu.Lock()
+	a.cell.mem, a.cell.persisted, a.cell.joinNew = mem, mem, a.cfg.JoinNewCell
+	a.cell.mu.Unlock()
 
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {

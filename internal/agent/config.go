@@ -18,16 +18,19 @@ import (
 
 // ServerAPI is what the agent needs from the control plane. Implementations
 // must be safe for concurrent use; every method may block on the network
-// and must return when ctx is done.
+// and must return when ctx is done. The answers the agent acts on carry the
+// server's Stamp (the cell and its applied index, from the answer's
+// headers); the agent refuses them when they come from another cell or a
+// server behind what it has seen.
 type ServerAPI interface {
 	// RegisterNode upserts the node; the server keeps Allocated.
-	RegisterNode(ctx context.Context, n *api.Node) error
+	RegisterNode(ctx context.Context, n *api.Node) (Stamp, error)
 	// Heartbeat returns an error wrapping ErrNodeUnknown when the server
 	// forgot the node; the agent then registers again.
-	Heartbeat(ctx context.Context, nodeID string) error
+	Heartbeat(ctx context.Context, nodeID string) (Stamp, error)
 	// NodeAllocations is a blocking query: it returns the node's
 	// allocations once the index is above minIndex, or after wait.
-	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error)
+	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error)
 	// UpdateAllocations reports client status changes.
 	UpdateAllocations(ctx context.Context, updates []*api.AllocUpdate) error
 }
@@ -96,6 +99,13 @@ type Config struct {
 	// default 10MiB × 3.
 	LogMaxBytes int64
 	LogMaxFiles int
+
+	// JoinNewCell lets the agent act on a cell other than the one it
+	// remembers (DataDir/agent.db): the first server answer from another
+	// cell makes the node that cell's, and its allocations are then
+	// reconciled with the new cell's list. Without it such answers are
+	// refused (docs/lifecycle.md).
+	JoinNewCell bool
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.

@@ -39,6 +39,8 @@ type fakeServer struct {
 	changed chan struct{} // closed and replaced on every change
 	index   uint64
 	allocs  map[string]*api.Allocation
+	cellID  string // stamped on answers
+	applied uint64 // added to index in the stamp: the raft index runs ahead of the table's
 
 	nodes         map[string]*api.Node
 	registrations int
@@ -47,11 +49,13 @@ type fakeServer struct {
 	unreachable   bool // every call fails
 	batches       [][]*api.AllocUpdate
 	latest        map[string]*api.AllocUpdate
+	notices       []string // the agent's notices, from registrations
 }
 
 func newFakeServer() *fakeServer {
 	return &fakeServer{
 		changed: make(chan struct{}),
+		cellID:  "cell-" + newUUID(),
 		allocs:  map[string]*api.Allocation{},
 		nodes:   map[string]*api.Node{},
 		latest:  map[string]*api.AllocUpdate{},
@@ -66,39 +70,45 @@ func (s *fakeServer) bump() {
 	s.changed = make(chan struct{})
 }
 
-func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) error {
+// stamp is the answer's cell stamp; s.mu must be held.
+func (s *fakeServer) stamp() Stamp { return Stamp{CellID: s.cellID, Index: s.index + s.applied} }
+
+func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) (Stamp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unreachable {
-		return errUnreachable
+		return Stamp{}, errUnreachable
 	}
-	s.nodes[n.ID] = n.Copy()
+	c := n.Copy()
+	s.notices = append(s.notices, c.AgentNotices...)
+	c.AgentNotices = nil
+	s.nodes[n.ID] = c
 	s.registrations++
-	return nil
+	return s.stamp(), nil
 }
 
-func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) error {
+func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) (Stamp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unreachable {
-		return errUnreachable
+		return Stamp{}, errUnreachable
 	}
 	if _, ok := s.nodes[nodeID]; !ok || s.forget {
 		s.forget = false
 		delete(s.nodes, nodeID)
-		return fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
+		return Stamp{}, fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
 	}
 	s.heartbeats++
-	return nil
+	return s.stamp(), nil
 }
 
-func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {
+func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error) {
 	timeout := time.After(wait)
 	for {
 		s.mu.Lock()
 		if s.unreachable {
 			s.mu.Unlock()
-			return nil, 0, errUnreachable
+			return nil, 0, Stamp{}, errUnreachable
 		}
 		ch := s.changed
 		s.mu.Unlock()
@@ -110,7 +120,7 @@ func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minInde
 			continue
 		case <-timeout:
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return nil, 0, Stamp{}, ctx.Err()
 		}
 		break
 	}
@@ -124,7 +134,7 @@ func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minInde
 			out = append(out, a.Copy())
 		}
 	}
-	return out, s.index, nil
+	return out, s.index, s.stamp(), nil
 }
 
 func (s *fakeServer) indexAbove(min uint64) bool {

@@ -88,6 +88,7 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	joinNewCell bool
 	http        httpLimitFlags
 }
 
@@ -104,6 +105,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "move this node to whatever cell the servers now belong to: without it the agent refuses desired state from a cell other than the one it remembers (a server restarted on an empty data dir makes a new cell), keeps its tasks running and says so; with it the new cell's allocation list wins and tasks it does not list are stopped (docs/lifecycle.md)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -135,7 +137,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}
@@ -198,22 +200,31 @@ type agentAPI struct{ *api.Client }
 
 var _ agent.ServerAPI = agentAPI{}
 
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) error {
-	err := a.Client.Heartbeat(ctx, nodeID)
+func stampOf(m api.QueryMeta) agent.Stamp {
+	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex}
+}
+
+func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, error) {
+	m, err := a.Client.RegisterNodeMeta(ctx, n)
+	return stampOf(m), err
+}
+
+func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Stamp, error) {
+	m, err := a.Client.HeartbeatMeta(ctx, nodeID)
 	if errors.Is(err, api.ErrNodeUnknown) {
-		return fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
+		return agent.Stamp{}, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
 	}
-	return err
+	return stampOf(m), err
 }
 
 // NodeAllocations maps the server's "node unknown" to the agent's, so a
 // watch of a node the server forgot re-registers it.
-func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {
-	allocs, index, err := a.Client.NodeAllocations(ctx, nodeID, minIndex, wait)
+func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, agent.Stamp, error) {
+	allocs, m, err := a.Client.NodeAllocationsMeta(ctx, nodeID, minIndex, wait)
 	if errors.Is(err, api.ErrNodeUnknown) {
-		return nil, 0, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
+		return nil, 0, agent.Stamp{}, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
 	}
-	return allocs, index, err
+	return allocs, m.Index, stampOf(m), err
 }
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
@@ -296,7 +307,16 @@ allocations placed on it, each task in its own cgroup.
 
 Several agents may run on one machine, each with its own --data-dir, labels and
 advertised capacity, to make a small multi-node cell for tests and demos.
-Stopping or restarting an agent leaves its tasks running; it re-attaches.`,
+Stopping or restarting an agent leaves its tasks running; it re-attaches.
+
+The agent belongs to one cell: it remembers the cell's identity and the
+highest index it acted on (in its data dir), and refuses desired state from
+another cell or from a server behind that index, keeping its tasks running
+and logging why until a server of its cell answers. --join-new-cell moves
+it to a new cell on purpose. At start it also reconciles with the host: task
+processes and cgroups of its data dir that it has no record of (say, after
+the data dir was lost) are adopted when the cell still wants them on this
+node, or stopped and removed.`,
 		Example: `  strata agent --servers http://127.0.0.1:4680 --data-dir /tmp/a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

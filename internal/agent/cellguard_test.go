@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/state"
+)
+
+func mockRunning(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskRunning }
+
+func TestJudgeStamp(t *testing.T) {
+	known := state.CellMemory{CellID: "A", Index: 100}
+	for _, tc := range []struct {
+		name       string
+		known      state.CellMemory
+		stamp      Stamp
+		join       bool
+		accept     bool
+		becomes    bool // the agent joins the stamp's cell
+		reasonHint string
+	}{
+		{"same cell, ahead", known, Stamp{"A", 101}, false, true, false, ""},
+		{"same cell, same index", known, Stamp{"A", 100}, false, true, false, ""},
+		{"same cell, behind", known, Stamp{"A", 99}, false, false, false, "behind index 100"},
+		{"other cell", known, Stamp{"B", 5000}, false, false, false, "belongs to cell B but this node to cell A"},
+		{"other cell, asked to move", known, Stamp{"B", 3}, true, true, true, "left cell A"},
+		{"no cell named", known, Stamp{"", 500}, false, false, false, "names no cell"},
+		{"no cell named, even when moving", known, Stamp{"", 500}, true, false, false, "names no cell"},
+		{"first contact", state.CellMemory{}, Stamp{"A", 7}, false, true, true, "joined cell A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := judgeStamp(tc.known, tc.stamp, tc.join)
+			if v.Accept != tc.accept || v.Join != tc.becomes {
+				t.Fatalf("judge(%+v, %+v, join=%v) = %+v; want accept=%v join=%v", tc.known, tc.stamp, tc.join, v, tc.accept, tc.becomes)
+			}
+			if !strings.Contains(v.Reason, tc.reasonHint) {
+				t.Errorf("reason %q does not say %q", v.Reason, tc.reasonHint)
+			}
+		})
+	}
+}
+
+// TestAgentRefusesAnotherCellOrAServerBehind reproduces defect 4 of issue
+// 7: a server started on an empty data dir answered the agent, which then
+// stopped every task ("no longer listed"). The agent must refuse that
+// answer, keep its tasks running, say why (its HTTP status), and act again
+// once a server of its cell, at or past what it saw, answers; the node's
+// events then tell the story.
+func TestAgentRefusesAnotherCellOrAServerBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(s *fakeServer)
+		why    string
+	}{
+		{"a new cell on an empty data dir", func(s *fakeServer) {
+			s.cellID, s.index, s.applied = "cell-new", 1, 0
+		}, "belongs to cell cell-new"},
+		{"a server of this cell behind", func(s *fakeServer) {
+			s.index, s.applied = 1, 0
+		}, "behind index"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer()
+			srv.applied = 40
+			ag := startAgent(t, srv, t.TempDir())
+			alloc := newAlloc(ag.NodeID()).mockTask("t", nil).build()
+			srv.put(alloc)
+			waitTask(t, srv, alloc.ID, "t", "task running", mockRunning)
+			good := ag.CellStatus()
+			if good.CellID != srv.cellID || good.Refusing != "" {
+				t.Fatalf("agent's cell %+v; want cell %s, no refusal", good, srv.cellID)
+			}
+
+			// The server loses its state: it forgets the node and lists
+			// nothing for it.
+			srv.mu.Lock()
+			saved := srv.allocs
+			cell := srv.cellID
+			srv.allocs, srv.nodes = map[string]*api.Allocation{}, map[string]*api.Node{}
+			tc.break_(srv)
+			srv.bump()
+			srv.mu.Unlock()
+
+			eventually(t, 10*time.Second, "several refused answers", func() bool {
+				st := ag.CellStatus()
+				return st.Refused >= 5 && strings.Contains(st.Refusing, tc.why)
+			})
+			ag.mu.Lock()
+			ar := ag.allocs[alloc.ID]
+			ag.mu.Unlock()
+			if ar == nil || ar.tasks[0].stopping() || ar.tasks[0].snapshot().State != api.TaskRunning {
+				t.Fatalf("the agent acted on the refused answer: runner %v", ar)
+			}
+			var health struct {
+				Cell CellStatus `json:"cell"`
+			}
+			resp, err := http.Get(ag.Node().HTTPAddr + "/v1/agent/health")
+			if err != nil {
+				t.Fatal(err)
+			}
+			json.NewDecoder(resp.Body).Decode(&health)
+			resp.Body.Close()
+			if !strings.Contains(health.Cell.Refusing, tc.why) || health.Cell.CellID != cell {
+				t.Errorf("agent HTTP status %+v does not show the refusal", health.Cell)
+			}
+
+			// A server of the node's cell, caught up, answers again (a
+			// failover to another server of the list).
+			srv.mu.Lock()
+			srv.cellID, srv.allocs, srv.applied = cell, saved, 1000
+			srv.bump()
+			srv.mu.Unlock()
+			eventually(t, 10*time.Second, "the refusal ends and is reported as a node event", func() bool {
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				for _, n := range srv.notices {
+					if strings.Contains(n, "refused desired state") && strings.Contains(n, tc.why) {
+						return ag.CellStatus().Refusing == ""
+					}
+				}
+				return false
+			})
+			srv.mu.Lock()
+			srv.latest = map[string]*api.AllocUpdate{}
+			srv.mu.Unlock()
+			up := waitTask(t, srv, alloc.ID, "t", "the running task reported again", mockRunning)
+			if up.TaskStates["t"].Restarts != 0 {
+				t.Errorf("task restarted across the refusal: %+v", up.TaskStates["t"])
+			}
+			if st := ag.CellStatus(); st.Index < 1000 {
+				t.Errorf("agent's index %d after acting at 1000", st.Index)
+			}
+		})
+	}
+}
+
+// TestJoinNewCellMovesTheNodeOnPurpose: an agent that remembers a cell
+// refuses another one, unless it is started with JoinNewCell.
+func TestJoinNewCellMovesTheNodeOnPurpose(t *testing.T) {
+	for _, join := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refuses", true: "moves"}[join], func(t *testing.T) {
+			t.Parallel()
+			dataDir := t.TempDir()
+			db, err := state.Open(dataDir + "/agent.db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.PutCell(state.CellMemory{CellID: "old-cell", Index: 7}); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			srv := newFakeServer()
+			ag := startAgent(t, srv, dataDir, func(c *Config) { c.JoinNewCell = join })
+			eventually(t, 10*time.Second, "a verdict", func() bool {
+				st := ag.CellStatus()
+				return st.Refusing != "" || st.CellID == srv.cellID
+			})
+			st := ag.CellStatus()
+			if !join {
+				if st.CellID != "old-cell" || !strings.Contains(st.Refusing, "--join-new-cell") {
+					t.Fatalf("without JoinNewCell: %+v; want a refusal that names the flag", st)
+				}
+				return
+			}
+			if st.CellID != srv.cellID || st.Refusing != "" {
+				t.Fatalf("with JoinNewCell: %+v; want cell %s", st, srv.cellID)
+			}
+			eventually(t, 10*time.Second, "the move reported as a node event", func() bool {
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				return len(srv.notices) > 0 && strings.Contains(srv.notices[0], "left cell old-cell")
+			})
+			ag.stop()
+			db, err = state.Open(dataDir + "/agent.db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if m, _ := db.Cell(); m.CellID != srv.cellID {
+				t.Errorf("remembered cell %+v after the move, want %s", m, srv.cellID)
+			}
+		})
+	}
+}
