@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
@@ -90,6 +93,13 @@ type Config struct {
 	// [os.Executable(), "__shim"].
 	ShimCommand []string
 	CgroupRoot  string // default /sys/fs/cgroup
+	// CgroupParent is where this agent's task cgroups live, relative to
+	// each hierarchy's root: <parent>/<alloc>/<task>. Default
+	// strata/<first 12 hex digits of the SHA-256 of DataDir's absolute
+	// path>, the same after the data dir is lost and different for every
+	// agent of a host. The agent owns it: at start it stops what it finds
+	// there and has no record of, unless its cell still wants it here.
+	CgroupParent string
 	// GPUCommand overrides the nvidia-smi query (tests); nil is the default.
 	GPUCommand []string
 	// SysRoot and ProcRoot override /sys and /proc for fingerprinting.
@@ -114,6 +124,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// defaultCgroupParent is strata/<scope of the absolute data dir>.
+func defaultCgroupParent(absDataDir string) string {
+	sum := sha256.Sum256([]byte(absDataDir))
+	return filepath.Join(cgroup.Parent, hex.EncodeToString(sum[:])[:12])
+}
+
 func (c *Config) setDefaults() error {
 	if c.DataDir == "" {
 		return errors.New("agent config: DataDir is required")
@@ -127,6 +143,9 @@ func (c *Config) setDefaults() error {
 	c.DataDir = abs
 	if c.API == nil {
 		return errors.New("agent config: API is required")
+	}
+	if c.CgroupParent == "" {
+		c.CgroupParent = defaultCgroupParent(c.DataDir)
 	}
 	if c.Name == "" {
 		host, err := os.Hostname()

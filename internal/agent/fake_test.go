@@ -288,7 +288,7 @@ func cleanupCgroups(t *testing.T, dataDir string) {
 	taskDirs, _ := filepath.Glob(filepath.Join(dataDir, "allocs", "*", "*"))
 	for _, dir := range taskDirs {
 		allocID, task := filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
-		g, _ := cgroup.Open(v, cgroup.DefaultRoot, cgroup.TaskPath(allocID, task))
+		g, _ := cgroup.Open(v, cgroup.DefaultRoot, filepath.Join(defaultCgroupParent(dataDir), allocID, task))
 		if err := g.Kill(5 * time.Second); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}

@@ -140,7 +140,7 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		if alloc.DesiredStatus != api.DesiredRun || alloc.Terminal() {
 			continue
 		}
-		ar, err := a.newAllocRunner(alloc, nil)
+		ar, err := a.newAllocRunner(alloc, a.adoptOrphans(alloc))
 		if err != nil {
 			a.log.Error("cannot run allocation", "alloc", alloc.ID, "err", err)
 			continue
@@ -150,6 +150,13 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		a.dirty[alloc.ID] = true
 		ar.persist()
 		ar.start()
+	}
+	if a.orphans != nil {
+		listed := make(map[string]*api.Allocation, len(allocs))
+		for _, alloc := range allocs {
+			listed[alloc.ID] = alloc
+		}
+		a.settleOrphans(listed)
 	}
 	for id, ar := range a.allocs {
 		if seen[id] {
