@@ -280,21 +280,28 @@ func startAgent(t *testing.T, srv *fakeServer, dataDir string, tweak ...func(*Co
 	return &testAgent{Agent: a, stop: stop}
 }
 
+// cleanupCgroups kills and removes every task cgroup under the agent's
+// parent (those of its data dir's allocations and any it lost track of),
+// then the parent itself.
 func cleanupCgroups(t *testing.T, dataDir string) {
 	v, err := cgroup.Detect(cgroup.DefaultRoot)
 	if err != nil {
 		return
 	}
-	taskDirs, _ := filepath.Glob(filepath.Join(dataDir, "allocs", "*", "*"))
-	for _, dir := range taskDirs {
-		allocID, task := filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
-		g, _ := cgroup.Open(v, cgroup.DefaultRoot, filepath.Join(defaultCgroupParent(dataDir), allocID, task))
+	parent := defaultCgroupParent(dataDir)
+	refs, err := cgroup.ListTasks(v, cgroup.DefaultRoot, parent)
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	for _, ref := range refs {
+		g, _ := cgroup.Open(v, cgroup.DefaultRoot, ref.Rel(parent))
 		if err := g.Kill(5 * time.Second); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 		// The shim writes exit.json once its task is dead; wait for it so
 		// that t.TempDir's removal does not race the shim's last write.
-		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+		dir := filepath.Join(dataDir, "allocs", ref.AllocID, ref.Task)
+		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil && ref.Task != "" {
 			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
 				if _, err := os.Stat(filepath.Join(dir, "exit.json")); err == nil {
@@ -306,6 +313,10 @@ func cleanupCgroups(t *testing.T, dataDir string) {
 		if err := g.Remove(); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
+	}
+	g, _ := cgroup.Open(v, cgroup.DefaultRoot, parent)
+	for _, dir := range g.Dirs() {
+		os.Remove(dir) // only the parent: "strata" may be another test's
 	}
 }
 
