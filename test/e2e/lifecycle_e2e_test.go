@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// agentCell is the cell part of an agent's GET /v1/agent/health.
+type agentCell struct {
+	CellID   string `json:"cellId"`
+	Index    uint64 `json:"index"`
+	Refusing string `json:"refusing"`
+	Refused  int    `json:"refusedAnswers"`
+}
+
+func (c *cell) agentHealth(httpAddr string) (agentCell, error) {
+	var out struct {
+		Cell agentCell `json:"cell"`
+	}
+	resp, err := http.Get(httpAddr + "/v1/agent/health")
+	if err != nil {
+		return out.Cell, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return out.Cell, err
+}
+
+// TestEmptyServerDoesNotWipeTheCell reproduces defect 4 of issue 7: a
+// server restarted on an empty data dir made every agent kill all its tasks
+// within 5 s. The agent must refuse the new cell's (empty) desired state,
+// keep its tasks, and say so in its log and HTTP status; restarted with
+// --join-new-cell it moves to the new cell on purpose, whose list then wins,
+// and the new cell's events tell the move.
+func TestEmptyServerDoesNotWipeTheCell(t *testing.T) {
+	c := newCell(t, 10*time.Second)
+	c.startAgent("n1")
+	c.mustStrata("run", "-f", c.writeSpec("precious", fmt.Sprintf(sleeper, "precious", 2)), "--wait", "--timeout", "60s")
+	var pids []int
+	for _, a := range runningAllocs(c.allocs("precious")) {
+		pids = append(pids, a.TaskStates["sleeper"].PID)
+	}
+	if len(pids) != 2 {
+		t.Fatalf("want 2 running tasks, got pids %v", pids)
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			killTree(pid) // the old cell is gone: nobody else stops them if this test fails
+		}
+	})
+	n1 := c.node("n1")
+	before, err := c.agentHealth(n1.HTTPAddr)
+	if err != nil || before.CellID == "" || before.Refusing != "" {
+		t.Fatalf("agent's cell before: %+v, %v", before, err)
+	}
+
+	c.kill(c.server)
+	if err := os.RemoveAll(filepath.Join(c.dir, "server")); err != nil {
+		t.Fatal(err)
+	}
+	c.startServer()
+	c.eventually(30*time.Second, "the agent refuses the new cell, several times", func() error {
+		h, err := c.agentHealth(n1.HTTPAddr)
+		if err != nil {
+			return err
+		}
+		if h.Refused < 10 || !strings.Contains(h.Refusing, "belongs to cell") {
+			return fmt.Errorf("agent's cell %+v", h)
+		}
+		return nil
+	})
+	for _, pid := range pids {
+		if !pidAlive(pid) {
+			t.Fatalf("task pid %d died when a server with an empty data dir answered", pid)
+		}
+	}
+	if log := c.agents["n1"].log.String(); !strings.Contains(log, "REFUSING desired state") {
+		t.Errorf("the agent's log does not say it refuses:\n%s", log)
+	}
+
+	// On purpose: the node joins the new cell, which runs nothing there.
+	c.kill(c.agents["n1"])
+	c.startAgent("n1", "--join-new-cell")
+	c.eventually(30*time.Second, "the old cell's tasks stopped", func() error {
+		for _, pid := range pids {
+			if pidAlive(pid) {
+				return fmt.Errorf("pid %d still runs", pid)
+			}
+		}
+		return nil
+	})
+	c.eventually(10*time.Second, "the move in the new cell's events", func() error {
+		events, _, err := api.NewClient(c.addr).Events(context.Background(), "", nil)
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if e.Type == api.EventNodeAgent && strings.Contains(e.Message, "left cell "+before.CellID) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no node-agent event about leaving cell %s in %d events", before.CellID, len(events))
+	})
+}
