@@ -128,7 +128,7 @@ type QueryMeta struct {
 // Headers of the answers agents act on (registration, heartbeat, their
 // allocation list): the cell's identity and the answering server's applied
 // raft index. An agent refuses desired state from another cell or from a
-// server behind what it has seen (docs/lifecycle.md).
+// server behind what it has seen (docs/agent-safety.md).
 const (
 	CellHeader         = "X-Strata-Cell"
 	AppliedIndexHeader = "X-Strata-Applied-Index"

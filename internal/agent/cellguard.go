@@ -33,7 +33,7 @@ type cellVerdict struct {
 
 // judgeStamp decides whether the agent may act on an answer stamped s,
 // given the cell it remembers. It is a pure function: the rules of
-// docs/lifecycle.md, one case each.
+// docs/agent-safety.md, one case each.
 func judgeStamp(known state.CellMemory, s Stamp, joinNewCell bool) cellVerdict {
 	switch {
 	case s.CellID == "":

@@ -114,7 +114,7 @@ type Config struct {
 	// remembers (DataDir/agent.db): the first server answer from another
 	// cell makes the node that cell's, and its allocations are then
 	// reconciled with the new cell's list. Without it such answers are
-	// refused (docs/lifecycle.md).
+	// refused (docs/agent-safety.md).
 	JoinNewCell bool
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are

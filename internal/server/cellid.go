@@ -14,7 +14,7 @@ import (
 // with the raft index this server has applied, so that an agent refuses
 // desired state from another cell (a server started on an empty data dir
 // bootstraps a new one) or from a server behind what it has already seen
-// (invariant 7; docs/lifecycle.md).
+// (invariant 7; docs/agent-safety.md).
 
 // setCellIDCmd records the cell's identity; the FSM keeps the first one.
 type setCellIDCmd struct {
