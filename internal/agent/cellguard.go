@@ -119,7 +119,6 @@ func (a *Agent) acceptStamp(s Stamp, what string) (ok, recovered bool) {
 			a.log.Info("joined a cell", "cell", s.CellID, "index", s.Index)
 		}
 		g.mem = state.CellMemory{CellID: s.CellID, Index: s.Index}
-		g.joinNew = false
 		a.persistCellLocked()
 	}
 	if g.refusal != "" {
@@ -130,6 +129,9 @@ func (a *Agent) acceptStamp(s Stamp, what string) (ok, recovered bool) {
 		g.refusal, g.refused = "", 0
 		recovered = true
 	}
+	// --join-new-cell moves the node once, to the cell of the first answer
+	// it accepts; a later server of yet another cell is refused again.
+	g.joinNew = false
 	g.mem.Index = max(g.mem.Index, s.Index)
 	return true, recovered
 }

@@ -188,3 +188,28 @@ func TestJoinNewCellMovesTheNodeOnPurpose(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinNewCellIsUsedOnce: the flag moves the node to the cell of the
+// first answer it accepts, even when that is the cell it already had; a
+// server of yet another cell later is refused.
+func TestJoinNewCellIsUsedOnce(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	srv := newFakeServer()
+	db, err := state.Open(dataDir + "/agent.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutCell(state.CellMemory{CellID: srv.cellID, Index: 0}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ag := startAgent(t, srv, dataDir, func(c *Config) { c.JoinNewCell = true })
+	srv.mu.Lock()
+	srv.cellID = "another-cell"
+	srv.bump()
+	srv.mu.Unlock()
+	eventually(t, 10*time.Second, "the other cell refused", func() bool {
+		return strings.Contains(ag.CellStatus().Refusing, "belongs to cell another-cell")
+	})
+}
