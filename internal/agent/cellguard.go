@@ -48,6 +48,10 @@ func judgeStamp(known state.CellMemory, s Stamp, joinNewCell bool) cellVerdict {
 			"the server belongs to cell %s but this node to cell %s (a server started on an empty data dir makes a new cell): "+
 				"not acting on its desired state, tasks keep running; restart the agent with --join-new-cell to move the node on purpose",
 			s.CellID, known.CellID)}
+	case s.Index < known.Index && joinNewCell:
+		return cellVerdict{Accept: true, Join: true, Reason: fmt.Sprintf(
+			"this node accepted cell %s at index %d, behind index %d it had acted on (state restored from an older copy), as --join-new-cell asked",
+			s.CellID, s.Index, known.Index)}
 	case s.Index < known.Index:
 		return cellVerdict{Reason: fmt.Sprintf(
 			"the server's state is at index %d, behind index %d this node has already acted on (a server restored from an old copy of its data): "+
@@ -113,6 +117,7 @@ func (a *Agent) acceptStamp(s Stamp, what string) (ok, recovered bool) {
 	}
 	if v.Join {
 		if g.mem.CellID != "" {
+			// A move, or a deliberate step back in the same cell.
 			a.log.Warn("moving to another cell", "why", v.Reason)
 			g.addNotice(v.Reason)
 		} else {

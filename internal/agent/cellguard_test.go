@@ -27,6 +27,7 @@ func TestJudgeStamp(t *testing.T) {
 		{"same cell, ahead", known, Stamp{"A", 101}, false, true, false, ""},
 		{"same cell, same index", known, Stamp{"A", 100}, false, true, false, ""},
 		{"same cell, behind", known, Stamp{"A", 99}, false, false, false, "behind index 100"},
+		{"same cell, behind, asked to accept", known, Stamp{"A", 99}, true, true, true, "accepted cell A at index 99, behind index 100"},
 		{"other cell", known, Stamp{"B", 5000}, false, false, false, "belongs to cell B but this node to cell A"},
 		{"other cell, asked to move", known, Stamp{"B", 3}, true, true, true, "left cell A"},
 		{"no cell named", known, Stamp{"", 500}, false, false, false, "names no cell"},
@@ -113,6 +114,7 @@ func TestAgentRefusesAnotherCellOrAServerBehind(t *testing.T) {
 			// A server of the node's cell, caught up, answers again (a
 			// failover to another server of the list).
 			srv.mu.Lock()
+			reportsBefore := len(srv.batches)
 			srv.cellID, srv.allocs, srv.applied = cell, saved, 1000
 			srv.bump()
 			srv.mu.Unlock()
@@ -126,12 +128,22 @@ func TestAgentRefusesAnotherCellOrAServerBehind(t *testing.T) {
 				}
 				return false
 			})
-			srv.mu.Lock()
-			srv.latest = map[string]*api.AllocUpdate{}
-			srv.mu.Unlock()
-			up := waitTask(t, srv, alloc.ID, "t", "the running task reported again", mockRunning)
-			if up.TaskStates["t"].Restarts != 0 {
-				t.Errorf("task restarted across the refusal: %+v", up.TaskStates["t"])
+			// The server that forgot the node gets its reports again.
+			var again *api.AllocUpdate
+			eventually(t, 10*time.Second, "the running task reported again", func() bool {
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				for _, batch := range srv.batches[reportsBefore:] {
+					for _, u := range batch {
+						if u.ID == alloc.ID {
+							again = u
+						}
+					}
+				}
+				return again != nil
+			})
+			if ts := again.TaskStates["t"]; ts.State != api.TaskRunning || ts.Restarts != 0 {
+				t.Errorf("task after the refusal: %+v; want running, never restarted", ts)
 			}
 			if st := ag.CellStatus(); st.Index < 1000 {
 				t.Errorf("agent's index %d after acting at 1000", st.Index)

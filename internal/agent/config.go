@@ -110,10 +110,11 @@ type Config struct {
 	LogMaxBytes int64
 	LogMaxFiles int
 
-	// JoinNewCell lets the agent act on a cell other than the one it
-	// remembers (DataDir/agent.db): the first server answer from another
-	// cell makes the node that cell's, and its allocations are then
-	// reconciled with the new cell's list. Without it such answers are
+	// JoinNewCell lets the agent accept, once, an answer from a cell other
+	// than the one it remembers (DataDir/agent.db), or from its cell but
+	// behind the index it acted on: the node then belongs to that cell at
+	// that index, and its allocations are reconciled with that list. It is
+	// spent by the first answer accepted. Without it such answers are
 	// refused (docs/agent-safety.md).
 	JoinNewCell bool
 

@@ -105,7 +105,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
-	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "move this node to whatever cell the servers now belong to: without it the agent refuses desired state from a cell other than the one it remembers (a server restarted on an empty data dir makes a new cell), keeps its tasks running and says so; with it the new cell's allocation list wins and tasks it does not list are stopped (docs/agent-safety.md)")
+	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
