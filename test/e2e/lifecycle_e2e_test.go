@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +112,95 @@ func TestEmptyServerDoesNotWipeTheCell(t *testing.T) {
 			}
 		}
 		return fmt.Errorf("no node-agent event about leaving cell %s in %d events", before.CellID, len(events))
+	})
+}
+
+// shimsOf lists the live shims that run task dirs under dataDir.
+func shimsOf(dataDir string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "__shim\x00"+filepath.Join(dataDir, "allocs")+"/") && pidAlive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestLostAgentDataDirLeavesNothing reproduces defect 6 of issue 7: after
+// kill -9 of an agent and the loss of its data dir, 3 tasks, 3 shims and 12
+// cgroup dirs kept running for good, even once the workload was purged. The
+// restarted agent (a new node to the cell) must stop them all, remove
+// their cgroups and tell the cell.
+func TestLostAgentDataDirLeavesNothing(t *testing.T) {
+	c := newCell(t, 10*time.Second)
+	c.startAgent("n1")
+	dataDir := filepath.Join(c.dir, "agent-n1")
+	c.mustStrata("run", "-f", c.writeSpec("doomed", fmt.Sprintf(sleeper, "doomed", 3)), "--wait", "--timeout", "60s")
+	var pids []int
+	var allocIDs []string
+	for _, a := range runningAllocs(c.allocs("doomed")) {
+		pids = append(pids, a.TaskStates["sleeper"].PID)
+		allocIDs = append(allocIDs, a.ID)
+	}
+	shims := shimsOf(dataDir)
+	if len(pids) != 3 || len(shims) != 3 {
+		t.Fatalf("want 3 tasks and 3 shims, got pids %v shims %v", pids, shims)
+	}
+	t.Cleanup(func() {
+		for _, pid := range append(pids, shims...) {
+			killTree(pid)
+		}
+	})
+	sum := sha256.Sum256([]byte(dataDir))
+	parent := filepath.Join("/sys/fs/cgroup/memory/strata", hex.EncodeToString(sum[:])[:12])
+	for _, id := range allocIDs {
+		if _, err := os.Stat(filepath.Join(parent, id, "sleeper")); err != nil {
+			t.Skipf("no v1 memory cgroup for the task (%v); this check is for cgroup v1 hosts", err)
+		}
+	}
+
+	c.kill(c.agents["n1"])
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	c.mustStrata("stop", "doomed", "--purge")
+	c.startAgent("n1")
+	c.eventually(30*time.Second, "every task and shim of the lost data dir ended, cgroups removed", func() error {
+		for _, pid := range pids {
+			if pidAlive(pid) {
+				return fmt.Errorf("task pid %d still runs", pid)
+			}
+		}
+		if s := shimsOf(dataDir); len(s) > 0 {
+			return fmt.Errorf("shims %v still run", s)
+		}
+		for _, id := range allocIDs {
+			if _, err := os.Stat(filepath.Join(parent, id)); !os.IsNotExist(err) {
+				return fmt.Errorf("cgroup of %s still there (%v)", id, err)
+			}
+		}
+		return nil
+	})
+	c.eventually(10*time.Second, "the cell's events tell it", func() error {
+		events, _, err := api.NewClient(c.addr).Events(context.Background(), "", nil)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, e := range events {
+			if e.Type == api.EventNodeAgent && strings.Contains(e.Message, "orphaned sleeper") {
+				n++
+			}
+		}
+		if n != 3 {
+			return fmt.Errorf("%d node-agent events about stopped orphans, want 3", n)
+		}
+		return nil
 	})
 }
