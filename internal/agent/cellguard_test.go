@@ -2,10 +2,14 @@ package agent
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/state"
@@ -223,5 +227,51 @@ func TestJoinNewCellIsUsedOnce(t *testing.T) {
 	srv.mu.Unlock()
 	eventually(t, 10*time.Second, "the other cell refused", func() bool {
 		return strings.Contains(ag.CellStatus().Refusing, "belongs to cell another-cell")
+	})
+}
+
+// TestCellGuardNeverActsOnAnotherCellOrBehind: over any sequence of server
+// answers, an accepted answer comes from the cell the agent belongs to, at
+// or past the highest index it accepted, except for one deliberate move
+// (the first answer to an agent with no cell, or one started with
+// JoinNewCell); and every refusal is visible while it lasts.
+func TestCellGuardNeverActsOnAnotherCellOrBehind(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cells := []string{"", "A", "B"}
+		a := &Agent{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		start := state.CellMemory{CellID: rapid.SampledFrom(cells).Draw(t, "remembered"), Index: rapid.Uint64Range(0, 20).Draw(t, "index")}
+		if start.CellID == "" {
+			start.Index = 0
+		}
+		join := rapid.Bool().Draw(t, "joinNewCell")
+		a.cell.mem, a.cell.joinNew = start, join
+		belongs, high := start.CellID, start.Index
+		moveLeft := join || start.CellID == ""
+		first := true
+		for i, n := 0, rapid.IntRange(1, 30).Draw(t, "answers"); i < n; i++ {
+			s := Stamp{CellID: rapid.SampledFrom(cells).Draw(t, "cell"), Index: rapid.Uint64Range(0, 40).Draw(t, "at")}
+			ok, _ := a.acceptStamp(s, "answer")
+			legit := s.CellID != "" && s.CellID == belongs && s.Index >= high
+			switch {
+			case ok && legit:
+				high = s.Index
+			case ok && first && moveLeft && s.CellID != "":
+				belongs, high = s.CellID, s.Index // the one deliberate move
+			case ok:
+				t.Fatalf("answer %d %+v accepted; the agent belongs to %q at index %d (join=%v)", i, s, belongs, high, join)
+			case legit && !(first && moveLeft):
+				t.Fatalf("answer %d %+v from its own cell at or past %d refused", i, s, high)
+			}
+			if ok {
+				first = false
+			}
+			st := a.CellStatus()
+			if !ok && (st.Refusing == "" || st.ServerCellID != s.CellID || st.ServerIndex != s.Index) {
+				t.Fatalf("refusal of %+v not visible: %+v", s, st)
+			}
+			if ok && (st.Refusing != "" || st.CellID != belongs || st.Index != high) {
+				t.Fatalf("after accepting %+v the status says %+v; want cell %q index %d", s, st, belongs, high)
+			}
+		}
 	})
 }
