@@ -101,6 +101,19 @@ func defaultTransport() *http.Transport {
 // Addrs returns the server addresses the client uses, in order.
 func (c *Client) Addrs() []string { return append([]string(nil), c.addrs...) }
 
+// SkipServer makes the next request start at the server after addr, when
+// addr (a QueryMeta.Server) is the one the client would start at: for a
+// caller that found that server's answer unusable although it was a
+// success, such as an agent refusing a server of another cell. A client of
+// one server ignores it.
+func (c *Client) SkipServer(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.addrs[c.last] == addr {
+		c.last = (c.last + 1) % len(c.addrs)
+	}
+}
+
 // Addr returns the address of the server that answered last (the first
 // one before any answer).
 func (c *Client) Addr() string {
@@ -123,6 +136,9 @@ type QueryMeta struct {
 	// (CellHeader, AppliedIndexHeader).
 	CellID       string
 	AppliedIndex uint64
+	// Server is the address (as given to the client) of the server that
+	// answered.
+	Server string
 }
 
 // Headers of the answers agents act on (registration, heartbeat, their
@@ -319,6 +335,9 @@ func queryMeta(resp *http.Response) QueryMeta {
 	m.KnownLeader = resp.Header.Get("X-Strata-Known-Leader") == "true"
 	if v, err := strconv.ParseInt(resp.Header.Get("X-Strata-Last-Contact"), 10, 64); err == nil && v > 0 {
 		m.LastContact = time.Duration(v) * time.Millisecond
+	}
+	if resp.Request != nil && resp.Request.URL != nil {
+		m.Server = resp.Request.URL.Scheme + "://" + resp.Request.URL.Host
 	}
 	m.CellID = resp.Header.Get(CellHeader)
 	if v := resp.Header.Get(AppliedIndexHeader); v != "" {

@@ -13,6 +13,18 @@ import (
 type Stamp struct {
 	CellID string
 	Index  uint64
+	// Server is the address of the server that answered, when known: in
+	// the logs, and skipped (ServerSkipper) when the answer is refused.
+	Server string
+}
+
+// ServerSkipper is implemented by a ServerAPI that talks to several
+// servers: the agent asks it to move on from a server whose answer it
+// refused, so that it finds a server of its cell among the others (a
+// server restarted on an empty data dir answers successfully, so a client
+// would otherwise stay with it).
+type ServerSkipper interface {
+	SkipServer(addr string)
 }
 
 // refusalLogEvery is how often a refusal is logged again while it lasts.
@@ -88,6 +100,7 @@ type CellStatus struct {
 	Refused      int       `json:"refusedAnswers,omitempty"`
 	ServerCellID string    `json:"serverCellId,omitempty"`
 	ServerIndex  uint64    `json:"serverIndex,omitempty"`
+	Server       string    `json:"server,omitempty"` // the last refused server
 }
 
 // acceptStamp judges an answer (what names it: "registration",
@@ -109,9 +122,12 @@ func (a *Agent) acceptStamp(s Stamp, what string) (ok, recovered bool) {
 		g.refused++
 		if now.Sub(g.lastLog) >= refusalLogEvery {
 			g.lastLog = now
-			a.log.Error("REFUSING desired state from the server", "why", v.Reason, "answer", what,
+			a.log.Error("REFUSING desired state from the server", "why", v.Reason, "answer", what, "server", s.Server,
 				"server_cell", s.CellID, "server_index", s.Index, "cell", g.mem.CellID, "index", g.mem.Index,
 				"refused_answers", g.refused, "refusing_for", now.Sub(g.since).Round(time.Second))
+		}
+		if skipper, ok := a.cfg.API.(ServerSkipper); ok && s.Server != "" {
+			skipper.SkipServer(s.Server)
 		}
 		return false, false
 	}
@@ -127,8 +143,12 @@ func (a *Agent) acceptStamp(s Stamp, what string) (ok, recovered bool) {
 		a.persistCellLocked()
 	}
 	if g.refusal != "" {
-		msg := fmt.Sprintf("refused desired state for %s (%d answers) until a server of cell %s at index %d answered: %s",
-			now.Sub(g.since).Round(time.Second), g.refused, s.CellID, s.Index, g.refusal)
+		from := ""
+		if g.lastSeen.Server != "" {
+			from = " from " + g.lastSeen.Server
+		}
+		msg := fmt.Sprintf("refused desired state%s for %s (%d answers) until a server of cell %s at index %d answered: %s",
+			from, now.Sub(g.since).Round(time.Second), g.refused, s.CellID, s.Index, g.refusal)
 		a.log.Warn("acting on desired state again", "after", msg)
 		g.addNotice(msg)
 		g.refusal, g.refused = "", 0
@@ -208,7 +228,7 @@ func (a *Agent) CellStatus() CellStatus {
 	st := CellStatus{CellID: g.mem.CellID, Index: g.mem.Index}
 	if g.refusal != "" {
 		st.Refusing, st.RefusedSince, st.Refused = g.refusal, g.since, g.refused
-		st.ServerCellID, st.ServerIndex = g.lastSeen.CellID, g.lastSeen.Index
+		st.ServerCellID, st.ServerIndex, st.Server = g.lastSeen.CellID, g.lastSeen.Index, g.lastSeen.Server
 	}
 	return st
 }

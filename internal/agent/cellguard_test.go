@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,15 +30,15 @@ func TestJudgeStamp(t *testing.T) {
 		becomes    bool // the agent joins the stamp's cell
 		reasonHint string
 	}{
-		{"same cell, ahead", known, Stamp{"A", 101}, false, true, false, ""},
-		{"same cell, same index", known, Stamp{"A", 100}, false, true, false, ""},
-		{"same cell, behind", known, Stamp{"A", 99}, false, false, false, "behind index 100"},
-		{"same cell, behind, asked to accept", known, Stamp{"A", 99}, true, true, true, "accepted cell A at index 99, behind index 100"},
-		{"other cell", known, Stamp{"B", 5000}, false, false, false, "belongs to cell B but this node to cell A"},
-		{"other cell, asked to move", known, Stamp{"B", 3}, true, true, true, "left cell A"},
-		{"no cell named", known, Stamp{"", 500}, false, false, false, "names no cell"},
-		{"no cell named, even when moving", known, Stamp{"", 500}, true, false, false, "names no cell"},
-		{"first contact", state.CellMemory{}, Stamp{"A", 7}, false, true, true, "joined cell A"},
+		{"same cell, ahead", known, Stamp{CellID: "A", Index: 101}, false, true, false, ""},
+		{"same cell, same index", known, Stamp{CellID: "A", Index: 100}, false, true, false, ""},
+		{"same cell, behind", known, Stamp{CellID: "A", Index: 99}, false, false, false, "behind index 100"},
+		{"same cell, behind, asked to accept", known, Stamp{CellID: "A", Index: 99}, true, true, true, "accepted cell A at index 99, behind index 100"},
+		{"other cell", known, Stamp{CellID: "B", Index: 5000}, false, false, false, "belongs to cell B but this node to cell A"},
+		{"other cell, asked to move", known, Stamp{CellID: "B", Index: 3}, true, true, true, "left cell A"},
+		{"no cell named", known, Stamp{CellID: "", Index: 500}, false, false, false, "names no cell"},
+		{"no cell named, even when moving", known, Stamp{CellID: "", Index: 500}, true, false, false, "names no cell"},
+		{"first contact", state.CellMemory{}, Stamp{CellID: "A", Index: 7}, false, true, true, "joined cell A"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := judgeStamp(tc.known, tc.stamp, tc.join)
@@ -274,4 +276,79 @@ func TestCellGuardNeverActsOnAnotherCellOrBehind(t *testing.T) {
 			}
 		}
 	})
+}
+
+// switchingServers is a ServerAPI over several fake servers, as the agent's
+// client over several addresses: it sticks to one until told to skip it.
+type switchingServers struct {
+	mu      sync.Mutex
+	servers []*fakeServer
+	current int
+}
+
+var (
+	_ ServerAPI     = (*switchingServers)(nil)
+	_ ServerSkipper = (*switchingServers)(nil)
+)
+
+func (m *switchingServers) cur() *fakeServer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.servers[m.current]
+}
+
+func (m *switchingServers) use(i int) {
+	m.mu.Lock()
+	m.current = i
+	m.mu.Unlock()
+}
+
+func (m *switchingServers) SkipServer(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.servers[m.current].name == addr {
+		m.current = (m.current + 1) % len(m.servers)
+	}
+}
+
+func (m *switchingServers) RegisterNode(ctx context.Context, n *api.Node) (Stamp, error) {
+	return m.cur().RegisterNode(ctx, n)
+}
+
+func (m *switchingServers) Heartbeat(ctx context.Context, id string) (Stamp, error) {
+	return m.cur().Heartbeat(ctx, id)
+}
+
+func (m *switchingServers) NodeAllocations(ctx context.Context, id string, min uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error) {
+	return m.cur().NodeAllocations(ctx, id, min, wait)
+}
+
+func (m *switchingServers) UpdateAllocations(ctx context.Context, u []*api.AllocUpdate) error {
+	return m.cur().UpdateAllocations(ctx, u)
+}
+
+// TestRefusedServerIsSkipped: of the agent's servers, one answers for a new
+// cell (restarted on an empty data dir) and the client happens to use it;
+// the agent refuses it and moves on to a server of its own cell by itself.
+func TestRefusedServerIsSkipped(t *testing.T) {
+	t.Parallel()
+	good, wiped := newFakeServer(), newFakeServer()
+	good.name, wiped.name = "http://good", "http://wiped"
+	servers := &switchingServers{servers: []*fakeServer{good, wiped}}
+	ag := startAgent(t, good, t.TempDir(), func(c *Config) { c.API = servers })
+	alloc := newAlloc(ag.NodeID()).mockTask("t", nil).build()
+	good.put(alloc)
+	waitTask(t, good, alloc.ID, "t", "task running", mockRunning)
+
+	servers.use(1) // say the good server was briefly unreachable
+	eventually(t, 10*time.Second, "the refusal of the wiped server, then the good one again", func() bool {
+		return noticesWith(good, "refused desired state from http://wiped") == 1 &&
+			servers.cur() == good && ag.CellStatus().Refusing == ""
+	})
+	ag.mu.Lock()
+	ar := ag.allocs[alloc.ID]
+	ag.mu.Unlock()
+	if ar == nil || ar.tasks[0].stopping() || ar.tasks[0].snapshot().State != api.TaskRunning {
+		t.Fatalf("the agent acted on the wiped server's list")
+	}
 }

@@ -40,6 +40,7 @@ type fakeServer struct {
 	index   uint64
 	allocs  map[string]*api.Allocation
 	cellID  string // stamped on answers
+	name    string // the answering server in stamps
 	applied uint64 // added to index in the stamp: the raft index runs ahead of the table's
 
 	nodes         map[string]*api.Node
@@ -71,7 +72,9 @@ func (s *fakeServer) bump() {
 }
 
 // stamp is the answer's cell stamp; s.mu must be held.
-func (s *fakeServer) stamp() Stamp { return Stamp{CellID: s.cellID, Index: s.index + s.applied} }
+func (s *fakeServer) stamp() Stamp {
+	return Stamp{CellID: s.cellID, Index: s.index + s.applied, Server: s.name}
+}
 
 func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) (Stamp, error) {
 	s.mu.Lock()

@@ -198,10 +198,13 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 // agentAPI adapts the HTTP client to the agent's ServerAPI seam.
 type agentAPI struct{ *api.Client }
 
-var _ agent.ServerAPI = agentAPI{}
+var (
+	_ agent.ServerAPI     = agentAPI{}
+	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
+)
 
 func stampOf(m api.QueryMeta) agent.Stamp {
-	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex}
+	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex, Server: m.Server}
 }
 
 func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, error) {
