@@ -267,9 +267,21 @@ func (d *Driver) monitor(t *task) {
 	}
 }
 
-// Close stops watching tasks; the tasks themselves keep running.
+// Close stops watching tasks; the tasks themselves keep running. The
+// driver's own cgroup parent (not the shared default) is removed when no
+// task cgroup is left in it: an agent with no tasks leaves no cgroup behind.
 func (d *Driver) Close() error {
-	d.once.Do(func() { close(d.closed) })
+	d.once.Do(func() {
+		close(d.closed)
+		if d.cfg.CgroupParent == cgroup.Parent {
+			return // shared by every driver that names no parent of its own
+		}
+		if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, d.cfg.CgroupParent); err == nil {
+			for _, dir := range g.Dirs() {
+				os.Remove(dir) // fails, as it should, while a task cgroup is inside
+			}
+		}
+	})
 	return nil
 }
 

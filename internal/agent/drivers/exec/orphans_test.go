@@ -157,3 +157,46 @@ func removeTestParent(root, parent string) {
 		os.Remove(filepath.Join(b, filepath.Dir(parent)))
 	}
 }
+
+// TestCloseRemovesAnEmptyOwnParent: a driver with its own cgroup parent
+// removes it on Close when no task is left, and leaves it while one is.
+func TestCloseRemovesAnEmptyOwnParent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for cgroups")
+	}
+	v, err := cgroup.Detect(cgroup.DefaultRoot)
+	if err != nil {
+		t.Skipf("no cgroups: %v", err)
+	}
+	for _, busy := range []bool{false, true} {
+		parent := fmt.Sprintf("strata-test/close-%d", time.Now().UnixNano())
+		t.Cleanup(func() { removeTestParent(cgroup.DefaultRoot, parent) })
+		d, err := New(Config{ShimCommand: []string{"/bin/false"}, CgroupParent: parent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := cgroup.Open(v, cgroup.DefaultRoot, cgroup.TaskRef{AllocID: "a", Task: "t"}.Rel(parent))
+		if err := g.Create(cgroup.Limits{NUMANode: -1}); err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			if err := g.Remove(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.Close()
+		own, _ := cgroup.Open(v, cgroup.DefaultRoot, parent)
+		for _, dir := range own.Dirs() {
+			_, err := os.Stat(dir)
+			if busy && err != nil {
+				t.Errorf("busy parent %s removed: %v", dir, err)
+			}
+			if !busy && !os.IsNotExist(err) {
+				t.Errorf("empty parent %s left (%v)", dir, err)
+			}
+		}
+		if busy {
+			g.Remove()
+		}
+	}
+}
