@@ -93,11 +93,16 @@ func TestEmptyServerDoesNotWipeTheCell(t *testing.T) {
 	// On purpose: the node joins the new cell, which runs nothing there.
 	c.kill(c.agents["n1"])
 	c.startAgent("n1", "--join-new-cell")
-	c.eventually(30*time.Second, "the old cell's tasks stopped", func() error {
+	sum := sha256.Sum256([]byte(filepath.Join(c.dir, "agent-n1")))
+	parent := filepath.Join("/sys/fs/cgroup/memory/strata", hex.EncodeToString(sum[:])[:12])
+	c.eventually(30*time.Second, "the old cell's tasks stopped and their cgroups removed", func() error {
 		for _, pid := range pids {
 			if pidAlive(pid) {
 				return fmt.Errorf("pid %d still runs", pid)
 			}
+		}
+		if dirs, _ := filepath.Glob(filepath.Join(parent, "*", "sleeper")); len(dirs) > 0 {
+			return fmt.Errorf("task cgroups left: %v", dirs)
 		}
 		return nil
 	})
@@ -203,4 +208,15 @@ func TestLostAgentDataDirLeavesNothing(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// removeAgentCgroupParent removes the empty cgroup parent of a SIGKILLed
+// agent (strata/<hash of its data dir>; an agent that stops cleanly
+// removes it itself). A parent that still holds a task cgroup stays.
+func removeAgentCgroupParent(dataDir string) {
+	sum := sha256.Sum256([]byte(dataDir))
+	parent := filepath.Join("strata", hex.EncodeToString(sum[:])[:12])
+	for _, base := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpuset"} {
+		os.Remove(filepath.Join(base, parent))
+	}
 }
