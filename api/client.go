@@ -213,28 +213,53 @@ func (c *Client) Logs(ctx context.Context, allocID string, o LogOptions) (io.Rea
 
 // RegisterNode registers or refreshes a node (agent API).
 func (c *Client) RegisterNode(ctx context.Context, n *Node) error {
-	return c.postJSON(ctx, "/v1/agent/nodes", n, nil, false)
+	_, err := c.RegisterNodeMeta(ctx, n)
+	return err
+}
+
+// RegisterNodeMeta is RegisterNode that also returns what the answer says
+// about the cell (QueryMeta.CellID, AppliedIndex).
+func (c *Client) RegisterNodeMeta(ctx context.Context, n *Node) (QueryMeta, error) {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return QueryMeta{}, err
+	}
+	return c.do(ctx, request{method: http.MethodPost, path: "/v1/agent/nodes", body: b, contentType: "application/json"}, nil)
 }
 
 // Heartbeat tells the server the node is alive (agent API).
 func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
-	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
+	_, err := c.HeartbeatMeta(ctx, nodeID)
+	return err
+}
+
+// HeartbeatMeta is Heartbeat that also returns what the answer says about
+// the cell.
+func (c *Client) HeartbeatMeta(ctx context.Context, nodeID string) (QueryMeta, error) {
+	m, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
 	var e *Error
 	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
+		return m, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
 	}
-	return err
+	return m, err
 }
 
 // NodeAllocations is the agent's blocking watch of its allocations.
 func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, uint64, error) {
+	out, m, err := c.NodeAllocationsMeta(ctx, nodeID, minIndex, wait)
+	return out, m.Index, err
+}
+
+// NodeAllocationsMeta is NodeAllocations that returns the whole QueryMeta:
+// the index for the next watch and what the answer says about the cell.
+func (c *Client) NodeAllocationsMeta(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, QueryMeta, error) {
 	var out []*Allocation
 	m, err := c.get(ctx, "/v1/agent/nodes/"+url.PathEscape(nodeID)+"/allocations", &Query{Index: minIndex, Wait: wait}, &out)
 	var e *Error
 	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return nil, 0, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
+		return nil, QueryMeta{}, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
 	}
-	return out, m.Index, err
+	return out, m, err
 }
 
 // UpdateAllocations reports allocation status (agent API).

@@ -16,6 +16,12 @@ const (
 	EventAllocFailed        = "allocation-failed"
 	EventUnplaceable        = "unplaceable"
 	EventCellConfig         = "cell-config"
+	// EventCellCreated is the cell's identity being made, once per cell.
+	EventCellCreated = "cell-created"
+	// EventNodeAgent is something a node's agent reported about itself:
+	// desired state it refused (another cell, a server behind), processes
+	// it adopted or stopped at start.
+	EventNodeAgent = "node-agent"
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.

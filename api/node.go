@@ -46,6 +46,11 @@ type Node struct {
 
 	CreateIndex uint64 `json:"createIndex"`
 	ModifyIndex uint64 `json:"modifyIndex"`
+
+	// AgentNotices, sent by an agent when it registers, become node-agent
+	// events (what it refused, adopted or stopped while the cell could not
+	// hear it); the server does not store them on the node.
+	AgentNotices []string `json:"agentNotices,omitempty"`
 }
 
 // NUMANode is one NUMA node: its CPU ids and local memory.
@@ -83,5 +88,6 @@ func (n *Node) Copy() *Node {
 		c.NUMA[i].CPUs = append([]int(nil), n.NUMA[i].CPUs...)
 	}
 	c.GPUs = append([]GPU(nil), n.GPUs...)
+	c.AgentNotices = append([]string(nil), n.AgentNotices...)
 	return &c
 }

@@ -109,6 +109,19 @@ func defaultTransport() *http.Transport {
 // Addrs returns the server addresses the client uses, in order.
 func (c *Client) Addrs() []string { return append([]string(nil), c.addrs...) }
 
+// SkipServer makes the next request start at the server after addr, when
+// addr (a QueryMeta.Server) is the one the client would start at: for a
+// caller that found that server's answer unusable although it was a
+// success, such as an agent refusing a server of another cell. A client of
+// one server ignores it.
+func (c *Client) SkipServer(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.addrs[c.last] == addr {
+		c.last = (c.last + 1) % len(c.addrs)
+	}
+}
+
 // Addr returns the address of the server that answered last (the first
 // one before any answer).
 func (c *Client) Addr() string {
@@ -126,7 +139,24 @@ type QueryMeta struct {
 	// leader). They matter for Stale reads.
 	KnownLeader bool
 	LastContact time.Duration
+	// CellID and AppliedIndex say which cell answered and how far its
+	// state is applied (raft's index); set on the answers agents act on
+	// (CellHeader, AppliedIndexHeader).
+	CellID       string
+	AppliedIndex uint64
+	// Server is the address (as given to the client) of the server that
+	// answered.
+	Server string
 }
+
+// Headers of the answers agents act on (registration, heartbeat, their
+// allocation list): the cell's identity and the answering server's applied
+// raft index. An agent refuses desired state from another cell or from a
+// server behind what it has seen (docs/agent-safety.md).
+const (
+	CellHeader         = "X-Strata-Cell"
+	AppliedIndexHeader = "X-Strata-Applied-Index"
+)
 
 // request is one call of the API.
 type request struct {
@@ -317,6 +347,13 @@ func queryMeta(resp *http.Response) QueryMeta {
 	m.KnownLeader = resp.Header.Get("X-Strata-Known-Leader") == "true"
 	if v, err := strconv.ParseInt(resp.Header.Get("X-Strata-Last-Contact"), 10, 64); err == nil && v > 0 {
 		m.LastContact = time.Duration(v) * time.Millisecond
+	}
+	if resp.Request != nil && resp.Request.URL != nil {
+		m.Server = resp.Request.URL.Scheme + "://" + resp.Request.URL.Host
+	}
+	m.CellID = resp.Header.Get(CellHeader)
+	if v := resp.Header.Get(AppliedIndexHeader); v != "" {
+		m.AppliedIndex, _ = strconv.ParseUint(v, 10, 64)
 	}
 	return m
 }

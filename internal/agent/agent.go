@@ -41,9 +41,15 @@ type Agent struct {
 	allocs   map[string]*allocRunner
 	dirty    map[string]bool
 	lastSent map[string]string
+	// orphans are tasks and cgroups found on the host at start that no
+	// record names, by allocation, until the first allocation list
+	// settles them (orphans.go).
+	orphans map[string][]exec.Orphan
 
 	dirtyCh    chan struct{}
 	registerCh chan struct{}
+
+	cell cellGuard // the cell this node belongs to; refusals
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -70,7 +76,7 @@ func New(cfg Config) (*Agent, error) {
 		dirtyCh:    make(chan struct{}, 1),
 		registerCh: make(chan struct{}, 1),
 	}
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, Logger: a.log})
+	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err
@@ -170,6 +176,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer db.Close()
 	a.db, a.ctx = db, ctx
+	mem, err := db.Cell()
+	if err != nil {
+		return err
+	}
+	a.cell.mu.Lock()
+	a.cell.mem, a.cell.persisted, a.cell.joinNew = mem, mem, a.cfg.JoinNewCell
+	a.cell.mu.Unlock()
 
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {
@@ -184,6 +197,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.restore(); err != nil {
 		srv.Close()
 		return err
+	}
+	if err := a.findOrphans(); err != nil {
+		// Not fatal: the tasks it knows still need their agent.
+		a.log.Error("cannot reconcile with the host", "err", err)
 	}
 	a.log.Info("agent running", "http", a.node.HTTPAddr, "allocs", len(a.allocs))
 	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop} {

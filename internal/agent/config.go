@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
@@ -18,16 +21,19 @@ import (
 
 // ServerAPI is what the agent needs from the control plane. Implementations
 // must be safe for concurrent use; every method may block on the network
-// and must return when ctx is done.
+// and must return when ctx is done. The answers the agent acts on carry the
+// server's Stamp (the cell and its applied index, from the answer's
+// headers); the agent refuses them when they come from another cell or a
+// server behind what it has seen.
 type ServerAPI interface {
 	// RegisterNode upserts the node; the server keeps Allocated.
-	RegisterNode(ctx context.Context, n *api.Node) error
+	RegisterNode(ctx context.Context, n *api.Node) (Stamp, error)
 	// Heartbeat returns an error wrapping ErrNodeUnknown when the server
 	// forgot the node; the agent then registers again.
-	Heartbeat(ctx context.Context, nodeID string) error
+	Heartbeat(ctx context.Context, nodeID string) (Stamp, error)
 	// NodeAllocations is a blocking query: it returns the node's
 	// allocations once the index is above minIndex, or after wait.
-	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error)
+	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error)
 	// UpdateAllocations reports client status changes.
 	UpdateAllocations(ctx context.Context, updates []*api.AllocUpdate) error
 }
@@ -89,6 +95,13 @@ type Config struct {
 	// [os.Executable(), "__shim"].
 	ShimCommand []string
 	CgroupRoot  string // default /sys/fs/cgroup
+	// CgroupParent is where this agent's task cgroups live, relative to
+	// each hierarchy's root: <parent>/<alloc>/<task>. Default
+	// strata/<first 12 hex digits of the SHA-256 of DataDir's absolute
+	// path>, the same after the data dir is lost and different for every
+	// agent of a host. The agent owns it: at start it stops what it finds
+	// there and has no record of, unless its cell still wants it here.
+	CgroupParent string
 	// GPUCommand overrides the nvidia-smi query (tests); nil is the default.
 	GPUCommand []string
 	// SysRoot and ProcRoot override /sys and /proc for fingerprinting.
@@ -99,11 +112,25 @@ type Config struct {
 	LogMaxBytes int64
 	LogMaxFiles int
 
+	// JoinNewCell lets the agent accept, once, an answer from a cell other
+	// than the one it remembers (DataDir/agent.db), or from its cell but
+	// behind the index it acted on: the node then belongs to that cell at
+	// that index, and its allocations are reconciled with that list. It is
+	// spent by the first answer accepted. Without it such answers are
+	// refused (docs/agent-safety.md).
+	JoinNewCell bool
+
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.
 	Drivers map[string]Driver
 
 	Logger *slog.Logger
+}
+
+// defaultCgroupParent is strata/<scope of the absolute data dir>.
+func defaultCgroupParent(absDataDir string) string {
+	sum := sha256.Sum256([]byte(absDataDir))
+	return filepath.Join(cgroup.Parent, hex.EncodeToString(sum[:])[:12])
 }
 
 func (c *Config) setDefaults() error {
@@ -119,6 +146,9 @@ func (c *Config) setDefaults() error {
 	c.DataDir = abs
 	if c.API == nil {
 		return errors.New("agent config: API is required")
+	}
+	if c.CgroupParent == "" {
+		c.CgroupParent = defaultCgroupParent(c.DataDir)
 	}
 	if c.Name == "" {
 		host, err := os.Hostname()

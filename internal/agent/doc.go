@@ -9,6 +9,10 @@
 // The agent owns actual state on the node; desired state belongs to the
 // server. It must never restart or kill a task merely because it restarted
 // itself or lost the server, and never be the parent of a task process: tasks
-// run under detached shims (see drivers/exec) and survive the agent.
+// run under detached shims (see drivers/exec) and survive the agent. It acts
+// only on desired state from its own cell, never from a server behind the
+// index it has acted on (cellguard.go), and at start it adopts or stops the
+// tasks of its data dir it has no record of (orphans.go); see
+// docs/agent-safety.md.
 // See README.md for the component diagram.
 package agent

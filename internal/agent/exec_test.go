@@ -48,7 +48,7 @@ func TestExecTaskConfinedThenStoppedCleanly(t *testing.T) {
 	if !procAlive(pid) {
 		t.Fatalf("task pid %d not alive", pid)
 	}
-	rel := "/" + cgroup.TaskPath(alloc.ID, "web")
+	rel := "/" + filepath.Join(ag.cfg.CgroupParent, alloc.ID, "web")
 	procCgroups := readTrim(t, fmt.Sprintf("/proc/%d/cgroup", pid))
 	v, _ := cgroup.Detect(cgroup.DefaultRoot)
 	var dirs []string
@@ -205,7 +205,7 @@ func TestExecStopEscalatesToSIGKILL(t *testing.T) {
 	if procAlive(pid) {
 		t.Errorf("pid %d alive after stop", pid)
 	}
-	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, "memory", cgroup.TaskPath(alloc.ID, "stubborn"))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, "memory", ag.cfg.CgroupParent, alloc.ID, "stubborn")); !os.IsNotExist(err) {
 		t.Errorf("memory cgroup left after stop: %v", err)
 	}
 }

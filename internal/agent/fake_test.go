@@ -39,6 +39,9 @@ type fakeServer struct {
 	changed chan struct{} // closed and replaced on every change
 	index   uint64
 	allocs  map[string]*api.Allocation
+	cellID  string // stamped on answers
+	name    string // the answering server in stamps
+	applied uint64 // added to index in the stamp: the raft index runs ahead of the table's
 
 	nodes         map[string]*api.Node
 	registrations int
@@ -47,11 +50,13 @@ type fakeServer struct {
 	unreachable   bool // every call fails
 	batches       [][]*api.AllocUpdate
 	latest        map[string]*api.AllocUpdate
+	notices       []string // the agent's notices, from registrations
 }
 
 func newFakeServer() *fakeServer {
 	return &fakeServer{
 		changed: make(chan struct{}),
+		cellID:  "cell-" + newUUID(),
 		allocs:  map[string]*api.Allocation{},
 		nodes:   map[string]*api.Node{},
 		latest:  map[string]*api.AllocUpdate{},
@@ -66,39 +71,47 @@ func (s *fakeServer) bump() {
 	s.changed = make(chan struct{})
 }
 
-func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.unreachable {
-		return errUnreachable
-	}
-	s.nodes[n.ID] = n.Copy()
-	s.registrations++
-	return nil
+// stamp is the answer's cell stamp; s.mu must be held.
+func (s *fakeServer) stamp() Stamp {
+	return Stamp{CellID: s.cellID, Index: s.index + s.applied, Server: s.name}
 }
 
-func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) error {
+func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) (Stamp, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unreachable {
-		return errUnreachable
+		return Stamp{}, errUnreachable
+	}
+	c := n.Copy()
+	s.notices = append(s.notices, c.AgentNotices...)
+	c.AgentNotices = nil
+	s.nodes[n.ID] = c
+	s.registrations++
+	return s.stamp(), nil
+}
+
+func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) (Stamp, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unreachable {
+		return Stamp{}, errUnreachable
 	}
 	if _, ok := s.nodes[nodeID]; !ok || s.forget {
 		s.forget = false
 		delete(s.nodes, nodeID)
-		return fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
+		return Stamp{}, fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
 	}
 	s.heartbeats++
-	return nil
+	return s.stamp(), nil
 }
 
-func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {
+func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error) {
 	timeout := time.After(wait)
 	for {
 		s.mu.Lock()
 		if s.unreachable {
 			s.mu.Unlock()
-			return nil, 0, errUnreachable
+			return nil, 0, Stamp{}, errUnreachable
 		}
 		ch := s.changed
 		s.mu.Unlock()
@@ -110,7 +123,7 @@ func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minInde
 			continue
 		case <-timeout:
 		case <-ctx.Done():
-			return nil, 0, ctx.Err()
+			return nil, 0, Stamp{}, ctx.Err()
 		}
 		break
 	}
@@ -124,7 +137,7 @@ func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minInde
 			out = append(out, a.Copy())
 		}
 	}
-	return out, s.index, nil
+	return out, s.index, s.stamp(), nil
 }
 
 func (s *fakeServer) indexAbove(min uint64) bool {
@@ -270,21 +283,28 @@ func startAgent(t *testing.T, srv *fakeServer, dataDir string, tweak ...func(*Co
 	return &testAgent{Agent: a, stop: stop}
 }
 
+// cleanupCgroups kills and removes every task cgroup under the agent's
+// parent (those of its data dir's allocations and any it lost track of),
+// then the parent itself.
 func cleanupCgroups(t *testing.T, dataDir string) {
 	v, err := cgroup.Detect(cgroup.DefaultRoot)
 	if err != nil {
 		return
 	}
-	taskDirs, _ := filepath.Glob(filepath.Join(dataDir, "allocs", "*", "*"))
-	for _, dir := range taskDirs {
-		allocID, task := filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
-		g, _ := cgroup.Open(v, cgroup.DefaultRoot, cgroup.TaskPath(allocID, task))
+	parent := defaultCgroupParent(dataDir)
+	refs, err := cgroup.ListTasks(v, cgroup.DefaultRoot, parent)
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	for _, ref := range refs {
+		g, _ := cgroup.Open(v, cgroup.DefaultRoot, ref.Rel(parent))
 		if err := g.Kill(5 * time.Second); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 		// The shim writes exit.json once its task is dead; wait for it so
 		// that t.TempDir's removal does not race the shim's last write.
-		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+		dir := filepath.Join(dataDir, "allocs", ref.AllocID, ref.Task)
+		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil && ref.Task != "" {
 			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
 				if _, err := os.Stat(filepath.Join(dir, "exit.json")); err == nil {
@@ -296,6 +316,10 @@ func cleanupCgroups(t *testing.T, dataDir string) {
 		if err := g.Remove(); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
+	}
+	g, _ := cgroup.Open(v, cgroup.DefaultRoot, parent)
+	for _, dir := range g.Dirs() {
+		os.Remove(dir) // only the parent: "strata" may be another test's
 	}
 }
 

@@ -45,7 +45,8 @@ func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	a.mu.Lock()
 	n := len(a.allocs)
 	a.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "nodeId": a.nodeID, "allocations": n})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "nodeId": a.nodeID, "allocations": n,
+		"cell": a.CellStatus()})
 }
 
 // handleLogs streams a task's stdout or stderr across its rotated files.

@@ -17,10 +17,21 @@ func (a *Agent) registerLoop(ctx context.Context) {
 	register := func() {
 		var delay time.Duration
 		for {
-			err := a.cfg.API.RegisterNode(ctx, a.Node())
+			n := a.Node()
+			n.AgentNotices = a.pendingNotices()
+			stamp, err := a.cfg.API.RegisterNode(ctx, n)
 			if err == nil {
-				a.log.Info("node registered")
-				a.markAllDirty() // a server that forgot the node forgot its reports too
+				// A refused registration still registered the node with
+				// that server; heartbeats go on checking, and the first
+				// answer of a server of this node's cell registers again.
+				if ok, _ := a.acceptStamp(stamp, "registration"); ok {
+					a.log.Info("node registered", "cell", stamp.CellID, "index", stamp.Index)
+					if !a.noticesDelivered(len(n.AgentNotices)) {
+						a.kick(a.registerCh) // notices made by this very answer
+					}
+					a.actedOn()
+					a.markAllDirty() // a server that forgot the node forgot its reports too
+				}
 				return
 			}
 			if ctx.Err() != nil {
@@ -43,9 +54,13 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+			stamp, err := a.cfg.API.Heartbeat(ctx, a.nodeID)
 			switch {
-			case err == nil, ctx.Err() != nil:
+			case ctx.Err() != nil:
+			case err == nil:
+				if _, recovered := a.acceptStamp(stamp, "heartbeat"); recovered {
+					register()
+				}
 			case errors.Is(err, ErrNodeUnknown):
 				a.log.Warn("server forgot the node; registering again")
 				register()
@@ -73,7 +88,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	var index uint64
 	var delay time.Duration
 	for ctx.Err() == nil {
-		allocs, next, err := a.cfg.API.NodeAllocations(ctx, a.nodeID, index, a.cfg.WatchWait)
+		allocs, next, stamp, err := a.cfg.API.NodeAllocations(ctx, a.nodeID, index, a.cfg.WatchWait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -86,12 +101,23 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			sleepCtx(ctx, delay)
 			continue
 		}
+		if ok, recovered := a.acceptStamp(stamp, "allocation list"); !ok {
+			// Leave every task as it is; ask again from scratch, so that
+			// a server of this cell answers with the whole list at once.
+			index = 0
+			delay = retryBackoff(delay)
+			sleepCtx(ctx, delay)
+			continue
+		} else if recovered {
+			a.kick(a.registerCh)
+		}
 		delay = 0
 		if next < index {
 			next = 0 // the server's index went back (restored state): resync from scratch
 		}
 		index = next
 		a.reconcile(allocs)
+		a.actedOn()
 	}
 }
 
@@ -114,7 +140,7 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		if alloc.DesiredStatus != api.DesiredRun || alloc.Terminal() {
 			continue
 		}
-		ar, err := a.newAllocRunner(alloc, nil)
+		ar, err := a.newAllocRunner(alloc, a.adoptOrphans(alloc))
 		if err != nil {
 			a.log.Error("cannot run allocation", "alloc", alloc.ID, "err", err)
 			continue
@@ -124,6 +150,13 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		a.dirty[alloc.ID] = true
 		ar.persist()
 		ar.start()
+	}
+	if a.orphans != nil {
+		listed := make(map[string]*api.Allocation, len(allocs))
+		for _, alloc := range allocs {
+			listed[alloc.ID] = alloc
+		}
+		a.settleOrphans(listed)
 	}
 	for id, ar := range a.allocs {
 		if seen[id] {
@@ -182,6 +215,11 @@ func (a *Agent) syncLoop(ctx context.Context) {
 		}
 		if !sleepCtx(ctx, a.cfg.UpdateBatch) {
 			return
+		}
+		if a.refusing() {
+			// Reports wait for a server of this node's cell; the answer
+			// that ends the refusal re-registers, which resends them all.
+			continue
 		}
 		updates, keys := a.pendingUpdates()
 		if len(updates) == 0 {

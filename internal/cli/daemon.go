@@ -87,6 +87,7 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	joinNewCell bool
 	http        httpLimitFlags
 }
 
@@ -103,6 +104,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -134,7 +136,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}
@@ -208,7 +210,31 @@ const agentAttemptTimeout = 2 * time.Second
 // client's ErrNodeUnknown is the agent's).
 type agentAPI struct{ *api.Client }
 
-var _ agent.ServerAPI = agentAPI{}
+var (
+	_ agent.ServerAPI     = agentAPI{}
+	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
+)
+
+func stampOf(m api.QueryMeta) agent.Stamp {
+	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex, Server: m.Server}
+}
+
+func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, error) {
+	m, err := a.Client.RegisterNodeMeta(ctx, n)
+	return stampOf(m), err
+}
+
+func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Stamp, error) {
+	m, err := a.Client.HeartbeatMeta(ctx, nodeID)
+	return stampOf(m), err
+}
+
+// NodeAllocations returns the client's ErrNodeUnknown, which is the
+// agent's, so a watch of a node the server forgot re-registers it.
+func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, agent.Stamp, error) {
+	allocs, m, err := a.Client.NodeAllocationsMeta(ctx, nodeID, minIndex, wait)
+	return allocs, m.Index, stampOf(m), err
+}
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
 // millicores (4000), anything else is cores (4, 0.5, 500m).
@@ -290,7 +316,16 @@ allocations placed on it, each task in its own cgroup.
 
 Several agents may run on one machine, each with its own --data-dir, labels and
 advertised capacity, to make a small multi-node cell for tests and demos.
-Stopping or restarting an agent leaves its tasks running; it re-attaches.`,
+Stopping or restarting an agent leaves its tasks running; it re-attaches.
+
+The agent belongs to one cell: it remembers the cell's identity and the
+highest index it acted on (in its data dir), and refuses desired state from
+another cell or from a server behind that index, keeping its tasks running
+and logging why until a server of its cell answers. --join-new-cell moves
+it to a new cell on purpose. At start it also reconciles with the host: task
+processes and cgroups of its data dir that it has no record of (say, after
+the data dir was lost) are adopted when the cell still wants them on this
+node, or stopped and removed.`,
 		Example: `  strata agent --servers http://127.0.0.1:4680 --data-dir /tmp/a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -26,6 +26,8 @@ const (
 	maxTextBytes  = 4096    // reasons, messages, GPU models and ids
 	maxAddrBytes  = 512
 	maxTaskSignal = 128
+	// maxAgentNotices bounds the events one registration may add.
+	maxAgentNotices = 64
 )
 
 // fieldErrors collects problems with field paths.
@@ -82,6 +84,12 @@ func validateNode(n *api.Node) error {
 	}
 	validateNUMA(&f, n.NUMA)
 	validateGPUs(&f, n.GPUs, c.GPUs)
+	if len(n.AgentNotices) > maxAgentNotices {
+		f.add("agentNotices", "%d notices, more than %d", len(n.AgentNotices), maxAgentNotices)
+	}
+	for i, text := range n.AgentNotices {
+		f.check(fieldpath.Index("agentNotices", i), checkText(text, maxTextBytes))
+	}
 	if len(f) == 0 {
 		return nil
 	}

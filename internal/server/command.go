@@ -24,6 +24,8 @@ const (
 	// (planentry.go); the plan applier writes it instead of cmdApplyPlan,
 	// which old logs still hold and the FSM still decodes.
 	cmdApplyPlanPart
+	// cmdSetCellID records the cell's identity (cellid.go).
+	cmdSetCellID
 )
 
 func (c commandType) String() string {
@@ -46,6 +48,8 @@ func (c commandType) String() string {
 		return "set-cell-config"
 	case cmdApplyPlanPart:
 		return "apply-plan-part"
+	case cmdSetCellID:
+		return "set-cell-id"
 	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
@@ -69,6 +73,9 @@ type upsertNodeCmd struct {
 	Node  *api.Node         `json:"node"`
 	Evals []*api.Evaluation `json:"evals,omitempty"`
 	Time  time.Time         `json:"time"` // stamped by the proposer, for events
+	// Notices are what the agent has to say (api.Node.AgentNotices), each
+	// an event; they are not stored on the node.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // nodeStatusCmd changes a node's status, with the evaluations that follow.

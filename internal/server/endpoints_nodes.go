@@ -53,13 +53,19 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		n.Status, n.StatusReason = old.Status, old.StatusReason // an operator's choice outlives agent restarts
 	}
 	n.LastHeartbeat = s.cfg.Now()
-	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat})
+	notices := n.AgentNotices
+	n.AgentNotices = nil
+	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat, Notices: notices})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	s.beats.Reset(n.ID, s.cfg.Now())
 	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
+	for _, text := range notices {
+		s.logger.Warn("agent notice", "node", n.ID, "name", n.Name, "notice", text)
+	}
+	s.stampCell(w, s.State().Snapshot())
 	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
 }
 
@@ -88,6 +94,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		}
 		s.logger.Info("node back", "node", id, "name", n.Name)
 	}
+	s.stampCell(w, s.State().Snapshot())
 	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String()})
 }
 
@@ -113,6 +120,7 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 			}
 			out = append(out, a)
 		}
+		s.stampCell(w, snap)
 		return out, snap.TableIndex(ws, state.TableAllocs), nil
 	})
 }

@@ -32,6 +32,14 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 			out = append(out, api.Event{Time: c.Time, Type: api.EventNodeRegistered, NodeID: c.Node.ID,
 				Message: fmt.Sprintf("node %s registered", c.Node.Name)})
 		}
+		for _, n := range c.Notices {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventNodeAgent, NodeID: c.Node.ID,
+				Message: fmt.Sprintf("node %s: %s", c.Node.Name, n)})
+		}
+	case *setCellIDCmd:
+		if snap.CellID() == "" {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventCellCreated, Message: "cell " + c.ID + " created"})
+		}
 	case *nodeStatusCmd:
 		t := api.EventNodeReady
 		if c.Status == api.NodeDown {

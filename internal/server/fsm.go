@@ -142,6 +142,8 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		body = &allocClientUpdateCmd{}
 	case cmdSetCellConfig:
 		body = &setCellConfigCmd{}
+	case cmdSetCellID:
+		body = &setCellIDCmd{}
 	default:
 		return nil, fmt.Errorf("unknown command type %d", uint8(t))
 	}
@@ -218,6 +220,8 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *setCellConfigCmd:
 		return w.SetCellConfig(c.Config)
+	case *setCellIDCmd:
+		return w.SetCellID(c.ID)
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

@@ -296,6 +296,18 @@ func (s *Server) establishLeadership() {
 	if !s.IsLeader() || s.raft.raft.CurrentTerm() != term {
 		return // deposed meanwhile; the next LeaderCh signal decides
 	}
+	// A new cell gets its identity before its leader answers anyone.
+	for {
+		err := s.ensureCellID()
+		if err == nil {
+			break
+		}
+		if s.ctx.Err() != nil || !s.IsLeader() {
+			return
+		}
+		s.logger.Error("create the cell identity; retrying", "err", err)
+		time.Sleep(time.Second)
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.leaderCancel = cancel
 	s.term.Store(&ctx)

@@ -73,6 +73,12 @@ func (d *Dump) Encode(w io.Writer) error {
 			v    any
 		}{"config", d.Config})
 	}
+	if d.CellID != "" {
+		rest = append(rest, struct {
+			name string
+			v    any
+		}{"cellId", d.CellID})
+	}
 	for _, f := range rest {
 		if err := field(f.name, f.v, false); err != nil {
 			return fmt.Errorf("encode dump %s: %w", f.name, err)
@@ -103,13 +109,14 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		Evals     []*api.Evaluation `json:"evals"`
 		Events    []*api.Event      `json:"events"`
 		Config    *api.CellConfig   `json:"config"`
+		CellID    string            `json:"cellId"`
 		Indexes   map[string]uint64 `json:"indexes"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
-		Events: wire.Events, Config: wire.Config, Indexes: wire.Indexes}
+		Events: wire.Events, Config: wire.Config, CellID: wire.CellID, Indexes: wire.Indexes}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

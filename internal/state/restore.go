@@ -15,6 +15,7 @@ type Dump struct {
 	Evals     []*api.Evaluation `json:"evals"`
 	Events    []*api.Event      `json:"events,omitempty"`
 	Config    *api.CellConfig   `json:"config,omitempty"`
+	CellID    string            `json:"cellId,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
 }
 
@@ -28,6 +29,7 @@ func (s *Snapshot) Dump() *Dump {
 		Evals:     s.Evals(nil),
 		Events:    s.Events(nil, ""),
 		Indexes:   map[string]uint64{},
+		CellID:    s.CellID(),
 	}
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
@@ -87,6 +89,11 @@ func Restore(d *Dump) (*Store, error) {
 	}
 	if d.Config != nil {
 		if err := insert(tableConfig, &configRow{ID: cellConfigID, Config: d.Config}); err != nil {
+			return nil, err
+		}
+	}
+	if d.CellID != "" {
+		if err := insert(tableConfig, &configRow{ID: cellIdentityID, CellID: d.CellID}); err != nil {
 			return nil, err
 		}
 	}

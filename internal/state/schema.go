@@ -58,10 +58,15 @@ func schema() *memdb.DBSchema {
 	}}
 }
 
-// configRow holds the cell configuration, the one row of tableConfig.
+// configRow is a row of tableConfig: the cell configuration (ID
+// cellConfigID) or the cell's identity (ID cellIdentityID, CellID set).
 type configRow struct {
 	ID     string
 	Config *api.CellConfig
+	CellID string
 }
 
-const cellConfigID = "cell"
+const (
+	cellConfigID   = "cell"
+	cellIdentityID = "identity"
+)

@@ -211,6 +211,16 @@ func (s *Snapshot) EvalsByIDPrefix(prefix string) []*api.Evaluation {
 	return s.evals(nil, "id_prefix", prefix)
 }
 
+// CellID returns the cell's identity, "" until the cell's first leader
+// created it.
+func (s *Snapshot) CellID() string {
+	obj, err := s.txn.First(tableConfig, "id", cellIdentityID)
+	if err != nil || obj == nil {
+		return ""
+	}
+	return obj.(*configRow).CellID
+}
+
 // CellConfig returns the cell configuration; the empty one (never nil)
 // when none was set.
 func (s *Snapshot) CellConfig() *api.CellConfig {

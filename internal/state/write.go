@@ -258,3 +258,15 @@ func (w *WriteTxn) SetCellConfig(c *api.CellConfig) error {
 	c.ModifyIndex = w.index
 	return w.insert(tableConfig, &configRow{ID: cellConfigID, Config: c})
 }
+
+// SetCellID records the cell's identity once: a cell that has one keeps it
+// (the first proposal wins, so two leaders racing at bootstrap agree).
+func (w *WriteTxn) SetCellID(id string) error {
+	if id == "" {
+		return fmt.Errorf("set cell id: empty id")
+	}
+	if w.Snapshot().CellID() != "" {
+		return nil
+	}
+	return w.insert(tableConfig, &configRow{ID: cellIdentityID, CellID: id})
+}

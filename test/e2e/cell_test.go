@@ -165,8 +165,9 @@ func (c *cell) shutdown() {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	for _, p := range c.agents {
+	for name, p := range c.agents {
 		c.kill(p)
+		removeAgentCgroupParent(filepath.Join(c.dir, "agent-"+name))
 	}
 	c.kill(c.server)
 	for _, p := range c.servers {

@@ -8,7 +8,9 @@
 // /proc, so the agent is never the task's parent.
 //
 // The driver owns the task's cgroup (create before start, kill and remove on
-// destroy). It must never kill a process that is not in the task's process
-// group or cgroup, and never restart a task: restarts are the task runner's
-// decision.
+// destroy) and its cgroup parent: FindOrphans reports the tasks there, and
+// the shims of its task dirs, that the agent has no record of; StopOrphan
+// ends one. It must never kill a process that is not in the task's process
+// group or cgroup (or an orphan's shim), and never restart a task: restarts
+// are the task runner's decision.
 package exec

@@ -28,7 +28,11 @@ type Config struct {
 	// appended. Its first element with "__exec" runs exec.
 	ShimCommand []string
 	CgroupRoot  string // default /sys/fs/cgroup
-	Logger      *slog.Logger
+	// CgroupParent is the cgroup, relative to each hierarchy's root, under
+	// which tasks get <alloc>/<task>; default cgroup.Parent. The driver
+	// owns it: FindOrphans reports what it has no record of.
+	CgroupParent string
+	Logger       *slog.Logger
 	// Poll is how often a task's files are checked for its exit (default 50ms).
 	Poll time.Duration
 	// StartTimeout bounds how long the shim may take to report the task's pid.
@@ -62,6 +66,9 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = cgroup.DefaultRoot
 	}
+	if cfg.CgroupParent == "" {
+		cfg.CgroupParent = cgroup.Parent
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -87,7 +94,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if len(cfg.Task.Command) == 0 {
 		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
 	}
-	rel := cgroup.TaskPath(cfg.AllocID, cfg.Name)
+	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
@@ -260,9 +267,21 @@ func (d *Driver) monitor(t *task) {
 	}
 }
 
-// Close stops watching tasks; the tasks themselves keep running.
+// Close stops watching tasks; the tasks themselves keep running. The
+// driver's own cgroup parent (not the shared default) is removed when no
+// task cgroup is left in it: an agent with no tasks leaves no cgroup behind.
 func (d *Driver) Close() error {
-	d.once.Do(func() { close(d.closed) })
+	d.once.Do(func() {
+		close(d.closed)
+		if d.cfg.CgroupParent == cgroup.Parent {
+			return // shared by every driver that names no parent of its own
+		}
+		if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, d.cfg.CgroupParent); err == nil {
+			for _, dir := range g.Dirs() {
+				os.Remove(dir) // fails, as it should, while a task cgroup is inside
+			}
+		}
+	})
 	return nil
 }
 

@@ -1,0 +1,210 @@
+package exec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+)
+
+// An agent that lost its records (its data dir deleted, its database
+// replaced) would leave the tasks, shims and cgroups of its earlier life
+// running for good. At start it asks the driver for them: FindOrphans sees
+// the host, StopOrphan ends one, and RecoverTask adopts one (its Handle).
+
+// Orphan is a task of this driver on the host that the agent has no record
+// of: its cgroup under the driver's parent, its shim, or both.
+type Orphan struct {
+	AllocID string
+	Task    string // empty: an allocation cgroup with no task cgroup in it
+	// Handle re-attaches to the task (RecoverTask) when ShimAlive: the
+	// shim's pid and start time, the task's pid, cgroup and directory.
+	Handle    drivers.TaskHandle
+	ShimAlive bool
+	PIDs      []int // the processes in its cgroup
+}
+
+// ID is the driver's task id, "<alloc>/<task>".
+func (o *Orphan) ID() string { return o.AllocID + "/" + o.Task }
+
+// FindOrphans lists the tasks whose cgroup lies under the driver's parent,
+// or whose shim runs a task directory under allocsDir, for which known
+// returns false. The shims are found by their command line (`__shim
+// <allocsDir>/<alloc>/<task>`), so several agents on one host, each with
+// its own data dir and cgroup parent, never see each other's tasks.
+func (d *Driver) FindOrphans(allocsDir string, known func(allocID, task string) bool) ([]Orphan, error) {
+	refs, err := cgroup.ListTasks(d.version, d.cfg.CgroupRoot, d.cfg.CgroupParent)
+	if err != nil {
+		return nil, err
+	}
+	shims, err := findShims(allocsDir)
+	if err != nil {
+		return nil, err
+	}
+	found := map[cgroup.TaskRef]bool{}
+	for _, ref := range refs {
+		found[ref] = true
+	}
+	for ref := range shims {
+		found[ref] = true
+	}
+	var out []Orphan
+	for ref := range found {
+		if ref.Task == "" {
+			if !known(ref.AllocID, "") {
+				out = append(out, Orphan{AllocID: ref.AllocID, Handle: drivers.TaskHandle{Driver: Name, Cgroup: ref.Rel(d.cfg.CgroupParent)}})
+			}
+			continue
+		}
+		if known(ref.AllocID, ref.Task) {
+			continue
+		}
+		o, err := d.describeOrphan(allocsDir, ref, shims[ref])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out, nil
+}
+
+func (d *Driver) describeOrphan(allocsDir string, ref cgroup.TaskRef, shimPID int) (Orphan, error) {
+	rel := ref.Rel(d.cfg.CgroupParent)
+	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
+	if err != nil {
+		return Orphan{}, err
+	}
+	pids, err := group.Procs()
+	if err != nil {
+		return Orphan{}, err
+	}
+	o := Orphan{AllocID: ref.AllocID, Task: ref.Task, PIDs: pids, Handle: drivers.TaskHandle{
+		ID: ref.AllocID + "/" + ref.Task, Driver: Name, TaskDir: filepath.Join(allocsDir, ref.AllocID, ref.Task),
+		Cgroup: rel, Cgroups: group.Dirs(), StartedAt: time.Now(),
+	}}
+	if shimPID > 0 {
+		if start, alive := procStart(shimPID); alive {
+			o.ShimAlive = true
+			o.Handle.ShimPID, o.Handle.ShimStart = shimPID, start
+		}
+	}
+	// The task is the shim's child in the cgroup; run.json says so too
+	// when the task directory survived.
+	var info runInfo
+	if ok, _ := readJSON(filepath.Join(o.Handle.TaskDir, runFile), &info); ok && info.PID > 0 {
+		o.Handle.PID, o.Handle.StartedAt = info.PID, info.StartedAt
+	}
+	for _, pid := range pids {
+		if o.Handle.PID == 0 && o.ShimAlive && procParent(pid) == shimPID {
+			o.Handle.PID = pid
+		}
+	}
+	return o, nil
+}
+
+// findShims maps each task directory under allocsDir that a live shim runs
+// to the shim's pid.
+func findShims(allocsDir string) (map[cgroup.TaskRef]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	prefix := filepath.Clean(allocsDir) + string(filepath.Separator)
+	out := map[cgroup.TaskRef]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		args := strings.Split(string(bytes.TrimRight(data, "\x00")), "\x00")
+		if len(args) < 3 || args[len(args)-2] != "__shim" || !strings.HasPrefix(args[len(args)-1], prefix) {
+			continue
+		}
+		parts := strings.Split(strings.TrimPrefix(args[len(args)-1], prefix), string(filepath.Separator))
+		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+			continue
+		}
+		if _, alive := procStart(pid); alive {
+			out[cgroup.TaskRef{AllocID: parts[0], Task: parts[1]}] = pid
+		}
+	}
+	return out, nil
+}
+
+// procParent returns pid's parent pid, 0 when unknown.
+func procParent(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// StopOrphan ends an orphan for good: SIGTERM to every process of its
+// cgroup, SIGKILL to what is left after grace, then its shim, then its
+// cgroup directories (every v1 controller, or the v2 one) are removed.
+func (d *Driver) StopOrphan(o Orphan, grace time.Duration) error {
+	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, o.Handle.Cgroup)
+	if err != nil {
+		return err
+	}
+	pids, err := group.Procs()
+	if err != nil {
+		return fmt.Errorf("stop orphan %s: %w", o.ID(), err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("stop orphan %s: signal %d: %w", o.ID(), pid, err)
+		}
+	}
+	deadline := time.Now().Add(grace)
+	for len(pids) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		if pids, err = group.Procs(); err != nil {
+			return fmt.Errorf("stop orphan %s: %w", o.ID(), err)
+		}
+	}
+	if err := group.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("stop orphan %s: %w", o.ID(), err)
+	}
+	if o.ShimAlive {
+		// The shim catches SIGTERM by design; once its task is dead it
+		// writes its result and exits by itself, within copyGrace.
+		deadline := time.Now().Add(copyGrace + time.Second)
+		for sameProcess(o.Handle.ShimPID, o.Handle.ShimStart) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if sameProcess(o.Handle.ShimPID, o.Handle.ShimStart) {
+			if err := syscall.Kill(o.Handle.ShimPID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("stop orphan %s: kill shim %d: %w", o.ID(), o.Handle.ShimPID, err)
+			}
+		}
+	}
+	if err := group.Remove(); err != nil {
+		return fmt.Errorf("stop orphan %s: %w", o.ID(), err)
+	}
+	return nil
+}
