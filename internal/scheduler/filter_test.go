@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -16,12 +17,44 @@ func TestReadyFilter(t *testing.T) {
 	tests := []struct{ status, want string }{
 		{api.NodeReady, ""},
 		{api.NodeDown, "node not ready"},
-		{api.NodeDraining, "node not ready"},
-		{"quarantined", "node not ready"},
+		{"unknown", "node not ready"},
+		// Alive: the eligible filter judges operator states.
+		{api.NodeDraining, ""},
+		{api.NodeQuarantined, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.status, func(t *testing.T) {
 			mustEqual(t, "reason", checkOne(readyFilter{}, taskGroup("g"), node("n1").status(tt.status)), tt.want)
+		})
+	}
+}
+
+// TestEligibleFilter: a live node that an operator cordoned, drains or
+// quarantined takes no new work, and says which.
+func TestEligibleFilter(t *testing.T) {
+	deadline := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		node func(n *api.Node)
+		want string
+	}{
+		{"ready and eligible", func(*api.Node) {}, ""},
+		{"explicitly eligible", func(n *api.Node) { n.Eligibility = api.NodeEligible }, ""},
+		{"cordoned", func(n *api.Node) { n.Eligibility = api.NodeIneligible }, "node ineligible"},
+		{"draining", func(n *api.Node) {
+			n.Status, n.Eligibility, n.Drain = api.NodeDraining, api.NodeIneligible, &api.DrainSpec{Deadline: deadline}
+		}, "node draining"},
+		{"draining status alone (older records, bench)", func(n *api.Node) { n.Status = api.NodeDraining }, "node draining"},
+		{"quarantined while draining", func(n *api.Node) {
+			n.Status, n.Eligibility = api.NodeQuarantined, api.NodeIneligible
+			n.Drain, n.Quarantine = &api.DrainSpec{Deadline: deadline}, &api.Quarantine{Reason: "ecc errors"}
+		}, "node quarantined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nb := node("n1")
+			tt.node(nb.n)
+			mustEqual(t, "reason", checkOne(eligibleFilter{}, taskGroup("g"), nb), tt.want)
 		})
 	}
 }

@@ -1,6 +1,10 @@
 package scheduler
 
-import "github.com/strata-dev/strata/api"
+import (
+	"time"
+
+	"github.com/strata-dev/strata/api"
+)
 
 // MaxReschedules is how many replacements a replica gets for failed
 // allocations. Following PreviousAlloc from a failed allocation, the engine
@@ -20,6 +24,9 @@ const (
 	reasonNodeDown        = "node down"
 	reasonUpdated         = "workload updated"
 	reasonDuplicate       = "duplicate replica"
+	reasonMoved           = "moved: its replacement runs"
+	reasonDrainDeadline   = "node drain deadline"
+	reasonPurged          = "workload purged"
 )
 
 type stopIntent struct {
@@ -58,13 +65,24 @@ type slot struct {
 	keep     *api.Allocation // the live allocation that stays
 	replaced string          // a live allocation stopped for a replacement
 	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
+	// leaving is a live allocation being moved (moves.go): keep is its
+	// replacement, and it stops once keep runs.
+	leaving *api.Allocation
 }
 
 // reconcile compares the workload's desired replicas with its allocations
-// (sorted by ID, so every choice below is deterministic). nodeUp tells
-// whether a node still holds live allocations.
-func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bool) reconciliation {
+// (sorted by ID, so every choice below is deterministic). nodes finds the
+// node an allocation runs on (nil: gone); now is the plan's time, which
+// drain deadlines are compared with.
+func reconcile(w *api.Workload, allocs []*api.Allocation, nodes func(string) *api.Node, now time.Time) reconciliation {
 	var rec reconciliation
+	nodeUp := func(id string) bool {
+		n := nodes(id)
+		return n != nil && n.Status != api.NodeDown
+	}
+	if w != nil {
+		allocs = dropEarlierIncarnation(&rec, w, allocs)
+	}
 	if w == nil || w.Stopped {
 		for _, a := range allocs {
 			if live(a) {
@@ -122,6 +140,10 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 			if s.replaced == "" {
 				s.replaced = a.ID
 			}
+		case s.keep != nil && s.leaving == nil && s.keep.PreviousAlloc == a.ID:
+			s.leaving = a // a is being moved; s.keep replaces it
+		case s.keep != nil && s.leaving == nil && a.PreviousAlloc == s.keep.ID:
+			s.leaving, s.keep = s.keep, a
 		case s.keep != nil:
 			rec.stop(a, reasonDuplicate, false)
 		default:
@@ -129,12 +151,18 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 		}
 	}
 
+	mv := newMover(w, allocs, nodes, now)
 	for gi, g := range w.Groups {
+		moving := mv.plan(&rec, g, slots[gi])
 		var place []placeIntent
 		kept := 0
 		for idx, s := range slots[gi] {
 			if s.keep != nil {
 				kept++
+			}
+			if prev, ok := moving[idx]; ok {
+				place = append(place, placeIntent{index: idx, previous: prev})
+				continue
 			}
 			if intent, ok := s.intent(idx, w.Version, byID); ok {
 				place = append(place, intent)

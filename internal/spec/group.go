@@ -83,6 +83,10 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			g.RestartPolicy = d.restartPolicy(p, v)
 		case "placement":
 			g.Placement = d.placement(p, v)
+		case "disruption":
+			if present(v) {
+				g.Disruption = d.disruption(p, v)
+			}
 		case "tasks":
 			tasks = v
 		default:

@@ -1,0 +1,55 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// Allocations of a purged workload are collected once they are terminal:
+// they leave every listing and never mix with a new workload of the same
+// name. A workload's incarnation is told by its CreateIndex (the raft
+// index of its first registration, kept across updates): an allocation
+// created before it belongs to an earlier workload of that name.
+
+// OfEarlierIncarnation reports whether a belongs to no stored workload: its
+// workload was purged, or purged and registered again since a was made.
+func (s *Snapshot) OfEarlierIncarnation(a *api.Allocation) bool {
+	wl := s.Workload(a.Workload)
+	return wl == nil || (a.CreateIndex != 0 && a.CreateIndex < wl.CreateIndex)
+}
+
+// collectIfOrphan deletes a when it is terminal and of no stored workload.
+// Its agent, which no longer sees it listed, stops and forgets it.
+func (w *WriteTxn) collectIfOrphan(a *api.Allocation) error {
+	if !a.Terminal() || !w.Snapshot().OfEarlierIncarnation(a) {
+		return nil
+	}
+	return w.deleteAlloc(a)
+}
+
+// deleteAlloc removes an allocation, taking what it still holds off its
+// node's accounting.
+func (w *WriteTxn) deleteAlloc(a *api.Allocation) error {
+	if !a.Terminal() {
+		if err := w.addToNode(a.NodeID, negate(a.Resources)); err != nil {
+			return err
+		}
+	}
+	w.touched[tableAllocs] = true
+	if err := w.txn.Delete(tableAllocs, a); err != nil {
+		return fmt.Errorf("delete allocation %q: %w", a.ID, err)
+	}
+	return nil
+}
+
+// collectWorkload deletes the terminal allocations of workload name, which
+// was just purged; the live ones follow as they stop.
+func (w *WriteTxn) collectWorkload(name string) error {
+	for _, a := range w.Snapshot().AllocsByWorkload(name) {
+		if err := w.collectIfOrphan(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
