@@ -17,6 +17,20 @@ const (
 	UnschedulableIneligible  = "node ineligible"
 )
 
+// Node operation event types.
+const (
+	EventNodeEligibility = "node-eligibility"
+	EventNodeDrain       = "node-drain"
+	EventNodeQuarantine  = "node-quarantine"
+	EventNodePurged      = "node-purged"
+)
+
+// Evaluation triggers of node operations.
+const (
+	TriggerNodeDrain  = "node-drain"
+	TriggerNodePurged = "node-purged"
+)
+
 // DefaultDrainDeadline is how long a drain may move allocations under
 // their disruption budgets before the rest are stopped, when the operator
 // names no deadline.

@@ -26,6 +26,9 @@ const (
 	cmdApplyPlanPart
 	// cmdSetCellID records the cell's identity (cellid.go).
 	cmdSetCellID
+	// cmdNodeOp is an operator's (or the drainer's) change of a node:
+	// eligibility, drain, quarantine, purge (nodeops.go).
+	cmdNodeOp
 )
 
 func (c commandType) String() string {
@@ -50,6 +53,8 @@ func (c commandType) String() string {
 		return "apply-plan-part"
 	case cmdSetCellID:
 		return "set-cell-id"
+	case cmdNodeOp:
+		return "node-op"
 	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }

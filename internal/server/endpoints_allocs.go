@@ -26,12 +26,13 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 		var out []*api.Allocation
 		if workload != "" {
 			out = snap.AllocsByWorkloadWatch(ws, workload)
-			if out == nil && snap.Workload(workload) == nil {
+			if snap.Workload(workload) == nil {
 				return nil, 0, notFound("workload %q not found", workload)
 			}
 		} else {
 			out = snap.Allocs(ws)
 		}
+		out = snap.Current(out) // never a purged workload's
 		if out == nil {
 			out = []*api.Allocation{}
 		}

@@ -144,6 +144,8 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		body = &setCellConfigCmd{}
 	case cmdSetCellID:
 		body = &setCellIDCmd{}
+	case cmdNodeOp:
+		body = &nodeOpCmd{}
 	default:
 		return nil, fmt.Errorf("unknown command type %d", uint8(t))
 	}
@@ -222,6 +224,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return w.SetCellConfig(c.Config)
 	case *setCellIDCmd:
 		return w.SetCellID(c.ID)
+	case *nodeOpCmd:
+		if err := applyNodeOp(w, c); err != nil {
+			return err
+		}
+		return upsertEvals(w, c.Evals)
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

@@ -62,6 +62,10 @@ type Config struct {
 	// zero fields take the defaults.
 	HTTP httplimit.Config
 
+	// DrainInterval is how often the leader checks drains for progress,
+	// deadlines and completion. Default 1s.
+	DrainInterval time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -78,6 +82,8 @@ type Server struct {
 	broker *evalBroker
 	plans  *planApplier
 	beats  *heartbeats
+	// drainer follows drains on the leader (drainer.go).
+	drainer *drainer
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
@@ -116,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HeartbeatTTL <= 0 {
 		cfg.HeartbeatTTL = 10 * time.Second
 	}
+	if cfg.DrainInterval <= 0 {
+		cfg.DrainInterval = time.Second
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -138,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.drainer = newDrainer(s)
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
@@ -332,9 +342,10 @@ func (s *Server) establishLeadership() {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); w.run(ctx) }()
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
 	if s.raft.port != nil && !s.memberAtAddr() {
@@ -452,6 +463,11 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *nodeOpCmd:
+		enqueue(c.Evals)
+		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
+			s.broker.Unblock() // the node takes work again
+		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
 		if len(c.Stop) > 0 {

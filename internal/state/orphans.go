@@ -53,3 +53,27 @@ func (w *WriteTxn) collectWorkload(name string) error {
 	}
 	return nil
 }
+
+// Current keeps the allocations of allocs that belong to a stored
+// workload: listings never show a purged workload's allocations, nor mix
+// them with a new workload of the same name.
+func (s *Snapshot) Current(allocs []*api.Allocation) []*api.Allocation {
+	out := allocs[:0:0]
+	created := map[string]uint64{} // workload → CreateIndex; absent: not looked up yet
+	gone := map[string]bool{}
+	for _, a := range allocs {
+		ci, seen := created[a.Workload]
+		if !seen && !gone[a.Workload] {
+			if wl := s.Workload(a.Workload); wl != nil {
+				ci, seen = wl.CreateIndex, true
+				created[a.Workload] = ci
+			} else {
+				gone[a.Workload] = true
+			}
+		}
+		if seen && (a.CreateIndex == 0 || a.CreateIndex >= ci) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
