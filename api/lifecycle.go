@@ -107,3 +107,9 @@ func DefaultReschedulePolicy(restartMode string) ReschedulePolicy {
 func DefaultDisconnectPolicy() DisconnectPolicy {
 	return DisconnectPolicy{Replace: true, Reconcile: KeepReplacement}
 }
+
+// ReasonFenced is in the client reason of an allocation its agent stopped
+// because the agent could not renew its lease in time (an at-most-once
+// group, or disconnect.stopAfter). The server replaces it at once and does
+// not count it as a failure.
+const ReasonFenced = "fenced: lease lapsed"

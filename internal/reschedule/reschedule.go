@@ -36,7 +36,7 @@ func Decide(p api.ReschedulePolicy, restartMode string, failedAt time.Time, prev
 		// Only replacements within the interval count against attempts.
 		n = 0
 		for _, t := range previous {
-			if now.Sub(t) < p.Interval {
+			if t.IsZero() || now.Sub(t) < p.Interval { // an untimed failure counts: the safe side
 				n++
 			}
 		}
