@@ -16,6 +16,8 @@ const (
 	EventAllocFailed        = "allocation-failed"
 	EventUnplaceable        = "unplaceable"
 	EventCellConfig         = "cell-config"
+	EventNotRescheduled     = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
+	EventFollowUp           = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.

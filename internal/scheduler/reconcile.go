@@ -92,11 +92,11 @@ func (v clusterView) nodeUp(id string) bool {
 
 // slot is what reconcile learned about one replica index.
 type slot struct {
-	unknown  *api.Allocation   // a live allocation of a silent node, still in its grace
-	holds    bool              // unknown holds the index: no replacement meanwhile
-	replaced string            // a live allocation stopped for a replacement
-	dead     *api.Allocation   // the newest not-yet-replaced non-live allocation
-	keep     *api.Allocation   // the live allocation that stays
+	unknown  *api.Allocation // a live allocation of a silent node, still in its grace
+	holds    bool            // unknown holds the index: no replacement meanwhile
+	replaced string          // a live allocation stopped for a replacement
+	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
+	keep     *api.Allocation // the live allocation that stays
 }
 
 // reconcile compares the workload's desired replicas with its allocations
