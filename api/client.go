@@ -226,6 +226,27 @@ func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
 	return err
 }
 
+// RenewLease is Heartbeat that also returns the lease the server granted
+// (agent API): the agent fences at-most-once copies before it can end.
+func (c *Client) RenewLease(ctx context.Context, nodeID string) (time.Duration, error) {
+	var out struct {
+		Lease string `json:"lease"`
+	}
+	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, &out)
+	var e *Error
+	if errors.As(err, &e) && e.Code == "node-unknown" {
+		return 0, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
+	}
+	if err != nil {
+		return 0, err
+	}
+	lease, perr := time.ParseDuration(out.Lease)
+	if perr != nil || lease <= 0 {
+		return 0, fmt.Errorf("heartbeat answer has no lease (%q): an older server", out.Lease)
+	}
+	return lease, nil
+}
+
 // NodeAllocations is the agent's blocking watch of its allocations.
 func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, uint64, error) {
 	var out []*Allocation
