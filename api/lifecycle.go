@@ -113,3 +113,21 @@ func DefaultDisconnectPolicy() DisconnectPolicy {
 // group, or disconnect.stopAfter). The server replaces it at once and does
 // not count it as a failure.
 const ReasonFenced = "fenced: lease lapsed"
+
+// DefaultKillTimeout is the grace between SIGTERM and SIGKILL of a task
+// that sets none.
+const DefaultKillTimeout = 5 * time.Second
+
+// StopGrace is how long the group's tasks may take to stop: the longest
+// killTimeout of its tasks.
+func (g *TaskGroup) StopGrace() time.Duration {
+	grace := time.Duration(0)
+	for _, t := range g.Tasks {
+		k := t.KillTimeout
+		if k <= 0 {
+			k = DefaultKillTimeout
+		}
+		grace = max(grace, k)
+	}
+	return grace
+}

@@ -18,7 +18,7 @@ type WorkloadStatus struct {
 	LatestEval *Evaluation `json:"latestEval,omitempty"`
 	// NextEval is the earliest follow-up evaluation waiting for its time
 	// (a delayed replacement, the end of an unknown allocation's grace).
-	NextEval *Evaluation `json:"nextEval,omitempty"`
+	NextEval   *Evaluation `json:"nextEval,omitempty"`
 	Unenforced []Notice    `json:"unenforced,omitempty"`
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
 )
@@ -44,6 +45,11 @@ type Agent struct {
 
 	dirtyCh    chan struct{}
 	registerCh chan struct{}
+
+	// lease is the node's lease (lease.go); reconnected is signalled when a
+	// heartbeat succeeds after failures, so the watch asks again at once.
+	lease       *leaseKeeper
+	reconnected chan struct{}
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -69,6 +75,8 @@ func New(cfg Config) (*Agent, error) {
 		lastSent:   map[string]string{},
 		dirtyCh:    make(chan struct{}, 1),
 		registerCh: make(chan struct{}, 1),
+		lease:       newLeaseKeeper(drivers.BootClock),
+		reconnected: make(chan struct{}, 1),
 	}
 	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, Logger: a.log})
 	if err != nil {

@@ -34,6 +34,7 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		}
 	}
 	register()
+	failing := false
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
 	for {
@@ -43,17 +44,41 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+			err := a.heartbeat(ctx)
 			switch {
-			case err == nil, ctx.Err() != nil:
+			case err == nil:
+				if failing {
+					a.log.Info("heartbeat answered again")
+					a.kick(a.reconnected)
+				}
+				failing = false
+			case ctx.Err() != nil:
 			case errors.Is(err, ErrNodeUnknown):
 				a.log.Warn("server forgot the node; registering again")
 				register()
 			default:
+				failing = true
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
 	}
+}
+
+// heartbeat tells the server the node lives and, when the server grants
+// leases, renews the node's lease from the moment the request was sent.
+func (a *Agent) heartbeat(ctx context.Context) error {
+	renewer, ok := a.cfg.API.(LeaseRenewer)
+	if !ok {
+		return a.cfg.API.Heartbeat(ctx, a.nodeID)
+	}
+	sent := a.lease.clock()
+	granted, err := renewer.RenewLease(ctx, a.nodeID)
+	if err != nil {
+		return err
+	}
+	a.lease.renew(sent, granted)
+	a.writeFences()
+	return nil
 }
 
 func (a *Agent) markAllDirty() {
@@ -73,7 +98,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	var index uint64
 	var delay time.Duration
 	for ctx.Err() == nil {
-		allocs, next, err := a.cfg.API.NodeAllocations(ctx, a.nodeID, index, a.cfg.WatchWait)
+		allocs, next, err := a.watchOnce(ctx, index)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -83,7 +108,12 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			}
 			delay = retryBackoff(delay)
 			a.log.Warn("watch allocations failed; retrying", "err", err, "retry_in", delay)
-			sleepCtx(ctx, delay)
+			select { // a heartbeat answered again: ask at once
+			case <-ctx.Done():
+			case <-time.After(delay):
+			case <-a.reconnected:
+				delay = 0
+			}
 			continue
 		}
 		delay = 0
@@ -93,6 +123,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 		index = next
 		a.reconcile(allocs)
 	}
+}
+
+// watchOnce is one blocking query. A query in flight while the server was
+// unreachable may hang on a dead connection after the network heals; a
+// heartbeat that answers again cancels it, so the agent learns the
+// server's decisions (which copy stays) within a heartbeat of reconnecting.
+func (a *Agent) watchOnce(ctx context.Context, index uint64) ([]*api.Allocation, uint64, error) {
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-a.reconnected:
+			cancel()
+			a.kick(a.reconnected) // the retry below must not wait its backoff
+		case <-done:
+		}
+	}()
+	return a.cfg.API.NodeAllocations(qctx, a.nodeID, index, a.cfg.WatchWait)
 }
 
 // reconcile starts, stops and forgets runners to match the server's list.

@@ -206,6 +206,17 @@ func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) error {
 	return err
 }
 
+var _ agent.LeaseRenewer = agentAPI{}
+
+// RenewLease is Heartbeat that returns the lease the server granted.
+func (a agentAPI) RenewLease(ctx context.Context, nodeID string) (time.Duration, error) {
+	lease, err := a.Client.RenewLease(ctx, nodeID)
+	if errors.Is(err, api.ErrNodeUnknown) {
+		return 0, fmt.Errorf("%w: %v", agent.ErrNodeUnknown, err)
+	}
+	return lease, err
+}
+
 // NodeAllocations maps the server's "node unknown" to the agent's, so a
 // watch of a node the server forgot re-registers it.
 func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, error) {

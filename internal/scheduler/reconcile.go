@@ -212,27 +212,13 @@ func unknownUntil(g *api.TaskGroup, n *api.Node, now time.Time) (until time.Time
 	until = downAt.Add(dp.LostAfter)
 	holds = !dp.Replace
 	if g.AtMostOnce {
-		safe := lease.ServerReplaceAfter(lease.Defaults(), n.LastHeartbeat, n.LeaseTTL, StopGrace(g))
+		safe := lease.ServerReplaceAfter(lease.Defaults(), n.LastHeartbeat, n.LeaseTTL, g.StopGrace())
 		if safe.After(until) {
 			until = safe
 		}
 		holds = true
 	}
 	return until, holds, now.Before(until)
-}
-
-// StopGrace is how long the group's tasks may take to stop: the longest
-// killTimeout of its tasks (the agent's default when unset).
-func StopGrace(g *api.TaskGroup) time.Duration {
-	grace := time.Duration(0)
-	for _, t := range g.Tasks {
-		k := t.KillTimeout
-		if k <= 0 {
-			k = 5 * time.Second
-		}
-		grace = max(grace, k)
-	}
-	return grace
 }
 
 // prefers reports whether a live allocation a should stay instead of
