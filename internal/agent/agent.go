@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
-	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
 )
@@ -67,14 +67,14 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, nodeID: id,
-		log:        cfg.Logger.With("node_id", id),
-		drivers:    map[string]Driver{},
-		driverErrs: map[string]error{},
-		allocs:     map[string]*allocRunner{},
-		dirty:      map[string]bool{},
-		lastSent:   map[string]string{},
-		dirtyCh:    make(chan struct{}, 1),
-		registerCh: make(chan struct{}, 1),
+		log:         cfg.Logger.With("node_id", id),
+		drivers:     map[string]Driver{},
+		driverErrs:  map[string]error{},
+		allocs:      map[string]*allocRunner{},
+		dirty:       map[string]bool{},
+		lastSent:    map[string]string{},
+		dirtyCh:     make(chan struct{}, 1),
+		registerCh:  make(chan struct{}, 1),
 		lease:       newLeaseKeeper(drivers.BootClock),
 		reconnected: make(chan struct{}, 1),
 	}
