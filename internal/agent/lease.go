@@ -125,14 +125,19 @@ type fenceGate struct {
 }
 
 // beforeStart waits for a usable lease and writes the task's fence; it
-// returns false when the task must not start (stopped, agent ending).
-func (g *fenceGate) beforeStart(ctx context.Context, stop <-chan struct{}, taskDir string) bool {
+// returns false when the task must not start (stopped, agent ending), and
+// an error when the fence cannot be written (the task must not run
+// without one).
+func (g *fenceGate) beforeStart(ctx context.Context, stop <-chan struct{}, taskDir string) (bool, error) {
 	if g == nil {
-		return true
+		return true, nil
 	}
 	if !g.keeper.waitUsable(ctx, stop, g.group) {
-		return false
+		return false, nil
 	}
 	f, _ := g.keeper.fence(g.group)
-	return drivers.WriteLeaseFence(taskDir, f) == nil
+	if err := drivers.WriteLeaseFence(taskDir, f); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -57,7 +57,10 @@ func TestLeaseGateWaitsForRenewal(t *testing.T) {
 	gate := &fenceGate{keeper: k, group: fencedGroup(true, 0)}
 	dir := t.TempDir()
 	started := make(chan bool, 1)
-	go func() { started <- gate.beforeStart(context.Background(), nil, dir) }()
+	go func() {
+		ok, err := gate.beforeStart(context.Background(), nil, dir)
+		started <- ok && err == nil
+	}()
 	select {
 	case <-started:
 		t.Fatal("started without a lease")

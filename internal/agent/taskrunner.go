@@ -121,7 +121,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 			tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			return
 		}
-		if !tr.fence.beforeStart(ctx, tr.stopCh, tr.cfg.TaskDir) {
+		if ok, err := tr.fence.beforeStart(ctx, tr.stopCh, tr.cfg.TaskDir); err != nil {
+			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
+			if !tr.afterExit(ctx, res, false) {
+				return
+			}
+			continue
+		} else if !ok {
 			if tr.stopping() {
 				tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			}

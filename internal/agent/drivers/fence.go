@@ -42,11 +42,20 @@ func WriteLeaseFence(taskDir string, f LeaseFence) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(taskDir, LeaseFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	// A temporary file of its own: a renewal and a task start may write
+	// the same task's fence at once.
+	tmp, err := os.CreateTemp(taskDir, LeaseFile+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("write lease fence: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(taskDir, LeaseFile)); err != nil {
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write lease fence: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(taskDir, LeaseFile)); err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("write lease fence: %w", err)
 	}
 	return nil
