@@ -50,6 +50,7 @@ func (a *Agent) registerLoop(ctx context.Context) {
 				if failing {
 					a.log.Info("heartbeat answered again")
 					a.kick(a.reconnected)
+					ticker.Reset(a.cfg.HeartbeatInterval)
 				}
 				failing = false
 			case ctx.Err() != nil:
@@ -57,12 +58,21 @@ func (a *Agent) registerLoop(ctx context.Context) {
 				a.log.Warn("server forgot the node; registering again")
 				register()
 			default:
+				if !failing {
+					// Try often while cut off, so the agent learns of the
+					// network's return (and the server's decisions) quickly.
+					ticker.Reset(retryInterval(a.cfg.HeartbeatInterval))
+				}
 				failing = true
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
 	}
 }
+
+// retryInterval is the heartbeat period while heartbeats fail: a fifth of
+// the normal one, at least 100 ms.
+func retryInterval(normal time.Duration) time.Duration { return max(normal/5, 100*time.Millisecond) }
 
 // heartbeat tells the server the node lives and, when the server grants
 // leases, renews the node's lease from the moment the request was sent.
@@ -71,6 +81,11 @@ func (a *Agent) heartbeat(ctx context.Context) error {
 	if !ok {
 		return a.cfg.API.Heartbeat(ctx, a.nodeID)
 	}
+	// A heartbeat hung on a cut connection must not outlive the next one:
+	// after the network heals a fresh request answers at once, while the
+	// hung one may wait out TCP's retransmission backoff.
+	ctx, cancel := context.WithTimeout(ctx, max(a.cfg.HeartbeatInterval, 500*time.Millisecond))
+	defer cancel()
 	sent := a.lease.clock()
 	granted, err := renewer.RenewLease(ctx, a.nodeID)
 	if err != nil {
