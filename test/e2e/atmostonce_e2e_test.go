@@ -89,12 +89,21 @@ func TestOverlapSeconds(t *testing.T) {
 	}
 }
 
+// partitionRig is what a trial needs from a cell: its allocations, and a
+// way to cut a node off and bring it back (SIGSTOP of its agent, or a
+// network partition).
+type partitionRig struct {
+	allocs     func(workload string) []*api.Allocation
+	eventually func(d time.Duration, what string, cond func() error)
+	cut, heal  func(node string)
+}
+
 type trialResult struct {
 	amoOverlap, plainOverlap float64 // worst replica, seconds
 	resolution               float64 // thaw → last tick of plain's stopped copy, worst replica
 }
 
-func TestPartitionAtMostOnce(t *testing.T) {
+func partitionTrials(t *testing.T) int {
 	trials := 2
 	if s := os.Getenv("STRATA_PARTITION_TRIALS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -103,28 +112,54 @@ func TestPartitionAtMostOnce(t *testing.T) {
 		}
 		trials = n
 	}
+	return trials
+}
+
+func tickerWorkloads(tickDir string) (amo, plain string) {
+	return fmt.Sprintf(tickerSpec, "amo", "      atMostOnce: true\n", tickDir),
+		fmt.Sprintf(tickerSpec, "plain", "      disconnect: {lostAfter: 1m, replace: true, reconcile: keep-replacement}\n", tickDir)
+}
+
+// TestPartitionAtMostOnce cuts nodes off by freezing their agent
+// (SIGSTOP): the tasks run on, only the shim can stop them.
+func TestPartitionAtMostOnce(t *testing.T) {
 	c := newCell(t, partitionTTL)
 	tickDir := filepath.Join(c.dir, "ticks")
 	if err := os.MkdirAll(tickDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c.startAgent("n1")
-	c.mustStrata("run", "-f", c.writeSpec("amo", fmt.Sprintf(tickerSpec, "amo", "      atMostOnce: true\n", tickDir)), "--wait", "--timeout", "60s")
-	c.mustStrata("run", "-f", c.writeSpec("plain", fmt.Sprintf(tickerSpec, "plain",
-		"      disconnect: {lostAfter: 1m, replace: true, reconcile: keep-replacement}\n", tickDir)), "--wait", "--timeout", "60s")
+	amo, plain := tickerWorkloads(tickDir)
+	c.mustStrata("run", "-f", c.writeSpec("amo", amo), "--wait", "--timeout", "60s")
+	c.mustStrata("run", "-f", c.writeSpec("plain", plain), "--wait", "--timeout", "60s")
 	c.startAgent("n2")
+	rig := partitionRig{allocs: c.allocs, eventually: c.eventually,
+		cut: func(node string) {
+			if err := c.agents[node].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+		},
+		heal: func(node string) {
+			if err := c.agents[node].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	runPartitionTrials(t, rig, tickDir, "sigstop")
+}
 
+func runPartitionTrials(t *testing.T, rig partitionRig, tickDir, how string) {
+	trials := partitionTrials(t)
 	var results []trialResult
 	for i := range trials {
-		r := partitionTrial(t, c, tickDir)
-		t.Logf("trial %d: amo overlap %.3fs, plain overlap %.3fs, reconnect resolution %.3fs", i+1, r.amoOverlap, r.plainOverlap, r.resolution)
+		r := partitionTrial(t, rig, tickDir)
+		t.Logf("%s trial %d: amo overlap %.3fs, plain overlap %.3fs, reconnect resolution %.3fs", how, i+1, r.amoOverlap, r.plainOverlap, r.resolution)
 		results = append(results, r)
 	}
 	amo := collect(results, func(r trialResult) float64 { return r.amoOverlap })
 	plain := collect(results, func(r trialResult) float64 { return r.plainOverlap })
 	res := collect(results, func(r trialResult) float64 { return r.resolution })
-	t.Logf("RESULT trials=%d amo_overlap p50=%.3f p99=%.3f max=%.3f | plain_overlap p50=%.3f p99=%.3f max=%.3f | reconnect_resolution p50=%.3f p99=%.3f max=%.3f",
-		trials, pct(amo, 50), pct(amo, 99), amo[len(amo)-1], pct(plain, 50), pct(plain, 99), plain[len(plain)-1], pct(res, 50), pct(res, 99), res[len(res)-1])
+	t.Logf("RESULT %s trials=%d amo_overlap p50=%.3f p99=%.3f max=%.3f | plain_overlap p50=%.3f p99=%.3f max=%.3f | reconnect_resolution p50=%.3f p99=%.3f max=%.3f",
+		how, trials, pct(amo, 50), pct(amo, 99), amo[len(amo)-1], pct(plain, 50), pct(plain, 99), plain[len(plain)-1], pct(res, 50), pct(res, 99), res[len(res)-1])
 	if amo[len(amo)-1] > 0 {
 		t.Errorf("an at-most-once replica ran twice for %.3fs", amo[len(amo)-1])
 	}
@@ -149,8 +184,8 @@ func pct(sorted []float64, p int) float64 {
 
 // liveOn returns the workload's live allocations, and the one node they
 // all run on ("" when they are spread or fewer than 3 run).
-func liveOn(c *cell, workload string) ([]*api.Allocation, string) {
-	run := runningAllocs(c.allocs(workload))
+func liveOn(rig partitionRig, workload string) ([]*api.Allocation, string) {
+	run := runningAllocs(rig.allocs(workload))
 	node := ""
 	for _, a := range run {
 		if node != "" && a.NodeName != node {
@@ -166,7 +201,7 @@ func liveOn(c *cell, workload string) ([]*api.Allocation, string) {
 
 // partitionTrial freezes the agent holding both workloads until both are
 // replaced on the other node, thaws it, and measures.
-func partitionTrial(t *testing.T, c *cell, tickDir string) trialResult {
+func partitionTrial(t *testing.T, c partitionRig, tickDir string) trialResult {
 	t.Helper()
 	var amoOld, plainOld []*api.Allocation
 	var holder string
@@ -180,14 +215,11 @@ func partitionTrial(t *testing.T, c *cell, tickDir string) trialResult {
 		holder = n1
 		return nil
 	})
-	agent := c.agents[holder].cmd.Process
-	if err := agent.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	c.cut(holder)
 	thawed := false
 	defer func() {
 		if !thawed {
-			agent.Signal(syscall.SIGCONT)
+			c.heal(holder)
 		}
 	}()
 	replaced := func(workload string) error {
@@ -216,9 +248,7 @@ func partitionTrial(t *testing.T, c *cell, tickDir string) trialResult {
 	})
 	time.Sleep(500 * time.Millisecond) // let both copies of plain run side by side, as a partition would
 	thaw := float64(time.Now().UnixNano()) / 1e9
-	if err := agent.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
+	c.heal(holder)
 	thawed = true
 
 	// Wait until every old copy stopped ticking.
