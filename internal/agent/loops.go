@@ -44,7 +44,11 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			err := a.heartbeat(ctx)
+			period := a.cfg.HeartbeatInterval
+			if failing {
+				period = retryInterval(period)
+			}
+			err := a.heartbeat(ctx, period)
 			switch {
 			case err == nil:
 				if failing {
@@ -71,21 +75,22 @@ func (a *Agent) registerLoop(ctx context.Context) {
 }
 
 // retryInterval is the heartbeat period while heartbeats fail: a fifth of
-// the normal one, at least 100 ms.
-func retryInterval(normal time.Duration) time.Duration { return max(normal/5, 100*time.Millisecond) }
+// the normal one, at least 200 ms.
+func retryInterval(normal time.Duration) time.Duration { return max(normal/5, 200*time.Millisecond) }
 
 // heartbeat tells the server the node lives and, when the server grants
 // leases, renews the node's lease from the moment the request was sent.
-func (a *Agent) heartbeat(ctx context.Context) error {
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
+	// A heartbeat hung on a cut connection must not outlive the next one
+	// (timeout is the period in effect): after the network heals a fresh
+	// request answers at once, while the hung one may wait out TCP's
+	// retransmission backoff.
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, 200*time.Millisecond))
+	defer cancel()
 	renewer, ok := a.cfg.API.(LeaseRenewer)
 	if !ok {
 		return a.cfg.API.Heartbeat(ctx, a.nodeID)
 	}
-	// A heartbeat hung on a cut connection must not outlive the next one:
-	// after the network heals a fresh request answers at once, while the
-	// hung one may wait out TCP's retransmission backoff.
-	ctx, cancel := context.WithTimeout(ctx, max(a.cfg.HeartbeatInterval, 500*time.Millisecond))
-	defer cancel()
 	sent := a.lease.clock()
 	granted, err := renewer.RenewLease(ctx, a.nodeID)
 	if err != nil {
