@@ -7,6 +7,12 @@
 // reaps it and writes exit.json atomically; the driver only watches files and
 // /proc, so the agent is never the task's parent.
 //
+// When the task directory holds a lease fence (drivers.LeaseFile: an
+// at-most-once group, or disconnect.stopAfter), the shim enforces it on
+// its own (fence.go): SIGTERM at the fence's stop time, SIGKILL at its
+// kill time, by the host's boot clock. So a copy stops in time even when
+// the agent is frozen, killed or cut off; exit.json then says fenced.
+//
 // The driver owns the task's cgroup (create before start, kill and remove on
 // destroy). It must never kill a process that is not in the task's process
 // group or cgroup, and never restart a task: restarts are the task runner's
