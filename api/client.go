@@ -242,10 +242,15 @@ func (c *Client) RenewLease(ctx context.Context, nodeID string) (time.Duration, 
 	}
 	lease, perr := time.ParseDuration(out.Lease)
 	if perr != nil || lease <= 0 {
-		return 0, fmt.Errorf("heartbeat answer has no lease (%q): an older server", out.Lease)
+		return 0, fmt.Errorf("%w (got %q)", ErrNoLease, out.Lease)
 	}
 	return lease, nil
 }
+
+// ErrNoLease is returned by RenewLease when the heartbeat was answered
+// without a lease (a server older than leases): the node is alive, but
+// holds no lease.
+var ErrNoLease = errors.New("the server granted no lease")
 
 // NodeAllocations is the agent's blocking watch of its allocations.
 func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, uint64, error) {

@@ -93,6 +93,9 @@ func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
 	}
 	sent := a.lease.clock()
 	granted, err := renewer.RenewLease(ctx, a.nodeID)
+	if errors.Is(err, api.ErrNoLease) {
+		return nil // alive, but fenced groups will not run: no lease to hold
+	}
 	if err != nil {
 		return err
 	}
