@@ -34,6 +34,15 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		}
 	}
 	register()
+	// Heartbeats run in their own goroutines, at most maxProbes at once:
+	// while the server is unreachable one is started every retry period,
+	// each bounded by the normal period, so the first one sent after the
+	// network heals answers at once instead of queueing behind a request
+	// hung on a cut connection.
+	const maxProbes = 8
+	type outcome struct{ err error }
+	results := make(chan outcome, maxProbes)
+	inflight := 0
 	failing := false
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
@@ -44,11 +53,14 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			period := a.cfg.HeartbeatInterval
-			if failing {
-				period = retryInterval(period)
+			if inflight >= maxProbes || (!failing && inflight > 0) {
+				continue
 			}
-			err := a.heartbeat(ctx, period)
+			inflight++
+			go func() { results <- outcome{a.heartbeat(ctx, a.cfg.HeartbeatInterval)} }()
+		case r := <-results:
+			inflight--
+			err := r.err
 			switch {
 			case err == nil:
 				if failing {
@@ -74,17 +86,15 @@ func (a *Agent) registerLoop(ctx context.Context) {
 	}
 }
 
-// retryInterval is the heartbeat period while heartbeats fail: a fifth of
-// the normal one, at least 200 ms.
-func retryInterval(normal time.Duration) time.Duration { return max(normal/5, 200*time.Millisecond) }
+// retryInterval is the heartbeat period while heartbeats fail: a tenth of
+// the normal one, at least 100 ms.
+func retryInterval(normal time.Duration) time.Duration { return max(normal/10, 100*time.Millisecond) }
 
 // heartbeat tells the server the node lives and, when the server grants
 // leases, renews the node's lease from the moment the request was sent.
 func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) error {
-	// A heartbeat hung on a cut connection must not outlive the next one
-	// (timeout is the period in effect): after the network heals a fresh
-	// request answers at once, while the hung one may wait out TCP's
-	// retransmission backoff.
+	// A heartbeat hung on a cut connection ends after timeout (the normal
+	// period): it may otherwise wait out TCP's retransmission backoff.
 	ctx, cancel := context.WithTimeout(ctx, max(timeout, 200*time.Millisecond))
 	defer cancel()
 	renewer, ok := a.cfg.API.(LeaseRenewer)
