@@ -255,9 +255,12 @@ func partitionTrial(t *testing.T, c partitionRig, tickDir string) trialResult {
 		return replaced("amo")
 	})
 	time.Sleep(500 * time.Millisecond) // let both copies of plain run side by side, as a partition would
-	thaw := float64(time.Now().UnixNano()) / 1e9
+	// The reconnect starts when the node is whole again: once heal returns
+	// (faultnet rewrites every host's rules, which takes a moment on a
+	// loaded machine; SIGCONT is instant).
 	c.heal(holder)
 	thawed = true
+	thaw := float64(time.Now().UnixNano()) / 1e9
 
 	// Wait until every old copy's process is gone (the host is shared, so
 	// the pids the agent reported can be watched directly); the moment
