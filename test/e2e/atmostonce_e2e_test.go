@@ -38,7 +38,6 @@ spec:
 %s      tasks:
         - name: ticker
           command: ["/bin/bash", "-c", "trap 'exit 0' TERM; while :; do echo $EPOCHREALTIME >> %s/$STRATA_ALLOC_ID; sleep 0.05; done"]
-          env: {}
           killTimeout: 500ms
           resources: {cpu: 50m, memory: 16Mi}
 `
