@@ -77,6 +77,15 @@ type TaskGroup struct {
 	RestartPolicy RestartPolicy `json:"restartPolicy"`
 	// Gang, when set, places the group all-or-nothing.
 	Gang *GangPolicy `json:"gang,omitempty"`
+	// Reschedule and Disconnect are the server's replacement policies
+	// (api/lifecycle.go); nil means the defaults (ReschedulePolicyOf).
+	Reschedule *ReschedulePolicy `json:"reschedule,omitempty"`
+	Disconnect *DisconnectPolicy `json:"disconnect,omitempty"`
+	// AtMostOnce promises that two copies of one replica never run at the
+	// same time, even across partitions: the agent fences its copy when its
+	// lease lapses and the server replaces it only after the lease surely
+	// expired (internal/lease).
+	AtMostOnce bool `json:"atMostOnce,omitempty"`
 }
 
 // GangPolicy places at least MinMember instances of a group at once, or none,

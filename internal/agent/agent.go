@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
@@ -50,6 +51,11 @@ type Agent struct {
 	registerCh chan struct{}
 
 	cell cellGuard // the cell this node belongs to; refusals
+
+	// lease is the node's lease (lease.go); reconnected is signalled when a
+	// heartbeat succeeds after failures, so the watch asks again at once.
+	lease       *leaseKeeper
+	reconnected chan struct{}
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -67,14 +73,16 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, nodeID: id,
-		log:        cfg.Logger.With("node_id", id),
-		drivers:    map[string]Driver{},
-		driverErrs: map[string]error{},
-		allocs:     map[string]*allocRunner{},
-		dirty:      map[string]bool{},
-		lastSent:   map[string]string{},
-		dirtyCh:    make(chan struct{}, 1),
-		registerCh: make(chan struct{}, 1),
+		log:         cfg.Logger.With("node_id", id),
+		drivers:     map[string]Driver{},
+		driverErrs:  map[string]error{},
+		allocs:      map[string]*allocRunner{},
+		dirty:       map[string]bool{},
+		lastSent:    map[string]string{},
+		dirtyCh:     make(chan struct{}, 1),
+		registerCh:  make(chan struct{}, 1),
+		lease:       newLeaseKeeper(drivers.BootClock),
+		reconnected: make(chan struct{}, 1),
 	}
 	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log})
 	if err != nil {

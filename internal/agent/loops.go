@@ -45,6 +45,19 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		}
 	}
 	register()
+	// Heartbeats run in their own goroutines, at most maxProbes at once:
+	// while the server is unreachable one is started every retry period,
+	// each bounded by the normal period, so the first one sent after the
+	// network heals answers at once instead of queueing behind a request
+	// hung on a cut connection.
+	const maxProbes = 8
+	type outcome struct {
+		recovered bool // the answer ended a refusal (cellguard.go)
+		err       error
+	}
+	results := make(chan outcome, maxProbes)
+	inflight := 0
+	failing := false
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
 	for {
@@ -54,21 +67,82 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			stamp, err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+			if inflight >= maxProbes || (!failing && inflight > 0) {
+				continue
+			}
+			inflight++
+			go func() {
+				recovered, err := a.heartbeat(ctx, a.cfg.HeartbeatInterval)
+				results <- outcome{recovered, err}
+			}()
+		case r := <-results:
+			inflight--
+			err := r.err
 			switch {
-			case ctx.Err() != nil:
 			case err == nil:
-				if _, recovered := a.acceptStamp(stamp, "heartbeat"); recovered {
-					register()
+				if failing {
+					a.log.Info("heartbeat answered again")
+					a.kick(a.reconnected)
+					ticker.Reset(a.cfg.HeartbeatInterval)
 				}
+				failing = false
+				if r.recovered {
+					register() // carries the refusal's notice to the cell's events
+				}
+			case ctx.Err() != nil:
 			case errors.Is(err, ErrNodeUnknown):
 				a.log.Warn("server forgot the node; registering again")
 				register()
 			default:
+				if !failing {
+					// Try often while cut off, so the agent learns of the
+					// network's return (and the server's decisions) quickly.
+					ticker.Reset(retryInterval(a.cfg.HeartbeatInterval))
+				}
+				failing = true
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
 	}
+}
+
+// retryInterval is the heartbeat period while heartbeats fail: a tenth of
+// the normal one, at least 100 ms.
+func retryInterval(normal time.Duration) time.Duration { return max(normal/10, 100*time.Millisecond) }
+
+// heartbeat tells the server the node lives and, when the server grants
+// leases, renews the node's lease from the moment the request was sent. An
+// answer the cell guard refuses (another cell, a server behind) renews
+// nothing. recovered reports that the answer ended a refusal.
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) (recovered bool, err error) {
+	// A heartbeat hung on a cut connection ends after timeout (the normal
+	// period): it may otherwise wait out TCP's retransmission backoff.
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, 200*time.Millisecond))
+	defer cancel()
+	renewer, ok := a.cfg.API.(LeaseRenewer)
+	if !ok {
+		stamp, err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+		if err != nil {
+			return false, err
+		}
+		_, recovered = a.acceptStamp(stamp, "heartbeat")
+		return recovered, nil
+	}
+	sent := a.lease.clock()
+	granted, stamp, err := renewer.RenewLease(ctx, a.nodeID)
+	if err != nil && !errors.Is(err, api.ErrNoLease) {
+		return false, err
+	}
+	accepted, recovered := a.acceptStamp(stamp, "heartbeat")
+	if err != nil || !accepted {
+		// Alive, but fenced groups will not run: no lease to hold (a
+		// server without leases), or none from a server this node may
+		// trust.
+		return recovered, nil
+	}
+	a.lease.renew(sent, granted)
+	a.writeFences()
+	return recovered, nil
 }
 
 func (a *Agent) markAllDirty() {
@@ -88,7 +162,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	var index uint64
 	var delay time.Duration
 	for ctx.Err() == nil {
-		allocs, next, stamp, err := a.cfg.API.NodeAllocations(ctx, a.nodeID, index, a.cfg.WatchWait)
+		allocs, next, stamp, err := a.watchOnce(ctx, index)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -98,7 +172,12 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			}
 			delay = retryBackoff(delay)
 			a.log.Warn("watch allocations failed; retrying", "err", err, "retry_in", delay)
-			sleepCtx(ctx, delay)
+			select { // a heartbeat answered again: ask at once
+			case <-ctx.Done():
+			case <-time.After(delay):
+			case <-a.reconnected:
+				delay = 0
+			}
 			continue
 		}
 		if ok, recovered := a.acceptStamp(stamp, "allocation list"); !ok {
@@ -119,6 +198,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 		a.reconcile(allocs)
 		a.actedOn()
 	}
+}
+
+// watchOnce is one blocking query. A query in flight while the server was
+// unreachable may hang on a dead connection after the network heals; a
+// heartbeat that answers again cancels it, so the agent learns the
+// server's decisions (which copy stays) within a heartbeat of reconnecting.
+func (a *Agent) watchOnce(ctx context.Context, index uint64) ([]*api.Allocation, uint64, Stamp, error) {
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-a.reconnected:
+			cancel()
+			a.kick(a.reconnected) // the retry below must not wait its backoff
+		case <-done:
+		}
+	}()
+	return a.cfg.API.NodeAllocations(qctx, a.nodeID, index, a.cfg.WatchWait)
 }
 
 // reconcile starts, stops and forgets runners to match the server's list.

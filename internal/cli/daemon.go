@@ -213,6 +213,7 @@ type agentAPI struct{ *api.Client }
 var (
 	_ agent.ServerAPI     = agentAPI{}
 	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
+	_ agent.LeaseRenewer  = agentAPI{}
 )
 
 func stampOf(m api.QueryMeta) agent.Stamp {
@@ -227,6 +228,12 @@ func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, e
 func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Stamp, error) {
 	m, err := a.Client.HeartbeatMeta(ctx, nodeID)
 	return stampOf(m), err
+}
+
+// RenewLease is Heartbeat that returns the lease the server granted.
+func (a agentAPI) RenewLease(ctx context.Context, nodeID string) (time.Duration, agent.Stamp, error) {
+	lease, m, err := a.Client.RenewLease(ctx, nodeID)
+	return lease, stampOf(m), err
 }
 
 // NodeAllocations returns the client's ErrNodeUnknown, which is the

@@ -85,6 +85,10 @@ type nodeStatusCmd struct {
 	Reason string            `json:"reason"`
 	Evals  []*api.Evaluation `json:"evals,omitempty"`
 	Time   time.Time         `json:"time"` // stamped by the proposer, for events
+	// LastHeartbeat and Lease, on a node going down, are when the leader
+	// last heard from it and the lease that heartbeat renewed.
+	LastHeartbeat time.Time     `json:"lastHeartbeat,omitempty"`
+	Lease         time.Duration `json:"lease,omitempty"`
 }
 
 // upsertEvalsCmd stores evaluations (new ones, or status updates).

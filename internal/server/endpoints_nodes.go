@@ -86,16 +86,25 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, ErrNotLeader)
 		return
 	}
-	s.beats.Reset(id, s.cfg.Now())
 	if n.Status == api.NodeDown {
-		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now()}); err != nil {
+		// The node's workloads are evaluated at once: copies that stayed
+		// unknown and were replaced meanwhile are resolved (one is
+		// stopped) as soon as the node is back.
+		snap := s.State().Snapshot()
+		cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now(),
+			Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeReconnect, id)}
+		if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
 			s.fail(w, err)
 			return
 		}
-		s.logger.Info("node back", "node", id, "name", n.Name)
+		s.logger.Info("node back", "node", id, "name", n.Name, "evals", len(cmd.Evals))
 	}
+	// The lease is renewed only once the node is ready again: a node that
+	// comes back after its copies were replaced must not run them on a
+	// lease granted before the server recorded its return.
+	s.beats.Reset(id, s.cfg.Now())
 	s.stampCell(w, s.State().Snapshot())
-	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String(), "lease": s.cfg.HeartbeatTTL.String()})
 }
 
 // handleNodeAllocs is the agent's watch: the node's allocations that still

@@ -187,7 +187,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		}
 		return upsertEvals(w, c.Evals)
 	case *nodeStatusCmd:
-		if err := w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason); err != nil {
+		update := func() error { return w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason) }
+		if c.Status == api.NodeDown {
+			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.LastHeartbeat, c.Lease) }
+		}
+		if err := update(); err != nil {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
@@ -213,7 +217,7 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
-			if err := w.UpdateAllocFromClient(u); err != nil {
+			if err := w.UpdateAllocFromClientAt(u, c.Time); err != nil {
 				return err
 			}
 		}

@@ -17,23 +17,50 @@ type heartbeats struct {
 	mu        sync.Mutex
 	ttl       time.Duration
 	deadlines map[string]time.Time
+	// renewed is when each node last renewed its lease (a heartbeat, a
+	// registration, or this leader taking over) and for how long: the
+	// scheduler's at-most-once arithmetic starts from it.
+	renewed map[string]renewal
+}
+
+type renewal struct {
+	at    time.Time
+	lease time.Duration
 }
 
 func newHeartbeats(ttl time.Duration) *heartbeats {
-	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}}
+	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}, renewed: map[string]renewal{}}
 }
 
-// Reset records a heartbeat from node at now.
+// Reset records a heartbeat from node at now: a lease of one TTL.
 func (h *heartbeats) Reset(node string, now time.Time) {
 	h.mu.Lock()
 	h.deadlines[node] = now.Add(h.ttl)
+	h.renewed[node] = renewal{at: now, lease: h.ttl}
 	h.mu.Unlock()
+}
+
+// dueAt makes node's deadline at, without renewing its lease (a retry).
+func (h *heartbeats) dueAt(node string, at time.Time) {
+	h.mu.Lock()
+	h.deadlines[node] = at
+	h.mu.Unlock()
+}
+
+// Renewed returns when node last renewed its lease and the lease's length;
+// zero when this leader never heard from it.
+func (h *heartbeats) Renewed(node string) (time.Time, time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.renewed[node]
+	return r.at, r.lease
 }
 
 // Forget stops tracking a node (it is down).
 func (h *heartbeats) Forget(node string) {
 	h.mu.Lock()
 	delete(h.deadlines, node)
+	delete(h.renewed, node)
 	h.mu.Unlock()
 }
 
@@ -41,6 +68,7 @@ func (h *heartbeats) Forget(node string) {
 func (h *heartbeats) Clear() {
 	h.mu.Lock()
 	h.deadlines = map[string]time.Time{}
+	h.renewed = map[string]renewal{}
 	h.mu.Unlock()
 }
 
@@ -73,7 +101,7 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
 			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
 				s.logger.Error("mark node down; will retry", "node", id, "err", err)
-				s.beats.Reset(id, s.cfg.Now().Add(-s.cfg.HeartbeatTTL)) // due again at the next tick
+				s.beats.dueAt(id, s.cfg.Now()) // due again at the next tick; the lease is not renewed
 			}
 		}
 	}
@@ -87,6 +115,7 @@ func (s *Server) markNodeDown(id, reason string) error {
 	}
 	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason, Time: s.cfg.Now(),
 		Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeDown, id)}
+	cmd.LastHeartbeat, cmd.Lease = s.beats.Renewed(id)
 	if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
 		return err
 	}

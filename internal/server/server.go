@@ -135,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
+	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(cfg.HeartbeatTTL)

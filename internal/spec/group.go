@@ -57,7 +57,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks, minMember *yaml.Node
+	var name, tasks, minMember, replace *yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
@@ -83,6 +83,16 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			g.RestartPolicy = d.restartPolicy(p, v)
 		case "placement":
 			g.Placement = d.placement(p, v)
+		case "reschedule":
+			if present(v) {
+				g.Reschedule = d.reschedule(p, v)
+			}
+		case "disconnect":
+			if present(v) {
+				g.Disconnect, replace = d.disconnect(p, v)
+			}
+		case "atMostOnce":
+			g.AtMostOnce, _ = d.boolean(p, v)
 		case "tasks":
 			tasks = v
 		default:
@@ -97,6 +107,8 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkGang(gangPath, g, minMember)
+	d.checkAtMostOnce(path, g, replace)
+	defaultLifecycle(g)
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g

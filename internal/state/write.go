@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -237,6 +238,12 @@ func (w *WriteTxn) StopAllocRequest(s api.StopRequest) error {
 // UpdateAllocFromClient applies an agent's report. A report for an unknown
 // allocation is ignored (it may have been collected).
 func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
+	return w.UpdateAllocFromClientAt(u, time.Time{})
+}
+
+// UpdateAllocFromClientAt is UpdateAllocFromClient that stamps at (the
+// proposer's time) as ClientStatusTime when the client status changes.
+func (w *WriteTxn) UpdateAllocFromClientAt(u *api.AllocUpdate, at time.Time) error {
 	old := w.Snapshot().Alloc(u.ID)
 	if old == nil {
 		return nil
@@ -245,6 +252,9 @@ func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
 		return nil // the server already gave up on it and replaced it
 	}
 	a := old.Copy()
+	if u.ClientStatus != old.ClientStatus && !at.IsZero() {
+		a.ClientStatusTime = at
+	}
 	a.ClientStatus, a.ClientReason = u.ClientStatus, u.ClientReason
 	if u.TaskStates != nil {
 		a.TaskStates = u.TaskStates

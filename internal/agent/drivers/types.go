@@ -54,6 +54,9 @@ type ExitResult struct {
 	MemoryMax  int64     `json:"memoryMax,omitempty"` // the limit in force, for messages
 	Err        string    `json:"err,omitempty"`       // the task could not be run or watched
 	FinishedAt time.Time `json:"finishedAt"`
+	// Fenced is set when the task was stopped because the agent's lease
+	// lapsed (LeaseFence): not the task's failure, and never restarted.
+	Fenced bool `json:"fenced,omitempty"`
 }
 
 // Successful reports whether the task ended on its own with exit code 0.

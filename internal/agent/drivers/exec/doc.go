@@ -7,6 +7,12 @@
 // reaps it and writes exit.json atomically; the driver only watches files and
 // /proc, so the agent is never the task's parent.
 //
+// When the task directory holds a lease fence (drivers.LeaseFile: an
+// at-most-once group, or disconnect.stopAfter), the shim enforces it on
+// its own (fence.go): SIGTERM at the fence's stop time, SIGKILL at its
+// kill time, by the host's boot clock. So a copy stops in time even when
+// the agent is frozen, killed or cut off; exit.json then says fenced.
+//
 // The driver owns the task's cgroup (create before start, kill and remove on
 // destroy) and its cgroup parent: FindOrphans reports the tasks there, and
 // the shims of its task dirs, that the agent has no record of; StopOrphan

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -109,8 +110,12 @@ func runShim(taskDir string) *drivers.ExitResult {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}
 
+	var fenced atomic.Bool
+	taskDone := make(chan struct{})
+	go fenceWatch(taskDir, pid, group, taskDone, &fenced)
 	status := reapUntil(pid)
-	res := &drivers.ExitResult{}
+	close(taskDone)
+	res := &drivers.ExitResult{Fenced: fenced.Load()}
 	switch {
 	case status.Signaled():
 		res.Signal = int(status.Signal())
