@@ -218,11 +218,7 @@ func (c *Client) RegisterNode(ctx context.Context, n *Node) error {
 
 // Heartbeat tells the server the node is alive (agent API).
 func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
-	_, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
-	var e *Error
-	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
-	}
+	_, err := c.NodeHeartbeat(ctx, nodeID)
 	return err
 }
 

@@ -76,7 +76,9 @@ type Config struct {
 	HTTP httplimit.Config
 	API  ServerAPI // required
 
-	HeartbeatInterval time.Duration // default 1s
+	// HeartbeatInterval is how often the node heartbeats until the server
+	// says otherwise (a large cell asks for less), default 1s.
+	HeartbeatInterval time.Duration
 	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.
 	WatchWait time.Duration
 	// UpdateBatch is how long status changes are collected before they are

@@ -36,6 +36,7 @@ func (a *Agent) registerLoop(ctx context.Context) {
 	register()
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
+	period := a.cfg.HeartbeatInterval
 	for {
 		select {
 		case <-ctx.Done():
@@ -43,10 +44,16 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+			interval, err := a.heartbeat(ctx)
+			// A large cell tells its nodes to heartbeat less often, so its
+			// heartbeat rate stays bounded (server.HeartbeatPolicy).
+			if interval > 0 && interval != period {
+				period = interval
+				ticker.Reset(period)
+			}
 			switch {
 			case err == nil, ctx.Err() != nil:
-			case errors.Is(err, ErrNodeUnknown):
+			case errors.Is(err, ErrNodeUnknown), errors.Is(err, api.ErrNodeUnknown):
 				a.log.Warn("server forgot the node; registering again")
 				register()
 			default:
@@ -54,6 +61,22 @@ func (a *Agent) registerLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// heartbeatTimer is a ServerAPI that also returns the interval the server
+// wants heartbeats at (the HTTP client does).
+type heartbeatTimer interface {
+	NodeHeartbeat(ctx context.Context, nodeID string) (*api.HeartbeatResponse, error)
+}
+
+// heartbeat sends one heartbeat; the interval is 0 when the server did not
+// say one.
+func (a *Agent) heartbeat(ctx context.Context) (time.Duration, error) {
+	if t, ok := a.cfg.API.(heartbeatTimer); ok {
+		resp, err := t.NodeHeartbeat(ctx, a.nodeID)
+		return resp.Interval(), err
+	}
+	return 0, a.cfg.API.Heartbeat(ctx, a.nodeID)
 }
 
 func (a *Agent) markAllDirty() {

@@ -58,9 +58,9 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	s.beats.Reset(n.ID, s.cfg.Now())
+	interval, ttl := s.beats.Reset(n.ID, s.cfg.Now())
 	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
-	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
 }
 
 // handleHeartbeat extends a node's deadline; a node that was down comes
@@ -80,7 +80,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, ErrNotLeader)
 		return
 	}
-	s.beats.Reset(id, s.cfg.Now())
+	interval, ttl := s.beats.Reset(id, s.cfg.Now())
 	if n.Status == api.NodeDown {
 		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now()}); err != nil {
 			s.fail(w, err)
@@ -88,7 +88,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		}
 		s.logger.Info("node back", "node", id, "name", n.Name)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
 }
 
 // handleNodeAllocs is the agent's watch: the node's allocations that still

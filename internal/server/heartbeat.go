@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -15,19 +16,47 @@ import (
 // pure bookkeeping over an injected time; the leader loop drives it.
 type heartbeats struct {
 	mu        sync.Mutex
-	ttl       time.Duration
+	policy    HeartbeatPolicy
+	stagger   func() float64 // uniform in [0,1)
 	deadlines map[string]time.Time
 }
 
-func newHeartbeats(ttl time.Duration) *heartbeats {
-	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}}
+// newHeartbeats tracks deadlines under policy (with its defaults); stagger
+// draws the random stagger of each interval, default math/rand/v2.
+func newHeartbeats(policy HeartbeatPolicy, stagger func() float64) *heartbeats {
+	if stagger == nil {
+		stagger = rand.Float64
+	}
+	return &heartbeats{policy: policy.WithDefaults(), stagger: stagger, deadlines: map[string]time.Time{}}
 }
 
-// Reset records a heartbeat from node at now.
-func (h *heartbeats) Reset(node string, now time.Time) {
+// Reset records a heartbeat from node at now. It returns the interval the
+// node should heartbeat at and the TTL after which it is down, both scaled to
+// the number of nodes tracked.
+func (h *heartbeats) Reset(node string, now time.Time) (interval, ttl time.Duration) {
 	h.mu.Lock()
-	h.deadlines[node] = now.Add(h.ttl)
+	defer h.mu.Unlock()
+	n := len(h.deadlines)
+	if _, ok := h.deadlines[node]; !ok {
+		n++
+	}
+	interval, ttl = h.policy.Timing(n, h.stagger())
+	h.deadlines[node] = now.Add(ttl)
+	return interval, ttl
+}
+
+// Retry makes node due again at the next check (marking it down failed).
+func (h *heartbeats) Retry(node string, now time.Time) {
+	h.mu.Lock()
+	h.deadlines[node] = now
 	h.mu.Unlock()
+}
+
+// Len is the number of nodes tracked.
+func (h *heartbeats) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.deadlines)
 }
 
 // Forget stops tracking a node (it is down).
@@ -62,7 +91,7 @@ func (h *heartbeats) Expired(now time.Time) []string {
 // watchHeartbeats marks nodes down when their TTL expires and asks for their
 // workloads to be re-evaluated, so lost allocations get replacements.
 func (s *Server) watchHeartbeats(ctx context.Context) {
-	tick := time.NewTicker(s.cfg.HeartbeatTTL / 4)
+	tick := time.NewTicker(s.beats.policy.MinTTL / 4)
 	defer tick.Stop()
 	for {
 		select {
@@ -71,9 +100,9 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		case <-tick.C:
 		}
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
-			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
+			if err := s.markNodeDown(id, "missed heartbeats for longer than its TTL"); err != nil {
 				s.logger.Error("mark node down; will retry", "node", id, "err", err)
-				s.beats.Reset(id, s.cfg.Now().Add(-s.cfg.HeartbeatTTL)) // due again at the next tick
+				s.beats.Retry(id, s.cfg.Now()) // due again at the next tick
 			}
 		}
 	}

@@ -49,8 +49,17 @@ type Config struct {
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
 	// HeartbeatTTL is how long a node may stay silent before it is marked
-	// down and its allocations replaced. Default 10s.
+	// down and its allocations replaced, while the cell is small. Default
+	// 10s. A large cell's TTL grows with its heartbeat interval
+	// (HeartbeatPolicy).
 	HeartbeatTTL time.Duration
+	// HeartbeatInterval is how often nodes of a small cell heartbeat;
+	// default 1s.
+	HeartbeatInterval time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeats of the whole cell: the
+	// interval nodes are told grows with their number. Default 1000;
+	// negative: no bound.
+	MaxHeartbeatsPerSecond float64
 	// Workers is the number of parallel scheduler workers. Default GOMAXPROCS.
 	Workers int
 	Logger  *slog.Logger
@@ -133,7 +142,8 @@ func New(cfg Config) (*Server, error) {
 	s.fsm = newFSM(s.logger)
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
-	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
+		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
