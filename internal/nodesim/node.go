@@ -56,9 +56,11 @@ func (n *simNode) beat(ctx context.Context) {
 		n.schedule(rand.N(interval) + 1)
 		return
 	}
-	if late := time.Since(n.sim.start) - n.due.Load(); late > n.interval.Load() {
+	late := time.Since(n.sim.start) - n.due.Load()
+	if late > n.interval.Load() {
 		st.lateHeartbeats.Add(1)
 	}
+	st.maxLate.storeMax(late)
 	resp, err := n.client.NodeHeartbeat(ctx, n.node.ID)
 	switch {
 	case err == nil:

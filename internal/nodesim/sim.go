@@ -176,9 +176,6 @@ func (s *Sim) dispatch(ctx context.Context, jobs chan<- int) {
 		next, ok := s.sched.Next()
 		s.mu.Unlock()
 		for _, d := range ready {
-			if late := now.Sub(d.at); late > s.stats.maxLate.Load() {
-				s.stats.maxLate.Store(late)
-			}
 			select {
 			case jobs <- d.node:
 			case <-ctx.Done():
@@ -222,3 +219,13 @@ type atomicDuration struct{ v atomic.Int64 }
 
 func (d *atomicDuration) Load() time.Duration   { return time.Duration(d.v.Load()) }
 func (d *atomicDuration) Store(v time.Duration) { d.v.Store(int64(v)) }
+
+// storeMax raises the value to v if v is larger.
+func (d *atomicDuration) storeMax(v time.Duration) {
+	for {
+		old := d.v.Load()
+		if int64(v) <= old || d.v.CompareAndSwap(old, int64(v)) {
+			return
+		}
+	}
+}
