@@ -27,6 +27,7 @@ type nodesimFlags struct {
 	numa, zones, racks   int
 	labels               []string
 	workers, maxConns    int
+	registerWorkers      int
 	watch                bool
 	watchWait, duration  time.Duration
 	progressEvery        time.Duration
@@ -52,13 +53,13 @@ the server says stop. Nothing real is started and nothing is written.
 Node ids are --prefix-000000 upwards and stable: run nodesim again with the
 same prefix and the same nodes come back rather than new ones.
 
-Connections: registrations, heartbeats and reports go through --workers
-requests at a time over one shared HTTP transport. With --watch (the default)
+Connections: registrations (--register-workers at a time) and heartbeats
+(--workers at a time) go over one shared HTTP transport. With --watch (the default)
 every node also holds one blocking query, one connection, as a real agent
 does; the server then needs --http-max-conns-per-client -1 (its default caps
 one client address at 256 connections) and a file descriptor limit above
 --count (ulimit -n), and so does nodesim. With --watch=false nodesim uses at
-most --workers connections (or --max-conns) and stays under the cap.
+most --workers + --register-workers connections (or --max-conns) and stays under the cap.
 
 A progress line goes to stderr every --progress-every; Ctrl-C stops the nodes
 (the server marks them down after their TTL) and prints the totals, as JSON
@@ -91,7 +92,8 @@ with -o json.`,
 	fl.IntVar(&f.zones, "zones", 0, "spread the nodes round-robin over this many zone labels (zone-0, ...); 0: no zone label")
 	fl.IntVar(&f.racks, "racks", 0, "spread the nodes round-robin over this many rack labels (rack-0, ...); 0: no rack label")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value on every node (repeatable)")
-	fl.IntVar(&f.workers, "workers", 64, "registrations, heartbeats and reports in flight at once")
+	fl.IntVar(&f.workers, "workers", 64, "heartbeats in flight at once")
+	fl.IntVar(&f.registerWorkers, "register-workers", 64, "registrations in flight at once (their own pool, so registering never delays heartbeats)")
 	fl.IntVar(&f.maxConns, "max-conns", 0, "most connections to each server (0: no cap; with --watch it must exceed --count)")
 	fl.BoolVar(&f.watch, "watch", true, "watch allocations (one blocking query per node) and run them; false: register and heartbeat only")
 	fl.DurationVar(&f.watchWait, "watch-wait", 30*time.Second, "wait of each blocking query, as the agent's")
@@ -104,7 +106,7 @@ with -o json.`,
 }
 
 func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
-	cfg := nodesim.Config{Count: f.count, Prefix: f.prefix, Workers: f.workers, Watch: f.watch, WatchWait: f.watchWait, MaxConns: f.maxConns}
+	cfg := nodesim.Config{Count: f.count, Prefix: f.prefix, Workers: f.workers, RegisterWorkers: f.registerWorkers, Watch: f.watch, WatchWait: f.watchWait, MaxConns: f.maxConns}
 	if cfg.Servers = f.servers; len(cfg.Servers) == 0 {
 		cfg.Servers = api.NewClient(g.addr).Addrs()
 	}
@@ -113,6 +115,9 @@ func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
 	}
 	if f.workers <= 0 {
 		return cfg, failf("--workers: must be positive, got %d", f.workers)
+	}
+	if f.registerWorkers <= 0 {
+		return cfg, failf("--register-workers: must be positive, got %d", f.registerWorkers)
 	}
 	if problem := spec.CheckID(nodesim.NodeID(f.prefix, 0)); problem != "" {
 		return cfg, failf("--prefix %q: %s", f.prefix, problem)

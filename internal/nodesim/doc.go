@@ -9,10 +9,12 @@
 // with blocking queries, runs them with the mock driver and reports them
 // running, and stopped when the server says stop.
 //
-// What it keeps bounded: registrations, heartbeats and reports go through
-// a fixed pool of workers fed by one heartbeat schedule (a heap of due
+// What it keeps bounded: registrations go through one fixed pool of
+// workers, heartbeats through another fed by one schedule (a heap of due
 // times), never one timer goroutine per node; every node's requests share
-// one HTTP transport. What it does not bound: with watching on, every node
+// one HTTP transport. The pools are separate because real agents register
+// independently of each other: a mass registration must not delay the
+// heartbeats of the nodes already registered. What it does not bound: with watching on, every node
 // holds one blocking query — one connection — as a real agent does, so the
 // server sees the load of real agents; the server then needs
 // --http-max-conns-per-client -1 and a file descriptor limit above the node

@@ -12,8 +12,9 @@ import (
 )
 
 // simNode is one simulated agent. Its registrations and heartbeats run on
-// the Sim's workers, one at a time (a node is in the schedule at most
-// once); its watch runs in its own goroutine.
+// the Sim's two worker pools, one at a time (a node is in the registration
+// queue or the heartbeat schedule, never both); its watch runs in its own
+// goroutine.
 type simNode struct {
 	sim    *Sim
 	index  int
@@ -22,7 +23,7 @@ type simNode struct {
 
 	registered   atomic.Bool
 	registeredCh chan struct{} // closed at the first registration
-	reregister   atomic.Bool   // the server forgot the node
+	queued       atomic.Bool   // in the registration queue
 	interval     atomicDuration
 	due          atomicDuration // when the current heartbeat was due, since sim start
 
@@ -31,21 +32,22 @@ type simNode struct {
 	reportMu sync.Mutex // one report at a time
 }
 
-// beat registers the node or heartbeats, then schedules the next one.
-func (n *simNode) beat(ctx context.Context) {
+// register registers the node (again, when the server forgot it), then
+// schedules its first heartbeat.
+func (n *simNode) register(ctx context.Context) {
 	st := &n.sim.stats
-	if !n.registered.Load() || n.reregister.Load() {
+	for ctx.Err() == nil {
 		resp, err := n.client.RegisterNodeTimed(ctx, n.node)
 		if err != nil {
 			if ctx.Err() == nil {
 				st.registerErrors.Add(1)
 				n.sim.cfg.Logger.Debug("register failed; retrying", "node", n.node.ID, "err", err)
-				n.schedule(time.Second + rand.N(time.Second))
+				sleep(ctx, time.Second+rand.N(time.Second))
 			}
-			return
+			continue
 		}
 		st.registrations.Add(1)
-		n.reregister.Store(false)
+		n.queued.Store(false)
 		if !n.registered.Swap(true) {
 			st.registered.Add(1)
 			close(n.registeredCh)
@@ -55,6 +57,22 @@ func (n *simNode) beat(ctx context.Context) {
 		// registered together do not heartbeat together.
 		n.schedule(rand.N(interval) + 1)
 		return
+	}
+}
+
+// queueRegister asks for the node to be registered again (the server
+// forgot it); a node is in the registration queue at most once.
+func (n *simNode) queueRegister() {
+	if !n.queued.Swap(true) {
+		n.sim.registerQ <- n.index
+	}
+}
+
+// heartbeat sends one heartbeat and schedules the next.
+func (n *simNode) heartbeat(ctx context.Context) {
+	st := &n.sim.stats
+	if n.queued.Load() {
+		return // registering again; that schedules the next heartbeat
 	}
 	late := time.Since(n.sim.start) - n.due.Load()
 	if late > n.interval.Load() {
@@ -69,8 +87,7 @@ func (n *simNode) beat(ctx context.Context) {
 	case ctx.Err() != nil:
 	case errors.Is(err, api.ErrNodeUnknown):
 		st.reregistrations.Add(1)
-		n.reregister.Store(true)
-		n.schedule(0)
+		n.queueRegister()
 	default:
 		st.heartbeatErrors.Add(1)
 		n.sim.cfg.Logger.Debug("heartbeat failed", "node", n.node.ID, "err", err)
@@ -112,7 +129,7 @@ func (n *simNode) watch(ctx context.Context) {
 			}
 			st.watchErrors.Add(1)
 			if errors.Is(err, api.ErrNodeUnknown) {
-				n.reregister.Store(true)
+				n.queueRegister()
 			}
 			delay = min(max(2*delay, 100*time.Millisecond), 5*time.Second)
 			sleep(ctx, delay+rand.N(delay))

@@ -26,7 +26,12 @@ type Config struct {
 	// Prefix names the nodes Prefix-000000, Prefix-000001, …; default "sim".
 	Prefix string
 	Shape  Shape
-	// Workers bounds the registrations, heartbeats and status reports in
+	// RegisterWorkers bounds the registrations in flight; default Workers.
+	// Registrations have their own workers so that a mass registration
+	// never delays the heartbeats of the nodes already registered (which
+	// would make the server mark them down: not what real agents do).
+	RegisterWorkers int
+	// Workers bounds the heartbeats in
 	// flight; default 64.
 	Workers int
 	// Watch makes every node watch its allocations with a blocking query
@@ -60,6 +65,9 @@ func (c *Config) setDefaults() error {
 	if c.Workers <= 0 {
 		c.Workers = 64
 	}
+	if c.RegisterWorkers <= 0 {
+		c.RegisterWorkers = c.Workers
+	}
 	if c.WatchWait <= 0 {
 		c.WatchWait = 30 * time.Second
 	}
@@ -81,9 +89,10 @@ type Sim struct {
 	stats  Stats
 	start  time.Time
 
-	mu    sync.Mutex
-	sched schedule
-	wake  chan struct{}
+	registerQ chan int // nodes to register, each at most once
+	mu        sync.Mutex
+	sched     schedule
+	wake      chan struct{}
 }
 
 // New prepares count nodes; it sends nothing.
@@ -91,7 +100,8 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg, driver: mock.New(), wake: make(chan struct{}, 1), start: time.Now()}
+	s := &Sim{cfg: cfg, driver: mock.New(), wake: make(chan struct{}, 1), start: time.Now(),
+		registerQ: make(chan int, cfg.Count)}
 	s.http = &http.Client{Transport: newTransport(cfg)}
 	for i := range cfg.Count {
 		servers := append([]string(nil), cfg.Servers...)
@@ -108,7 +118,7 @@ func New(cfg Config) (*Sim, error) {
 func newTransport(cfg Config) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 15 * time.Second}).DialContext
-	idle := cfg.Workers
+	idle := cfg.Workers + cfg.RegisterWorkers
 	if cfg.Watch {
 		idle += cfg.Count
 	}
@@ -125,12 +135,9 @@ func (s *Sim) Stats() Snapshot { return s.stats.snapshot(time.Since(s.start), s.
 // is done. It returns once every request it started has ended; the server
 // is not told that the nodes went away (they go down after their TTL).
 func (s *Sim) Run(ctx context.Context) error {
-	s.mu.Lock()
-	now := time.Now()
-	for i := range s.nodes {
-		s.sched.Add(i, now)
+	for _, n := range s.nodes {
+		n.queueRegister()
 	}
-	s.mu.Unlock()
 
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -145,7 +152,21 @@ func (s *Sim) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				s.nodes[i].beat(ctx)
+				s.nodes[i].heartbeat(ctx)
+			}
+		}()
+	}
+	for range s.cfg.RegisterWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case i := <-s.registerQ:
+					s.nodes[i].register(ctx)
+				}
 			}
 		}()
 	}

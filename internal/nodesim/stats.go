@@ -10,10 +10,10 @@ import (
 // them atomically.
 type Stats struct {
 	registered, registrations, registerErrors, reregistrations atomic.Int64
-	heartbeats, heartbeatErrors, lateHeartbeats               atomic.Int64
-	watching, watchErrors                                     atomic.Int64
-	started, running, finished, reportErrors                  atomic.Int64
-	maxLate                                                   atomicDuration
+	heartbeats, heartbeatErrors, lateHeartbeats                atomic.Int64
+	watching, watchErrors                                      atomic.Int64
+	started, running, finished, reportErrors                   atomic.Int64
+	maxLate                                                    atomicDuration
 }
 
 // Snapshot is Stats at one moment, for progress lines and -o json.

@@ -59,6 +59,7 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	interval, ttl := s.beats.Reset(n.ID, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
 	writeJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
 }
@@ -81,6 +82,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	interval, ttl := s.beats.Reset(id, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	if n.Status == api.NodeDown {
 		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now()}); err != nil {
 			s.fail(w, err)

@@ -100,6 +100,7 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		case <-tick.C:
 		}
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
+			s.metrics.heartbeatsMissed.Inc()
 			if err := s.markNodeDown(id, "missed heartbeats for longer than its TTL"); err != nil {
 				s.logger.Error("mark node down; will retry", "node", id, "err", err)
 				s.beats.Retry(id, s.cfg.Now()) // due again at the next tick

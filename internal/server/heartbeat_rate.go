@@ -32,7 +32,7 @@ const staggerFraction = 0.25
 const (
 	DefaultHeartbeatTTL           = 10 * time.Second
 	DefaultHeartbeatInterval      = time.Second
-	DefaultMaxHeartbeatsPerSecond = 1000
+	DefaultMaxHeartbeatsPerSecond = 500
 )
 
 // HeartbeatPolicy says how often nodes heartbeat and how long the leader

@@ -20,15 +20,15 @@ func TestHeartbeatTiming(t *testing.T) {
 	}{
 		{"empty cell", def, 0, 0, time.Second, 10 * time.Second},
 		{"small cell keeps the minimum interval and TTL", def, 500, 0.9, time.Second, 10 * time.Second},
-		{"at the rate bound", def, 1000, 0, time.Second, 10 * time.Second},
-		{"10k nodes: 10s, TTL 30s", def, 10_000, 0, 10 * time.Second, 30 * time.Second},
-		{"10k nodes staggered by half", def, 10_000, 0.5, 11250 * time.Millisecond, 33750 * time.Millisecond},
-		{"100k nodes: 100s, TTL 300s", def, 100_000, 0, 100 * time.Second, 300 * time.Second},
+		{"at the rate bound", def, 500, 0, time.Second, 10 * time.Second},
+		{"10k nodes: 20s, TTL 60s", def, 10_000, 0, 20 * time.Second, time.Minute},
+		{"10k nodes staggered by half", def, 10_000, 0.5, 22500 * time.Millisecond, 67500 * time.Millisecond},
+		{"100k nodes: 200s, TTL 600s", def, 100_000, 0, 200 * time.Second, 10 * time.Minute},
 		{"custom rate", HeartbeatPolicy{MaxPerSecond: 50}.WithDefaults(), 5000, 0, 100 * time.Second, 300 * time.Second},
-		{"longer minimum TTL wins", HeartbeatPolicy{MinTTL: time.Minute}.WithDefaults(), 10_000, 0, 10 * time.Second, time.Minute},
+		{"longer minimum TTL wins", HeartbeatPolicy{MinTTL: 2 * time.Minute}.WithDefaults(), 10_000, 0, 20 * time.Second, 2 * time.Minute},
 		{"no bound", HeartbeatPolicy{MaxPerSecond: -1}.WithDefaults(), 100_000, 0.7, time.Second, 10 * time.Second},
 		{"interval capped", HeartbeatPolicy{MaxPerSecond: 0.001}.WithDefaults(), 100_000, 0, time.Hour, 3 * time.Hour},
-		{"stagger out of range is clamped", def, 10_000, 7, 12500 * time.Millisecond, 37500 * time.Millisecond},
+		{"stagger out of range is clamped", def, 10_000, 7, 25 * time.Second, 75 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -57,7 +57,7 @@ type Config struct {
 	// default 1s.
 	HeartbeatInterval time.Duration
 	// MaxHeartbeatsPerSecond bounds the heartbeats of the whole cell: the
-	// interval nodes are told grows with their number. Default 1000;
+	// interval nodes are told grows with their number. Default 500;
 	// negative: no bound.
 	MaxHeartbeatsPerSecond float64
 	// Workers is the number of parallel scheduler workers. Default GOMAXPROCS.
@@ -86,6 +86,8 @@ type Server struct {
 	broker *evalBroker
 	plans  *planApplier
 	beats  *heartbeats
+	// metrics are served at /metrics (metrics.go, docs/metrics.md).
+	metrics *serverMetrics
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -137,7 +139,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker()}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), metrics: newServerMetrics()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
 	s.fsm.onApply = s.afterApply
@@ -158,6 +160,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ready = newReadiness(s.raft.raft, s.raft.logStore, s.fsm, s.raft.observer)
+	s.registerStateGauges()
+	s.observeLeaderChanges()
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -388,6 +392,8 @@ func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 // of the last and the FSM's answer to it. An error names the first entry
 // that failed; the entries before it are committed.
 func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
+	start := time.Now()
+	defer func() { s.metrics.raftCommit.Observe(time.Since(start).Seconds()) }()
 	futures := make([]raft.ApplyFuture, len(entries))
 	for i, buf := range entries {
 		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
