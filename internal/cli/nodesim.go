@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -172,20 +171,15 @@ func runNodesim(ctx context.Context, g *globals, f *nodesimFlags) error {
 			return failf("--running-log: %v", err)
 		}
 		defer file.Close()
-		buf := bufio.NewWriter(file)
-		w := csv.NewWriter(buf)
+		// Flushed line by line, so a benchmark can follow it while it grows.
+		w := csv.NewWriter(file)
 		var mu sync.Mutex
 		cfg.OnRunning = func(a *api.Allocation, at time.Time) {
 			mu.Lock()
 			defer mu.Unlock()
 			w.Write([]string{a.ID, a.Workload, a.NodeID, a.CreateTime.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano)})
-		}
-		defer func() {
-			mu.Lock()
-			defer mu.Unlock()
 			w.Flush()
-			buf.Flush()
-		}()
+		}
 	}
 	sim, err := nodesim.New(cfg)
 	if err != nil {
