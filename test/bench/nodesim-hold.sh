@@ -6,7 +6,8 @@
 # alive), heartbeat figures, and each server's peak RSS and CPU seconds.
 #
 # usage: test/bench/nodesim-hold.sh NODES SERVERS HOLD_SECONDS [nodesim flags...]
-# env:   STRATA (binary, default strata), KEEP=1 keeps the work dir.
+# env:   STRATA (binary, default strata), KEEP=1 keeps the work dir,
+#        RAFT_MULTIPLIER (servers' --raft-multiplier, default 1).
 set -euo pipefail
 nodes=$1 servers=$2 hold=$3
 shift 3
@@ -15,7 +16,7 @@ dir=$(mktemp -d /tmp/nodesim-bench.XXXXXX)
 ulimit -n "$(ulimit -Hn)"
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}" ${sim:+"$sim"} ${sampler:+"$sampler"}; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	[ "${KEEP:-}" = 1 ] || rm -rf "$dir"
 }
@@ -26,7 +27,7 @@ for i in $(seq 1 "$servers"); do
 	http=127.0.0.1:$((15680 + i)) raft=127.0.0.1:$((15780 + i))
 	args=(server --data-dir "$dir/s$i" --http-addr "$http" --log-level warn --http-max-conns-per-client -1)
 	if [ "$servers" -gt 1 ]; then
-		args+=(--raft-addr "$raft" --bootstrap-expect "$servers" --join 127.0.0.1:15781)
+		args+=(--raft-addr "$raft" --bootstrap-expect "$servers" --join 127.0.0.1:15781 --raft-multiplier "${RAFT_MULTIPLIER:-1}")
 	fi
 	"$bin" "${args[@]}" >"$dir/s$i.log" 2>&1 &
 	pids+=($!)
@@ -64,6 +65,7 @@ echo "load at the end of the hold: $(uptime)"
 kill -INT "$sim"
 wait "$sim" || true
 kill "$sampler"
+sampler=
 grep -v '^{' "$dir/nodesim.err" | tail -3
 cat "$dir/nodesim.json"
 echo "false node downs during the hold (server log): $downs"
