@@ -93,7 +93,7 @@ with -o json.`,
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value on every node (repeatable)")
 	fl.IntVar(&f.workers, "workers", 64, "heartbeats in flight at once")
 	fl.IntVar(&f.registerWorkers, "register-workers", 64, "registrations in flight at once (their own pool, so registering never delays heartbeats)")
-	fl.IntVar(&f.maxConns, "max-conns", 0, "most connections to each server (0: no cap; with --watch it must exceed --count)")
+	fl.IntVar(&f.maxConns, "max-conns", 0, "most connections to each server (0: --workers + --register-workers, plus --count with --watch: what can be in flight)")
 	fl.BoolVar(&f.watch, "watch", true, "watch allocations (one blocking query per node) and run them; false: register and heartbeat only")
 	fl.DurationVar(&f.watchWait, "watch-wait", 30*time.Second, "wait of each blocking query, as the agent's")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: run until interrupted)")

@@ -40,8 +40,11 @@ type Config struct {
 	Watch bool
 	// WatchWait is the blocking queries' wait, default 30s (the agent's).
 	WatchWait time.Duration
-	// MaxConns caps the connections to each server (0: none). With Watch
-	// it must exceed Count, or watches queue behind each other.
+	// MaxConns caps the connections to each server. Default (0): the most
+	// requests nodesim has in flight, Workers + RegisterWorkers, plus Count
+	// with Watch (one request per node at a time: watch, then report), so
+	// idle connections never push the total past what is in use. With
+	// Watch a cap below Count makes watches queue behind each other.
 	MaxConns int
 	// FirstInterval is how often a node heartbeats before the server has
 	// said; default 1s (the agent's).
@@ -67,6 +70,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.RegisterWorkers <= 0 {
 		c.RegisterWorkers = c.Workers
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = c.Workers + c.RegisterWorkers
+		if c.Watch {
+			c.MaxConns += c.Count
+		}
 	}
 	if c.WatchWait <= 0 {
 		c.WatchWait = 30 * time.Second
