@@ -56,9 +56,12 @@ Connections: registrations (--register-workers at a time) and heartbeats
 (--workers at a time) go over one shared HTTP transport. With --watch (the default)
 every node also holds one blocking query, one connection, as a real agent
 does; the server then needs --http-max-conns-per-client -1 (its default caps
-one client address at 256 connections) and a file descriptor limit above
---count (ulimit -n), and so does nodesim. With --watch=false nodesim uses at
-most --workers + --register-workers connections (or --max-conns) and stays under the cap.
+one client address at 256 connections) and a file descriptor limit well
+above --count (ulimit -n; its total cap, --http-max-conns, defaults to three
+quarters of it), and so does nodesim. nodesim opens at most --count +
+--workers + --register-workers connections (--max-conns). With --watch=false
+it uses at most --workers + --register-workers (128 by default) and stays
+under the per-client cap.
 
 A progress line goes to stderr every --progress-every; Ctrl-C stops the nodes
 (the server marks them down after their TTL) and prints the totals, as JSON
