@@ -229,47 +229,16 @@ func (c *Client) RegisterNodeMeta(ctx context.Context, n *Node) (QueryMeta, erro
 
 // Heartbeat tells the server the node is alive (agent API).
 func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
-	_, err := c.HeartbeatMeta(ctx, nodeID)
+	_, _, err := c.NodeHeartbeatMeta(ctx, nodeID)
 	return err
 }
 
 // HeartbeatMeta is Heartbeat that also returns what the answer says about
 // the cell.
 func (c *Client) HeartbeatMeta(ctx context.Context, nodeID string) (QueryMeta, error) {
-	m, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
-	var e *Error
-	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return m, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
-	}
+	_, m, err := c.NodeHeartbeatMeta(ctx, nodeID)
 	return m, err
 }
-
-// RenewLease is HeartbeatMeta that also returns the lease the server
-// granted (agent API): the agent fences at-most-once copies before it can
-// end.
-func (c *Client) RenewLease(ctx context.Context, nodeID string) (time.Duration, QueryMeta, error) {
-	var out struct {
-		Lease string `json:"lease"`
-	}
-	m, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, &out)
-	var e *Error
-	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return 0, m, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
-	}
-	if err != nil {
-		return 0, m, err
-	}
-	lease, perr := time.ParseDuration(out.Lease)
-	if perr != nil || lease <= 0 {
-		return 0, m, fmt.Errorf("%w (got %q)", ErrNoLease, out.Lease)
-	}
-	return lease, m, nil
-}
-
-// ErrNoLease is returned by RenewLease when the heartbeat was answered
-// without a lease (a server older than leases): the node is alive, but
-// holds no lease.
-var ErrNoLease = errors.New("the server granted no lease")
 
 // NodeAllocations is the agent's blocking watch of its allocations.
 func (c *Client) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*Allocation, uint64, error) {

@@ -30,7 +30,7 @@ type ServerAPI interface {
 	RegisterNode(ctx context.Context, n *api.Node) (Stamp, error)
 	// Heartbeat returns an error wrapping ErrNodeUnknown when the server
 	// forgot the node; the agent then registers again.
-	Heartbeat(ctx context.Context, nodeID string) (Stamp, error)
+	Heartbeat(ctx context.Context, nodeID string) (Beat, error)
 	// NodeAllocations is a blocking query: it returns the node's
 	// allocations once the index is above minIndex, or after wait.
 	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error)
@@ -84,7 +84,9 @@ type Config struct {
 	HTTP httplimit.Config
 	API  ServerAPI // required
 
-	HeartbeatInterval time.Duration // default 1s
+	// HeartbeatInterval is how often the node heartbeats until the server
+	// says otherwise (a large cell asks for less), default 1s.
+	HeartbeatInterval time.Duration
 	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.
 	WatchWait time.Duration
 	// UpdateBatch is how long status changes are collected before they are

@@ -11,14 +11,6 @@ import (
 	"github.com/strata-dev/strata/internal/lease"
 )
 
-// LeaseRenewer is implemented by a ServerAPI whose heartbeat returns the
-// lease the server granted (with the answer's Stamp, which the cell guard
-// judges before the lease is taken). Without it the agent holds no lease,
-// and fenced groups (atMostOnce, disconnect.stopAfter) never start.
-type LeaseRenewer interface {
-	RenewLease(ctx context.Context, nodeID string) (time.Duration, Stamp, error)
-}
-
 // leaseKeeper holds the node's lease: renewed by every successful
 // heartbeat, counted on the boot clock from the moment the heartbeat was
 // sent. Fenced groups' tasks run only under it; the shim stops them at

@@ -52,7 +52,8 @@ func (a *Agent) registerLoop(ctx context.Context) {
 	// hung on a cut connection.
 	const maxProbes = 8
 	type outcome struct {
-		recovered bool // the answer ended a refusal (cellguard.go)
+		interval  time.Duration // the period the server asked for; 0: keep
+		recovered bool          // the answer ended a refusal (cellguard.go)
 		err       error
 	}
 	results := make(chan outcome, maxProbes)
@@ -60,6 +61,7 @@ func (a *Agent) registerLoop(ctx context.Context) {
 	failing := false
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
+	period := a.cfg.HeartbeatInterval
 	for {
 		select {
 		case <-ctx.Done():
@@ -71,19 +73,26 @@ func (a *Agent) registerLoop(ctx context.Context) {
 				continue
 			}
 			inflight++
+			timeout := period
 			go func() {
-				recovered, err := a.heartbeat(ctx, a.cfg.HeartbeatInterval)
-				results <- outcome{recovered, err}
+				beat, recovered, err := a.heartbeat(ctx, timeout)
+				results <- outcome{beat.Interval, recovered, err}
 			}()
 		case r := <-results:
 			inflight--
 			err := r.err
 			switch {
 			case err == nil:
+				// A large cell tells its nodes to heartbeat less often, so
+				// its heartbeat rate stays bounded (server.HeartbeatPolicy).
+				if r.interval > 0 && r.interval != period {
+					period = r.interval
+					ticker.Reset(period)
+				}
 				if failing {
 					a.log.Info("heartbeat answered again")
 					a.kick(a.reconnected)
-					ticker.Reset(a.cfg.HeartbeatInterval)
+					ticker.Reset(period)
 				}
 				failing = false
 				if r.recovered {
@@ -110,39 +119,29 @@ func (a *Agent) registerLoop(ctx context.Context) {
 // the normal one, at least 100 ms.
 func retryInterval(normal time.Duration) time.Duration { return max(normal/10, 100*time.Millisecond) }
 
-// heartbeat tells the server the node lives and, when the server grants
-// leases, renews the node's lease from the moment the request was sent. An
+// heartbeat tells the server the node lives and renews the node's lease,
+// when the server grants one, from the moment the request was sent. An
 // answer the cell guard refuses (another cell, a server behind) renews
 // nothing. recovered reports that the answer ended a refusal.
-func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) (recovered bool, err error) {
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) (beat Beat, recovered bool, err error) {
 	// A heartbeat hung on a cut connection ends after timeout (the normal
 	// period): it may otherwise wait out TCP's retransmission backoff.
 	ctx, cancel := context.WithTimeout(ctx, max(timeout, 200*time.Millisecond))
 	defer cancel()
-	renewer, ok := a.cfg.API.(LeaseRenewer)
-	if !ok {
-		stamp, err := a.cfg.API.Heartbeat(ctx, a.nodeID)
-		if err != nil {
-			return false, err
-		}
-		_, recovered = a.acceptStamp(stamp, "heartbeat")
-		return recovered, nil
-	}
 	sent := a.lease.clock()
-	granted, stamp, err := renewer.RenewLease(ctx, a.nodeID)
-	if err != nil && !errors.Is(err, api.ErrNoLease) {
-		return false, err
+	beat, err = a.cfg.API.Heartbeat(ctx, a.nodeID)
+	if err != nil {
+		return Beat{}, false, err
 	}
-	accepted, recovered := a.acceptStamp(stamp, "heartbeat")
-	if err != nil || !accepted {
-		// Alive, but fenced groups will not run: no lease to hold (a
-		// server without leases), or none from a server this node may
-		// trust.
-		return recovered, nil
+	accepted, recovered := a.acceptStamp(beat.Stamp, "heartbeat")
+	if !accepted {
+		return Beat{}, recovered, nil // no lease, no timing from a server this node may not trust
 	}
-	a.lease.renew(sent, granted)
-	a.writeFences()
-	return recovered, nil
+	if beat.Lease > 0 {
+		a.lease.renew(sent, beat.Lease)
+		a.writeFences()
+	}
+	return beat, recovered, nil
 }
 
 func (a *Agent) markAllDirty() {

@@ -30,6 +30,7 @@ type serverFlags struct {
 	join            []string
 	raftMultiplier  int
 	heartbeatTTL    time.Duration
+	heartbeats      heartbeatFlags
 	workers         int
 	logLevel        string
 	http            httpLimitFlags
@@ -64,7 +65,8 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "form a new cell of this many servers once they have found each other through --join (give every one the same number: 3 or 5)")
 	cmd.Flags().StringSliceVar(&f.join, "join", nil, "another server's --raft-addr, to find the cell (repeatable or comma-separated); a server that is not in the cell asks its leader to add it")
 	cmd.Flags().IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft's timeouts (1: a new leader within about 1-2s of losing one); raise it on slow or overloaded machines")
-	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
+	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced (the least: a large cell's TTL is 3 of its heartbeat intervals)")
+	f.heartbeats.register(cmd)
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.http.register(cmd, "http-", "the API")
@@ -73,7 +75,8 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c}
+		HeartbeatTTL: f.heartbeatTTL, HeartbeatInterval: f.heartbeats.interval, MaxHeartbeatsPerSecond: f.heartbeats.maxPerSecond,
+		Workers: f.workers, Logger: logger, HTTP: f.http.c}
 }
 
 type agentFlags struct {
@@ -213,7 +216,6 @@ type agentAPI struct{ *api.Client }
 var (
 	_ agent.ServerAPI     = agentAPI{}
 	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
-	_ agent.LeaseRenewer  = agentAPI{}
 )
 
 func stampOf(m api.QueryMeta) agent.Stamp {
@@ -225,15 +227,9 @@ func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, e
 	return stampOf(m), err
 }
 
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Stamp, error) {
-	m, err := a.Client.HeartbeatMeta(ctx, nodeID)
-	return stampOf(m), err
-}
-
-// RenewLease is Heartbeat that returns the lease the server granted.
-func (a agentAPI) RenewLease(ctx context.Context, nodeID string) (time.Duration, agent.Stamp, error) {
-	lease, m, err := a.Client.RenewLease(ctx, nodeID)
-	return lease, stampOf(m), err
+func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Beat, error) {
+	resp, m, err := a.Client.NodeHeartbeatMeta(ctx, nodeID)
+	return agent.Beat{Stamp: stampOf(m), Interval: resp.Interval(), Lease: resp.LeaseDuration()}, err
 }
 
 // NodeAllocations returns the client's ErrNodeUnknown, which is the

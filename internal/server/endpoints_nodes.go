@@ -60,13 +60,14 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	s.beats.Reset(n.ID, s.cfg.Now())
+	interval, ttl := s.beats.Reset(n.ID, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
 	for _, text := range notices {
 		s.logger.Warn("agent notice", "node", n.ID, "name", n.Name, "notice", text)
 	}
 	s.stampCell(w, s.State().Snapshot())
-	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
 }
 
 // handleHeartbeat extends a node's deadline; a node that was down comes
@@ -102,9 +103,10 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	// The lease is renewed only once the node is ready again: a node that
 	// comes back after its copies were replaced must not run them on a
 	// lease granted before the server recorded its return.
-	s.beats.Reset(id, s.cfg.Now())
+	interval, ttl := s.beats.Reset(id, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	s.stampCell(w, s.State().Snapshot())
-	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String(), "lease": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String(), Lease: ttl.String()})
 }
 
 // handleNodeAllocs is the agent's watch: the node's allocations that still

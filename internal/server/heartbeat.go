@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -15,7 +16,8 @@ import (
 // pure bookkeeping over an injected time; the leader loop drives it.
 type heartbeats struct {
 	mu        sync.Mutex
-	ttl       time.Duration
+	policy    HeartbeatPolicy
+	stagger   func() float64 // uniform in [0,1)
 	deadlines map[string]time.Time
 	// renewed is when each node last renewed its lease (a heartbeat, a
 	// registration, or this leader taking over) and for how long: the
@@ -28,23 +30,45 @@ type renewal struct {
 	lease time.Duration
 }
 
-func newHeartbeats(ttl time.Duration) *heartbeats {
-	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}, renewed: map[string]renewal{}}
+// newHeartbeats tracks deadlines under policy (with its defaults); stagger
+// draws the random stagger of each interval, default math/rand/v2.
+func newHeartbeats(policy HeartbeatPolicy, stagger func() float64) *heartbeats {
+	if stagger == nil {
+		stagger = rand.Float64
+	}
+	return &heartbeats{policy: policy.WithDefaults(), stagger: stagger, deadlines: map[string]time.Time{}, renewed: map[string]renewal{}}
 }
 
-// Reset records a heartbeat from node at now: a lease of one TTL.
-func (h *heartbeats) Reset(node string, now time.Time) {
+// Reset records a heartbeat from node at now: a lease of one TTL. It
+// returns the interval the node should heartbeat at and the TTL after which
+// it is down (also the lease's length), both scaled to the number of nodes
+// tracked.
+func (h *heartbeats) Reset(node string, now time.Time) (interval, ttl time.Duration) {
 	h.mu.Lock()
-	h.deadlines[node] = now.Add(h.ttl)
-	h.renewed[node] = renewal{at: now, lease: h.ttl}
+	defer h.mu.Unlock()
+	n := len(h.deadlines)
+	if _, ok := h.deadlines[node]; !ok {
+		n++
+	}
+	interval, ttl = h.policy.Timing(n, h.stagger())
+	h.deadlines[node] = now.Add(ttl)
+	h.renewed[node] = renewal{at: now, lease: ttl}
+	return interval, ttl
+}
+
+// Retry makes node due again at the next check (marking it down failed),
+// without renewing its lease.
+func (h *heartbeats) Retry(node string, now time.Time) {
+	h.mu.Lock()
+	h.deadlines[node] = now
 	h.mu.Unlock()
 }
 
-// dueAt makes node's deadline at, without renewing its lease (a retry).
-func (h *heartbeats) dueAt(node string, at time.Time) {
+// Len is the number of nodes tracked.
+func (h *heartbeats) Len() int {
 	h.mu.Lock()
-	h.deadlines[node] = at
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	return len(h.deadlines)
 }
 
 // Renewed returns when node last renewed its lease and the lease's length;
@@ -90,7 +114,7 @@ func (h *heartbeats) Expired(now time.Time) []string {
 // watchHeartbeats marks nodes down when their TTL expires and asks for their
 // workloads to be re-evaluated, so lost allocations get replacements.
 func (s *Server) watchHeartbeats(ctx context.Context) {
-	tick := time.NewTicker(s.cfg.HeartbeatTTL / 4)
+	tick := time.NewTicker(s.beats.policy.MinTTL / 4)
 	defer tick.Stop()
 	for {
 		select {
@@ -99,9 +123,10 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		case <-tick.C:
 		}
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
-			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
+			s.metrics.heartbeatsMissed.Inc()
+			if err := s.markNodeDown(id, "missed heartbeats for longer than its TTL"); err != nil {
 				s.logger.Error("mark node down; will retry", "node", id, "err", err)
-				s.beats.dueAt(id, s.cfg.Now()) // due again at the next tick; the lease is not renewed
+				s.beats.Retry(id, s.cfg.Now()) // due again at the next tick
 			}
 		}
 	}

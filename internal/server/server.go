@@ -50,8 +50,17 @@ type Config struct {
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
 	// HeartbeatTTL is how long a node may stay silent before it is marked
-	// down and its allocations replaced. Default 10s.
+	// down and its allocations replaced, while the cell is small. Default
+	// 10s. A large cell's TTL grows with its heartbeat interval
+	// (HeartbeatPolicy).
 	HeartbeatTTL time.Duration
+	// HeartbeatInterval is how often nodes of a small cell heartbeat;
+	// default 1s.
+	HeartbeatInterval time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeats of the whole cell: the
+	// interval nodes are told grows with their number. Default 500;
+	// negative: no bound.
+	MaxHeartbeatsPerSecond float64
 	// Workers is the number of parallel scheduler workers. Default GOMAXPROCS.
 	Workers int
 	Logger  *slog.Logger
@@ -81,6 +90,8 @@ type Server struct {
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
+	// metrics are served at /metrics (metrics.go, docs/metrics.md).
+	metrics *serverMetrics
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -132,13 +143,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker()}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), metrics: newServerMetrics()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
 	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
-	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
+		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
@@ -153,6 +165,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ready = newReadiness(s.raft.raft, s.raft.logStore, s.fsm, s.raft.observer)
+	s.registerStateGauges()
+	s.observeLeaderChanges()
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -395,6 +409,8 @@ func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 // of the last and the FSM's answer to it. An error names the first entry
 // that failed; the entries before it are committed.
 func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
+	start := time.Now()
+	defer func() { s.metrics.raftCommit.Observe(time.Since(start).Seconds()) }()
 	futures := make([]raft.ApplyFuture, len(entries))
 	for i, buf := range entries {
 		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
