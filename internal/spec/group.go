@@ -183,7 +183,16 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			command = v
 			t.Command, _ = d.strings(p, v, false)
 		case "env":
-			t.Env = d.textMap(p, v, checkEnvName)
+			d.env(p, v, t)
+		case "user":
+			if s, ok := d.str(p, v); ok {
+				if problem := checkUser(s); problem != "" {
+					d.fail(p, v, "%s", problem)
+				}
+				t.User = s
+			}
+		case "secrets":
+			d.secrets(p, v, t)
 		case "workDir":
 			t.WorkDir, _ = d.str(p, v)
 		case "image":
@@ -219,6 +228,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
+	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t
 }
