@@ -70,7 +70,8 @@ func New(cfg Config) (*Agent, error) {
 		dirtyCh:    make(chan struct{}, 1),
 		registerCh: make(chan struct{}, 1),
 	}
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, Logger: a.log})
+	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, Logger: a.log,
+		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs")})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err

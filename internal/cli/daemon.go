@@ -33,6 +33,7 @@ type serverFlags struct {
 	heartbeatTTL    time.Duration
 	workers         int
 	logLevel        string
+	keyringFile     string
 	http            httpLimitFlags
 }
 
@@ -68,13 +69,14 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&f.keyringFile, "keyring-file", "", "keys that seal workload secrets (default <data-dir>/keyring.json, created on first start); every server of a cell needs the same file (see strata keyring --help)")
 	f.http.register(cmd, "http-", "the API")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c}
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile}
 }
 
 type agentFlags struct {
@@ -88,6 +90,7 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	allowRoot   bool
 	http        httpLimitFlags
 }
 
@@ -104,6 +107,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -115,6 +119,8 @@ type agentFile struct {
 	MemoryTotal    string            `json:"memoryTotal"`
 	DiskTotal      string            `json:"diskTotal"`
 	BandwidthTotal string            `json:"bandwidthTotal"`
+	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
+	AllowRootTasks bool `json:"allowRootTasks"`
 }
 
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
@@ -135,7 +141,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c}
+		Labels: map[string]string{}, HTTP: f.http.c, AllowRootTasks: f.allowRoot || file.AllowRootTasks}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}

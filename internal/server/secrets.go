@@ -93,103 +93,35 @@ func (s *Server) publicView(v any) (any, error) {
 		}
 		return out, nil
 	case *api.Allocation:
-		return redactAlloc(v), nil
+		return v.Redacted(), nil
 	case []*api.Allocation:
 		out := make([]*api.Allocation, len(v))
 		for i, a := range v {
-			out[i] = redactAlloc(a)
+			out[i] = a.Redacted()
 		}
 		return out, nil
 	case *api.Workload:
-		return redactWorkload(v), nil
+		return v.Redacted(), nil
 	case []*api.Workload:
 		out := make([]*api.Workload, len(v))
 		for i, wl := range v {
-			out[i] = redactWorkload(wl)
+			out[i] = wl.Redacted()
 		}
 		return out, nil
 	case *api.WorkloadStatus:
 		c := *v
-		c.Workload = redactWorkload(v.Workload)
+		c.Workload = v.Workload.Redacted()
 		return &c, nil
 	}
 	return v, nil
 }
 
-// withSecrets copies g, giving each task with secrets a copy of them
-// passed through f.
-func withSecrets(g *api.TaskGroup, f func(t *api.Task, sec *api.Secret) error) (*api.TaskGroup, error) {
-	if g == nil || !hasSecrets(g) {
-		return g, nil
-	}
-	c := *g
-	c.Tasks = make([]*api.Task, len(g.Tasks))
-	for i, t := range g.Tasks {
-		tc := *t
-		tc.Secrets = make([]*api.Secret, len(t.Secrets))
-		for j, sec := range t.Secrets {
-			sc := *sec
-			if err := f(&tc, &sc); err != nil {
-				return nil, err
-			}
-			tc.Secrets[j] = &sc
-		}
-		c.Tasks[i] = &tc
-	}
-	return &c, nil
-}
-
-func hasSecrets(g *api.TaskGroup) bool {
-	for _, t := range g.Tasks {
-		if len(t.Secrets) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func redactSecret(_ *api.Task, sec *api.Secret) error {
-	sec.Value, sec.Sealed = "", ""
-	return nil
-}
-
-func redactAlloc(a *api.Allocation) *api.Allocation {
-	if a == nil || a.TaskGroup == nil || !hasSecrets(a.TaskGroup) {
-		return a
-	}
-	c := *a
-	c.TaskGroup, _ = withSecrets(a.TaskGroup, redactSecret)
-	return &c
-}
-
-func redactWorkload(wl *api.Workload) *api.Workload {
-	if wl == nil {
-		return nil
-	}
-	var c *api.Workload
-	for i, g := range wl.Groups {
-		if !hasSecrets(g) {
-			continue
-		}
-		if c == nil {
-			cp := *wl
-			cp.Groups = append([]*api.TaskGroup(nil), wl.Groups...)
-			c = &cp
-		}
-		c.Groups[i], _ = withSecrets(g, redactSecret)
-	}
-	if c == nil {
-		return wl
-	}
-	return c
-}
-
 // openAlloc copies a with its secrets' values opened for its agent.
 func (s *Server) openAlloc(a *api.Allocation) (*api.Allocation, error) {
-	if a.TaskGroup == nil || !hasSecrets(a.TaskGroup) {
+	if a.TaskGroup == nil || !a.TaskGroup.HasSecrets() {
 		return a, nil
 	}
-	g, err := withSecrets(a.TaskGroup, func(t *api.Task, sec *api.Secret) error {
+	g, err := a.TaskGroup.MapSecrets(func(t *api.Task, sec *api.Secret) error {
 		plain, err := s.keyring.Open(sec.Sealed, secretContext(a.Workload, a.TaskGroup.Name, t.Name, sec.Name))
 		if err != nil {
 			return secretError(a, t, sec, err)
