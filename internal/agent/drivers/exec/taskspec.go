@@ -91,6 +91,10 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 	if tasksRoot == "" {
 		tasksRoot = filepath.Dir(filepath.Dir(cfg.TaskDir))
 	}
+	hide := []string{"/tmp"}
+	if tasksRoot != "/" && tasksRoot != "." {
+		hide = append([]string{tasksRoot}, hide...)
+	}
 	return &spec{
 		Command:       cfg.Task.Command,
 		Env:           envList(env),
@@ -105,7 +109,7 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 		UID:           u.UID,
 		GID:           u.GID,
 		SandboxDir:    sandbox,
-		HidePaths:     []string{tasksRoot, "/tmp"},
+		HidePaths:     hide,
 		CgroupDirs:    group.Dirs(),
 		Secrets:       files,
 	}, nil
