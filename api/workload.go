@@ -129,6 +129,9 @@ type Task struct {
 	// ":group" or ":gid". Empty means the node's default, nobody; root
 	// only on nodes that allow root tasks (docs/security.md).
 	User string `json:"user,omitempty"`
+	// Network is "host" (the default: the node's network namespace) or
+	// "isolated" (a network namespace of its own with loopback only).
+	Network string `json:"network,omitempty"`
 	// Secrets are delivered to the task as files on a tmpfs
 	// ($STRATA_SECRETS_DIR/<name>, mode 0400, owned by the task's user)
 	// or, with Env set, as that environment variable. Their values are

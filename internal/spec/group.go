@@ -193,6 +193,15 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			}
 		case "secrets":
 			d.secrets(p, v, t)
+		case "network":
+			if s, ok := d.str(p, v); ok {
+				switch s {
+				case NetworkHost, NetworkIsolated:
+					t.Network = s
+				default:
+					d.fail(p, v, "unknown network %q (want %s or %s)", s, NetworkHost, NetworkIsolated)
+				}
+			}
 		case "workDir":
 			t.WorkDir, _ = d.str(p, v)
 		case "image":

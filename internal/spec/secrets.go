@@ -10,6 +10,13 @@ import (
 	"github.com/strata-dev/strata/api"
 )
 
+// Task network modes: the node's network namespace, or one of the task's
+// own with loopback only.
+const (
+	NetworkHost     = "host"
+	NetworkIsolated = "isolated"
+)
+
 // Bounds on a task's secrets: a secret is a credential or a key, not data.
 const (
 	MaxSecretBytes  = 64 << 10

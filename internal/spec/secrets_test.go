@@ -11,6 +11,7 @@ import (
 
 func TestUserAndSecretsParsed(t *testing.T) {
 	wl, err := Parse([]byte(oneTask(cmd + `          user: app:staff
+          network: isolated
           env:
             LOG_LEVEL: info
             DB_PASSWORD: {secret: hunter2}
@@ -25,8 +26,8 @@ func TestUserAndSecretsParsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := wl.Groups[0].Tasks[0]
-	if task.User != "app:staff" {
-		t.Errorf("user = %q", task.User)
+	if task.User != "app:staff" || task.Network != NetworkIsolated {
+		t.Errorf("user = %q, network = %q", task.User, task.Network)
 	}
 	if len(task.Env) != 1 || task.Env["LOG_LEVEL"] != "info" {
 		t.Errorf("env = %v, want only LOG_LEVEL: a secret entry leaves env", task.Env)
@@ -57,6 +58,7 @@ func TestUserAndSecretsErrors(t *testing.T) {
 		{"user uid out of range", "user: \"4294967295\"", []string{task + ".user"}, "out of range"},
 		{"user three parts", "user: a:b:c", []string{task + ".user"}, "invalid user"},
 		{"user not a string", "user: [root]", []string{task + ".user"}, "expected a string"},
+		{"unknown network", "network: bridge", []string{task + ".network"}, "unknown network"},
 		{"secret without value", "secrets: [{name: a}]", []string{task + ".secrets[0].value"}, "required"},
 		{"secret without name", "secrets: [{value: a}]", []string{task + ".secrets[0].name"}, "required"},
 		{"secret name is a path", "secrets: [{name: ../etc/passwd, value: x}]", []string{task + ".secrets[0].name"}, "invalid secret name"},

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // File descriptors between the stages. The shim hands the init syncFD and
@@ -72,6 +74,12 @@ func ExecMain(args []string) int {
 			return 126
 		}
 		procs = append(procs, pf)
+	}
+	if s.IsolatedNetwork {
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
+			return 126
+		}
 	}
 	if err := setupMounts(&s); err != nil {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
@@ -140,4 +148,26 @@ func reapTask(pid int) taskStatus {
 		}
 		return taskStatus{ExitCode: ws.ExitStatus()}
 	}
+}
+
+// loopbackUp brings up lo in the init's new network namespace (it starts
+// down): an isolated task still talks to itself over 127.0.0.1.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
 }

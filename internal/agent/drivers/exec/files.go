@@ -38,6 +38,9 @@ type spec struct {
 	SandboxDir string   `json:"sandboxDir"` // the task's own directory, owned by UID; the only one under HidePaths it sees
 	HidePaths  []string `json:"hidePaths"`  // covered by an empty tmpfs in the task's mount namespace
 	CgroupDirs []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
+	// IsolatedNetwork gives the task a network namespace of its own, with
+	// loopback only (spec network: isolated).
+	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`
 	// Secrets are written to a tmpfs at SandboxDir/secrets, 0400, owned by UID.
 	Secrets []secretFile `json:"secrets,omitempty"`
 }

@@ -211,3 +211,16 @@ func TestTaskPIDIsTheCommandOnTheHost(t *testing.T) {
 		t.Errorf("init pid %d not a live process apart from the task", h.InitPID)
 	}
 }
+
+func TestIsolatedNetworkHasLoopbackOnly(t *testing.T) {
+	d := newTestDriver(t)
+	script := `echo "ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' ')"`
+	host, _ := report(t, d, nil, script)
+	isolated, _ := report(t, d, func(tk *api.Task) { tk.Network = "isolated" }, script)
+	if isolated["ifaces"] != "lo" {
+		t.Errorf("isolated task sees interfaces %q, want lo only", isolated["ifaces"])
+	}
+	if host["ifaces"] == "lo" || host["ifaces"] == "" {
+		t.Errorf("host-network task sees interfaces %q, want the node's", host["ifaces"])
+	}
+}

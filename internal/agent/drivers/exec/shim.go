@@ -94,6 +94,10 @@ func runShim(taskDir string) *drivers.ExitResult {
 	}
 	defer statusR.Close()
 	argv := append(append([]string(nil), s.ExecCommand...), filepath.Join(taskDir, specFile))
+	cloneFlags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
+	if s.IsolatedNetwork {
+		cloneFlags |= syscall.CLONE_NEWNET
+	}
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Dir: taskDir,
 		// The init needs no environment; the task's (secrets included)
@@ -103,7 +107,8 @@ func runShim(taskDir string) *drivers.ExitResult {
 		Sys: &syscall.SysProcAttr{
 			// The init of the task's own pid, mount, uts and ipc
 			// namespaces (the cgroup namespace is the task stage's).
-			Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+			// (and network, when isolated).
+			Cloneflags: cloneFlags,
 			// Its own process group, so a stop signals the task's
 			// init but never the shim.
 			Setpgid: true,
