@@ -175,9 +175,12 @@ func TestStopForwardsSIGTERMToEveryProcess(t *testing.T) {
 	d := newTestDriver(t)
 	m := marker()
 	killProcsWithArg(t, m)
+	// The main process waits for its child: when it exits, the init ends
+	// the namespace, and a slower child would die before it could log.
 	cfg := taskConfig(t, "graceful", api.Resources{}, sh(`
 		setsid sh -c 'trap "echo child-term >&2; exit 0" TERM; sleep `+m+` & wait' &
-		trap 'echo main-term; exit 0' TERM; echo ready; sleep 300 & wait`)...)
+		child=$!
+		trap 'wait $child; echo main-term; exit 0' TERM; echo ready; sleep 300 & wait`)...)
 	h := start(t, d, cfg)
 	if !waitFor(t, "the task to run", 10*time.Second, func() bool {
 		return logHas(cfg.TaskDir, "stdout", "ready")() && len(procsWithArg(m)) > 0
@@ -223,5 +226,21 @@ func TestIsolatedNetworkHasLoopbackOnly(t *testing.T) {
 	}
 	if host["ifaces"] == "lo" || host["ifaces"] == "" {
 		t.Errorf("host-network task sees interfaces %q, want the node's", host["ifaces"])
+	}
+}
+
+// TestTaskInheritsOnlyStdio: no pipe of the shim or the init, no cgroup
+// file opened for the task stage, reaches the command.
+func TestTaskInheritsOnlyStdio(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := taskConfig(t, "fds", api.Resources{}, "ls", "/proc/self/fd")
+	h := start(t, d, cfg)
+	if res := wait(t, d, h.ID); res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	out, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "stdout.log"))
+	// 0-2 and ls's own open directory.
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != "0 1 2 3" {
+		t.Errorf("the command holds fds %v, want 0 1 2 and its own 3", got)
 	}
 }

@@ -106,8 +106,8 @@ func runShim(taskDir string) *drivers.ExitResult {
 		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd(), statusW.Fd()},
 		Sys: &syscall.SysProcAttr{
 			// The init of the task's own pid, mount, uts and ipc
-			// namespaces (the cgroup namespace is the task stage's).
-			// (and network, when isolated).
+			// namespaces, and network when isolated (the cgroup
+			// namespace is the task stage's).
 			Cloneflags: cloneFlags,
 			// Its own process group, so a stop signals the task's
 			// init but never the shim.

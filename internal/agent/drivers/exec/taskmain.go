@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -28,7 +29,9 @@ func TaskMain(args []string) int {
 	runtime.LockOSThread()
 	syscall.CloseOnExec(syncFD)
 	var s spec
-	data, err := io.ReadAll(os.NewFile(specFD, "spec"))
+	specPipe := os.NewFile(specFD, "spec")
+	data, err := io.ReadAll(specPipe)
+	specPipe.Close() // the command must not inherit it
 	if err == nil {
 		err = json.Unmarshal(data, &s)
 	}
@@ -45,6 +48,7 @@ func TaskMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 127
 	}
+	closeInheritedFDs()
 	err = syscall.Exec(path, s.Command, s.Env)
 	fmt.Fprintf(os.Stderr, "strata exec: exec %s: %v\n", path, err)
 	return 127
@@ -123,4 +127,22 @@ func lookPath(command []string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", command[0])
+}
+
+// closeInheritedFDs marks every descriptor above stderr close-on-exec: the
+// command gets stdin, stdout and stderr only, never a descriptor that the
+// agent's own parent, the agent, the shim or a stage left open.
+func closeInheritedFDs() {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	entries, err := os.ReadDir("/proc/self/fd") // kernels before 5.11
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
