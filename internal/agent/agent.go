@@ -84,7 +84,8 @@ func New(cfg Config) (*Agent, error) {
 		lease:       newLeaseKeeper(drivers.BootClock),
 		reconnected: make(chan struct{}, 1),
 	}
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log})
+	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
+		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs")})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err

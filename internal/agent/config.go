@@ -122,6 +122,11 @@ type Config struct {
 	// refused (docs/agent-safety.md).
 	JoinNewCell bool
 
+	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md,
+	// "Task isolation"); otherwise a task whose user is root fails to
+	// start. A namespace's ACL policy may narrow it further.
+	AllowRootTasks bool
+
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.
 	Drivers map[string]Driver

@@ -81,11 +81,12 @@ func TestLogsFollowRunningTask(t *testing.T) {
 	needCgroups(t)
 	t.Parallel()
 	srv := newFakeServer()
-	ag := startAgent(t, srv, t.TempDir())
-	gate := filepath.Join(t.TempDir(), "gate")
+	dataDir := t.TempDir()
+	ag := startAgent(t, srv, dataDir)
+	// The gate lives in the task's own directory, which an isolated task sees.
 	alloc := newAlloc(ag.NodeID()).
-		task("slow", api.Resources{}, "sh", "-c", `echo first; while [ ! -e "$GATE" ]; do sleep 0.02; done; echo second`).
-		last(func(tk *api.Task) { tk.Env = map[string]string{"GATE": gate} }).build()
+		task("slow", api.Resources{}, "sh", "-c", `echo first; while [ ! -e "$STRATA_TASK_DIR/gate" ]; do sleep 0.02; done; echo second`).build()
+	gate := filepath.Join(dataDir, "allocs", alloc.ID, "slow", "local", "gate")
 	srv.put(alloc)
 	waitTask(t, srv, alloc.ID, "slow", "task running", running)
 

@@ -33,6 +33,7 @@ type serverFlags struct {
 	heartbeats      heartbeatFlags
 	workers         int
 	logLevel        string
+	keyringFile     string
 	http            httpLimitFlags
 }
 
@@ -69,6 +70,7 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	f.heartbeats.register(cmd)
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&f.keyringFile, "keyring-file", "", "keys that seal workload secrets (default <data-dir>/keyring.json, created on first start); every server of a cell needs the same file (see strata keyring --help)")
 	f.http.register(cmd, "http-", "the API")
 }
 
@@ -76,7 +78,7 @@ func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
 		HeartbeatTTL: f.heartbeatTTL, HeartbeatInterval: f.heartbeats.interval, MaxHeartbeatsPerSecond: f.heartbeats.maxPerSecond,
-		Workers: f.workers, Logger: logger, HTTP: f.http.c}
+		Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile}
 }
 
 type agentFlags struct {
@@ -91,6 +93,7 @@ type agentFlags struct {
 	diskTotal   string
 	bandwidth   string
 	joinNewCell bool
+	allowRoot   bool
 	http        httpLimitFlags
 }
 
@@ -108,6 +111,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
+	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -119,6 +123,8 @@ type agentFile struct {
 	MemoryTotal    string            `json:"memoryTotal"`
 	DiskTotal      string            `json:"diskTotal"`
 	BandwidthTotal string            `json:"bandwidthTotal"`
+	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
+	AllowRootTasks bool `json:"allowRootTasks"`
 }
 
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
@@ -139,7 +145,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}

@@ -123,7 +123,7 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 			// every task. It re-registers instead.
 			return nil, 0, &httpError{status: http.StatusNotFound, code: "node-unknown", msg: "node " + id + " is not registered"}
 		}
-		out := []*api.Allocation{}
+		out := agentAllocs{} // opened for the agent by serveBlocking
 		for _, a := range snap.AllocsByNodeWatch(ws, id) {
 			done := a.ClientStatus == api.AllocComplete || a.ClientStatus == api.AllocFailed
 			if done && a.DesiredStatus == api.DesiredStop {

@@ -199,6 +199,10 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 		s.fail(w, err)
 		return
 	}
+	if out, err = s.publicView(out); err != nil {
+		s.fail(w, err)
+		return
+	}
 	w.Header().Set(indexHeader, strconv.FormatUint(max(idx, 1), 10))
 	writeJSON(w, http.StatusOK, out)
 }

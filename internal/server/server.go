@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/keyring"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -71,6 +72,12 @@ type Config struct {
 	// zero fields take the defaults.
 	HTTP httplimit.Config
 
+	// KeyringFile holds the keys that seal workload secrets, default
+	// <DataDir>/keyring.json (created on first start). Every server of a
+	// cell must use the same keyring: copy it before a server joins
+	// (docs/security.md).
+	KeyringFile string
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -78,9 +85,10 @@ type Config struct {
 
 // Server is one control-plane server.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
-	id     string
+	cfg     Config
+	logger  *slog.Logger
+	id      string
+	keyring *keyring.Keyring
 
 	fsm    *fsm
 	raft   *raftNode
@@ -143,7 +151,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), metrics: newServerMetrics()}
+	if cfg.KeyringFile == "" {
+		cfg.KeyringFile = filepath.Join(cfg.DataDir, keyring.FileName)
+	}
+	keys, err := keyring.LoadOrCreate(cfg.KeyringFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
 	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock

@@ -195,7 +195,25 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			command = v
 			t.Command, _ = d.strings(p, v, false)
 		case "env":
-			t.Env = d.textMap(p, v, checkEnvName)
+			d.env(p, v, t)
+		case "user":
+			if s, ok := d.str(p, v); ok {
+				if problem := checkUser(s); problem != "" {
+					d.fail(p, v, "%s", problem)
+				}
+				t.User = s
+			}
+		case "secrets":
+			d.secrets(p, v, t)
+		case "network":
+			if s, ok := d.str(p, v); ok {
+				switch s {
+				case NetworkHost, NetworkIsolated:
+					t.Network = s
+				default:
+					d.fail(p, v, "unknown network %q (want %s or %s)", s, NetworkHost, NetworkIsolated)
+				}
+			}
 		case "workDir":
 			t.WorkDir, _ = d.str(p, v)
 		case "image":
@@ -231,6 +249,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
+	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t
 }

@@ -41,6 +41,7 @@ type TaskHandle struct {
 	ShimPID   int       `json:"shimPid,omitempty"`
 	ShimStart uint64    `json:"shimStart,omitempty"` // /proc/<pid>/stat starttime, guards against pid reuse
 	PID       int       `json:"pid,omitempty"`       // the task's own process
+	InitPID   int       `json:"initPid,omitempty"`   // pid 1 of the task's pid namespace (exec driver)
 	Cgroup    string    `json:"cgroup,omitempty"`    // cgroup path relative to the cgroup root
 	Cgroups   []string  `json:"cgroups,omitempty"`   // absolute cgroup directories
 	StartedAt time.Time `json:"startedAt"`
