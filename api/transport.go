@@ -51,6 +51,11 @@ type Client struct {
 	// RetryFor bounds how long a call keeps retrying; default
 	// DefaultRetryFor. ctx may end it sooner.
 	RetryFor time.Duration
+	// Token is the ACL token sent with every request (NewClient takes
+	// $STRATA_TOKEN); empty sends none.
+	Token string
+	// Node, when set, authenticates every request as that node (an agent).
+	Node *NodeIdentity
 
 	addrs []string
 	mu    sync.Mutex
@@ -67,7 +72,9 @@ func NewClient(addr string) *Client {
 	if strings.TrimSpace(addr) == "" {
 		addr = DefaultAddr
 	}
-	return NewClientFor(strings.Split(addr, ","))
+	c := NewClientFor(strings.Split(addr, ","))
+	c.Token = strings.TrimSpace(os.Getenv("STRATA_TOKEN"))
+	return c
 }
 
 // NewClientFor returns a client for a list of server addresses.
@@ -258,6 +265,7 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)
 	}
+	c.authenticate(hreq)
 	resp, err := c.HTTP.Do(hreq)
 	return resp, cancel, err
 }
@@ -316,4 +324,18 @@ func decodeError(resp *http.Response) *Error {
 		return &Error{StatusCode: resp.StatusCode, Code: er.Code, Message: er.Error, Fields: er.Fields}
 	}
 	return &Error{StatusCode: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))}
+}
+
+// authenticate adds the client's credentials to a request.
+func (c *Client) authenticate(r *http.Request) {
+	if c.Token != "" {
+		r.Header.Set(HeaderToken, c.Token)
+	}
+	if n := c.Node; n != nil {
+		r.Header.Set(HeaderNodeID, n.ID)
+		r.Header.Set(HeaderNodeSecret, n.Secret)
+		if n.JoinToken != "" && r.URL.Path == "/v1/agent/nodes" {
+			r.Header.Set(HeaderJoinToken, n.JoinToken) // only registration needs it
+		}
+	}
 }

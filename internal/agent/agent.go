@@ -26,7 +26,9 @@ type Agent struct {
 	cfg    Config
 	log    *slog.Logger
 	nodeID string
-	node   *api.Node // fingerprinted; HTTPAddr is set by Run
+	// nodeSecret proves the node (identity.go); it is never logged.
+	nodeSecret string
+	node       *api.Node // fingerprinted; HTTPAddr is set by Run
 
 	drivers    map[string]Driver
 	driverErrs map[string]error // why a built-in driver is missing
@@ -55,12 +57,12 @@ func New(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "allocs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	id, err := loadNodeID(cfg.DataDir)
+	id, secret, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, nodeID: id,
+		cfg: cfg, nodeID: id, nodeSecret: secret,
 		log:        cfg.Logger.With("node_id", id),
 		drivers:    map[string]Driver{},
 		driverErrs: map[string]error{},

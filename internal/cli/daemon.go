@@ -17,6 +17,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
 	"github.com/strata-dev/strata/internal/spec"
@@ -33,6 +34,7 @@ type serverFlags struct {
 	heartbeatTTL    time.Duration
 	workers         int
 	logLevel        string
+	joinToken       string
 	http            httpLimitFlags
 }
 
@@ -68,13 +70,15 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
+		"the cell's join token, which agents register new nodes with (default $STRATA_JOIN_TOKEN; empty: the cell keeps its own, or its first leader makes one); give every server the same one, and a new one to rotate it. Every server writes the cell's token to <data-dir>/join-token")
 	f.http.register(cmd, "http-", "the API")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c}
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, JoinToken: f.joinToken}
 }
 
 type agentFlags struct {
@@ -88,12 +92,17 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	joinToken   string
+	joinFile    string
 	http        httpLimitFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
 	if withServers {
 		cmd.Flags().StringSliceVar(&f.servers, "servers", []string{api.DefaultAddr}, "the cell's servers' HTTP addresses, comma-separated or repeated; the agent fails over between them")
+		cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
+			"the cell's join token (default $STRATA_JOIN_TOKEN): needed to register a node the cell does not know yet; a server writes it to <its data-dir>/join-token")
+		cmd.Flags().StringVar(&f.joinFile, "join-token-file", "", "read the join token from this file (a server's <data-dir>/join-token)")
 	}
 	cmd.Flags().StringVar(&f.dataDir, "agent-data-dir", "", "agent state directory (default <data-dir>/agent)")
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
@@ -189,7 +198,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	// its servers; the client fails over to the others.
 	shuffled := append([]string(nil), servers...)
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	cfg.API = agentAPI{api.NewClientFor(shuffled)}
+	client := api.NewClientFor(shuffled)
+	id, secret, err := agent.LoadIdentity(dataDir)
+	if err != nil {
+		return cfg, err
+	}
+	join := f.joinToken
+	if f.joinFile != "" {
+		b, err := os.ReadFile(f.joinFile)
+		if err != nil {
+			return cfg, failf("--join-token-file: %v", err)
+		}
+		join = strings.TrimSpace(string(b))
+	}
+	client.Node = &api.NodeIdentity{ID: id, Secret: secret, JoinToken: join}
+	cfg.API = agentAPI{client}
 	return cfg, nil
 }
 
@@ -355,6 +378,14 @@ Then, in another terminal:
 			root := sf.dataDir
 			sc := sf.config(logger)
 			sc.DataDir = filepath.Join(root, "server")
+			if sc.JoinToken == "" {
+				// The dev cell's agent joins with the cell's own token:
+				// the one its server wrote before, or a new one.
+				if sc.JoinToken, err = devJoinToken(sc.DataDir); err != nil {
+					return err
+				}
+			}
+			af.joinToken = sc.JoinToken
 			srv, err := server.New(sc)
 			if err != nil {
 				return err
@@ -376,4 +407,17 @@ Then, in another terminal:
 	sf.register(cmd, "strata-data")
 	af.register(cmd, "", false)
 	return cmd
+}
+
+// devJoinToken is the join token a dev cell keeps in its server's data
+// dir (the file every server writes), or a new one.
+func devJoinToken(serverDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(serverDir, "join-token"))
+	switch {
+	case err == nil && strings.TrimSpace(string(b)) != "":
+		return strings.TrimSpace(string(b)), nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("read the dev cell's join token: %w", err)
+	}
+	return nodeauth.NewSecret(), nil
 }

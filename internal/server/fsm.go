@@ -136,7 +136,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdSetCellConfig:
 		body = &setCellConfigCmd{}
 	default:
-		return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		if body = newSecurityBody(t); body == nil {
+			return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		}
 	}
 	if err := json.Unmarshal(data, body); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", t, err)
@@ -170,6 +172,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:
+		if c.Key != nil {
+			if err := w.SetNodeKey(c.Key); err != nil {
+				return err // the node record stays as it was
+			}
+		}
 		if err := w.UpsertNode(c.Node); err != nil {
 			return err
 		}
@@ -208,6 +215,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *setCellConfigCmd:
 		return w.SetCellConfig(c.Config)
+	}
+	if handled, err := applySecurity(w, body); handled {
+		return err
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

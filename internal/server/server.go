@@ -60,6 +60,12 @@ type Config struct {
 	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
 	// zero fields take the defaults.
 	HTTP httplimit.Config
+	// JoinToken, when set, is the cell's join token: agents register new
+	// nodes with it. The leader sets it in the cell's state when it differs
+	// (give every server the same one). Empty: the cell keeps the one it
+	// has, or its first leader makes one. Either way every server writes
+	// the cell's token to <DataDir>/join-token.
+	JoinToken string
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
@@ -203,6 +209,9 @@ func (s *Server) watchReadiness() {
 	for {
 		if s.ready.local() == nil {
 			s.logger.Info("state replayed; serving", "index", s.fsm.AppliedIndex(), "leader", s.IsLeader())
+			if token := s.JoinToken(); token != "" {
+				s.writeJoinTokenFile(token) // a snapshot restore does not pass through afterApply
+			}
 			return
 		}
 		select {
@@ -319,6 +328,7 @@ func (s *Server) establishLeadership() {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
 	if s.raft.port != nil && !s.memberAtAddr() {
@@ -436,6 +446,10 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *setCellSecretCmd:
+		if c.Name == state.CellSecretJoinToken {
+			s.writeJoinTokenFile(c.Value)
+		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
 		if len(c.Stop) > 0 {

@@ -67,6 +67,15 @@ func (d *Dump) Encode(w io.Writer) error {
 		name string
 		v    any
 	}{{"evals", d.Evals}, {"events", d.Events}, {"indexes", d.Indexes}}
+	if len(d.NodeKeys) > 0 || len(d.CellSecrets) > 0 {
+		rest = append(rest, struct {
+			name string
+			v    any
+		}{"nodeKeys", d.NodeKeys}, struct {
+			name string
+			v    any
+		}{"cellSecrets", d.CellSecrets})
+	}
 	if d.Config != nil {
 		rest = append(rest, struct {
 			name string
@@ -104,12 +113,16 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		Events    []*api.Event      `json:"events"`
 		Config    *api.CellConfig   `json:"config"`
 		Indexes   map[string]uint64 `json:"indexes"`
+
+		NodeKeys    []*NodeKey    `json:"nodeKeys"`
+		CellSecrets []*CellSecret `json:"cellSecrets"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
-		Events: wire.Events, Config: wire.Config, Indexes: wire.Indexes}
+		Events: wire.Events, Config: wire.Config, Indexes: wire.Indexes,
+		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

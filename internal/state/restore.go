@@ -16,6 +16,9 @@ type Dump struct {
 	Events    []*api.Event      `json:"events,omitempty"`
 	Config    *api.CellConfig   `json:"config,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
+	// The security state (security.go).
+	NodeKeys    []*NodeKey    `json:"nodeKeys,omitempty"`
+	CellSecrets []*CellSecret `json:"cellSecrets,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -28,11 +31,14 @@ func (s *Snapshot) Dump() *Dump {
 		Evals:     s.Evals(nil),
 		Events:    s.Events(nil, ""),
 		Indexes:   map[string]uint64{},
+
+		NodeKeys:    s.nodeKeys(),
+		CellSecrets: s.cellSecrets(),
 	}
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -89,6 +95,9 @@ func Restore(d *Dump) (*Store, error) {
 		if err := insert(tableConfig, &configRow{ID: cellConfigID, Config: d.Config}); err != nil {
 			return nil, err
 		}
+	}
+	if err := restoreSecurity(txn, d); err != nil {
+		return nil, err
 	}
 	if err := txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: uint64(len(d.Events))}); err != nil {
 		return nil, fmt.Errorf("restore event count: %w", err)

@@ -17,14 +17,16 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/server"
 )
 
 // Cell is a cell of servers in this process.
 type Cell struct {
-	t       testing.TB
-	Configs []server.Config
-	Servers []*server.Server // nil while stopped
+	t         testing.TB
+	joinToken string
+	Configs   []server.Config
+	Servers   []*server.Server // nil while stopped
 }
 
 // FreeAddr returns a loopback host:port that was free a moment ago.
@@ -51,7 +53,7 @@ func Logger() *slog.Logger {
 // when set, adjusts each server's configuration first.
 func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 	t.Helper()
-	c := &Cell{t: t, Servers: make([]*server.Server, n)}
+	c := &Cell{t: t, Servers: make([]*server.Server, n), joinToken: nodeauth.NewSecret()}
 	raftAddrs := make([]string, n)
 	for i := range n {
 		raftAddrs[i] = FreeAddr(t)
@@ -59,7 +61,7 @@ func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 	for i := range n {
 		cfg := server.Config{DataDir: t.TempDir(), HTTPAddr: FreeAddr(t), RaftAddr: raftAddrs[i],
 			BootstrapExpect: n, HeartbeatTTL: time.Hour, Workers: 1,
-			Logger: Logger().With("server", i+1)}
+			Logger: Logger().With("server", i+1), JoinToken: c.joinToken}
 		if tweak != nil {
 			tweak(i, &cfg)
 		}
