@@ -35,6 +35,7 @@ type serverFlags struct {
 	workers         int
 	logLevel        string
 	joinToken       string
+	acl             bool
 	http            httpLimitFlags
 }
 
@@ -72,13 +73,14 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
 		"the cell's join token, which agents register new nodes with (default $STRATA_JOIN_TOKEN; empty: the cell keeps its own, or its first leader makes one); give every server the same one, and a new one to rotate it. Every server writes the cell's token to <data-dir>/join-token")
+	cmd.Flags().BoolVar(&f.acl, "acl", false, "turn ACLs on: every request but the status endpoints needs a token (strata acl bootstrap; docs/security.md); give every server the same setting")
 	f.http.register(cmd, "http-", "the API")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) server.Config {
 	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, JoinToken: f.joinToken}
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, JoinToken: f.joinToken, ACL: f.acl}
 }
 
 type agentFlags struct {
@@ -398,6 +400,13 @@ Then, in another terminal:
 			cfg, err := af.agentConfig(agentDir, []string{srv.Addr()}, logger)
 			if err != nil {
 				return err
+			}
+			if sc.ACL {
+				file, err := devBootstrap(cmd.Context(), srv.Addr(), root)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "ACLs are on; the management token is in %s (the CLI uses it when run from this directory; else export STRATA_TOKEN=$(cat %s))\n", file, file)
 			}
 			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
 			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")

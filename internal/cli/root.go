@@ -32,12 +32,22 @@ func failf(format string, args ...any) error {
 // globals are the flags every client command shares.
 type globals struct {
 	addr   string
+	token  string
 	output string
 	stdout io.Writer
 	stderr io.Writer
 }
 
-func (g *globals) client() *api.Client { return api.NewClient(g.addr) }
+func (g *globals) client() *api.Client {
+	c := api.NewClient(g.addr)
+	if g.token != "" {
+		c.Token = g.token
+	}
+	if c.Token == "" {
+		c.Token = devToken()
+	}
+	return c
+}
 
 func (g *globals) json() bool { return g.output == "json" }
 
@@ -123,10 +133,11 @@ fails over between them.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address, or several comma-separated (default $STRATA_ADDR or "+api.DefaultAddr+")")
+	root.PersistentFlags().StringVar(&g.token, "token", "", "ACL token secret (default $STRATA_TOKEN, else the management token of a 'strata dev --acl' cell in ./strata-data)")
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
-		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g), newACLCmd(g),
 	)
 	return root
 }

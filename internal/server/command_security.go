@@ -1,6 +1,9 @@
 package server
 
 import (
+	"errors"
+
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -10,7 +13,28 @@ import (
 const (
 	// cmdSetCellSecret sets a cell secret (the join token).
 	cmdSetCellSecret commandType = 64 + iota
+	// cmdACLBootstrap stores the first management token, once.
+	cmdACLBootstrap
+	// cmdUpsertACLPolicy and cmdDeleteACLPolicy write policies.
+	cmdUpsertACLPolicy
+	cmdDeleteACLPolicy
+	// cmdUpsertACLToken stores a new or revoked token.
+	cmdUpsertACLToken
 )
+
+// aclPolicyCmd stores a policy, or deletes the policy Name.
+type aclPolicyCmd struct {
+	Policy *api.ACLPolicy `json:"policy,omitempty"`
+	Name   string         `json:"name,omitempty"`
+}
+
+// aclTokenCmd stores a token (its secret's hash only).
+type aclTokenCmd struct {
+	Token *state.ACLToken `json:"token"`
+	// Bootstrap marks the cell's one bootstrap: the FSM refuses it when the
+	// cell is bootstrapped already (two racing bootstraps: one wins).
+	Bootstrap bool `json:"bootstrap,omitempty"`
+}
 
 // setCellSecretCmd sets one cell secret.
 type setCellSecretCmd struct {
@@ -22,6 +46,14 @@ func securityCommandName(c commandType) string {
 	switch c {
 	case cmdSetCellSecret:
 		return "set-cell-secret"
+	case cmdACLBootstrap:
+		return "acl-bootstrap"
+	case cmdUpsertACLPolicy:
+		return "upsert-acl-policy"
+	case cmdDeleteACLPolicy:
+		return "delete-acl-policy"
+	case cmdUpsertACLToken:
+		return "upsert-acl-token"
 	}
 	return ""
 }
@@ -32,6 +64,10 @@ func newSecurityBody(t commandType) any {
 	switch t {
 	case cmdSetCellSecret:
 		return &setCellSecretCmd{}
+	case cmdACLBootstrap, cmdUpsertACLToken:
+		return &aclTokenCmd{}
+	case cmdUpsertACLPolicy, cmdDeleteACLPolicy:
+		return &aclPolicyCmd{}
 	}
 	return nil
 }
@@ -42,6 +78,22 @@ func applySecurity(w *state.WriteTxn, body any) (handled bool, err error) {
 	switch c := body.(type) {
 	case *setCellSecretCmd:
 		return true, w.SetCellSecret(c.Name, c.Value)
+	case *aclPolicyCmd:
+		if c.Policy != nil {
+			return true, w.UpsertACLPolicy(c.Policy)
+		}
+		if err := w.DeleteACLPolicy(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return true, err
+		}
+		return true, nil
+	case *aclTokenCmd:
+		if c.Token == nil {
+			return true, errors.New("acl token command without a token")
+		}
+		if c.Bootstrap {
+			return true, w.BootstrapACL(c.Token)
+		}
+		return true, w.UpsertACLToken(c.Token)
 	}
 	return false, nil
 }

@@ -66,7 +66,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return s.gate(mux)
+	s.aclRoutes(mux)
+	return s.gate(s.authorize(mux))
 }
 
 // peerRoutes is the handler of the server port's HTTP: the servers'

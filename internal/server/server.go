@@ -66,6 +66,11 @@ type Config struct {
 	// has, or its first leader makes one. Either way every server writes
 	// the cell's token to <DataDir>/join-token.
 	JoinToken string
+	// ACL turns ACLs on: every API request but the status endpoints and
+	// the agents' own (which prove their node) needs a token whose
+	// policies grant what it does (docs/security.md). Give every server of
+	// a cell the same setting.
+	ACL bool
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).

@@ -67,14 +67,20 @@ func (d *Dump) Encode(w io.Writer) error {
 		name string
 		v    any
 	}{{"evals", d.Evals}, {"events", d.Events}, {"indexes", d.Indexes}}
-	if len(d.NodeKeys) > 0 || len(d.CellSecrets) > 0 {
-		rest = append(rest, struct {
-			name string
-			v    any
-		}{"nodeKeys", d.NodeKeys}, struct {
-			name string
-			v    any
-		}{"cellSecrets", d.CellSecrets})
+	for _, f := range []struct {
+		name  string
+		v     any
+		empty bool
+	}{
+		{"nodeKeys", d.NodeKeys, len(d.NodeKeys) == 0}, {"cellSecrets", d.CellSecrets, len(d.CellSecrets) == 0},
+		{"aclPolicies", d.ACLPolicies, len(d.ACLPolicies) == 0}, {"aclTokens", d.ACLTokens, len(d.ACLTokens) == 0},
+	} {
+		if !f.empty {
+			rest = append(rest, struct {
+				name string
+				v    any
+			}{f.name, f.v})
+		}
 	}
 	if d.Config != nil {
 		rest = append(rest, struct {
@@ -114,15 +120,17 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		Config    *api.CellConfig   `json:"config"`
 		Indexes   map[string]uint64 `json:"indexes"`
 
-		NodeKeys    []*NodeKey    `json:"nodeKeys"`
-		CellSecrets []*CellSecret `json:"cellSecrets"`
+		NodeKeys    []*NodeKey       `json:"nodeKeys"`
+		CellSecrets []*CellSecret    `json:"cellSecrets"`
+		ACLPolicies []*api.ACLPolicy `json:"aclPolicies"`
+		ACLTokens   []*ACLToken      `json:"aclTokens"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
 		Events: wire.Events, Config: wire.Config, Indexes: wire.Indexes,
-		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets}
+		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

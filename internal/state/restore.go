@@ -17,8 +17,10 @@ type Dump struct {
 	Config    *api.CellConfig   `json:"config,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
 	// The security state (security.go).
-	NodeKeys    []*NodeKey    `json:"nodeKeys,omitempty"`
-	CellSecrets []*CellSecret `json:"cellSecrets,omitempty"`
+	NodeKeys    []*NodeKey       `json:"nodeKeys,omitempty"`
+	CellSecrets []*CellSecret    `json:"cellSecrets,omitempty"`
+	ACLPolicies []*api.ACLPolicy `json:"aclPolicies,omitempty"`
+	ACLTokens   []*ACLToken      `json:"aclTokens,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -31,14 +33,12 @@ func (s *Snapshot) Dump() *Dump {
 		Evals:     s.Evals(nil),
 		Events:    s.Events(nil, ""),
 		Indexes:   map[string]uint64{},
-
-		NodeKeys:    s.nodeKeys(),
-		CellSecrets: s.cellSecrets(),
 	}
+	s.dumpSecurity(d)
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d

@@ -40,14 +40,18 @@ type CellSecret struct {
 const CellSecretJoinToken = "join-token"
 
 func securityTables() map[string]*memdb.TableSchema {
-	return map[string]*memdb.TableSchema{
+	tables := aclTables()
+	for name, t := range map[string]*memdb.TableSchema{
 		tableNodeKeys: {Name: tableNodeKeys, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
 		}},
 		tableCellSecrets: {Name: tableCellSecrets, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
 		}},
+	} {
+		tables[name] = t
 	}
+	return tables
 }
 
 // NodeKey returns the key of a node, nil if it has none.
@@ -113,8 +117,17 @@ func (s *Snapshot) cellSecrets() []*CellSecret {
 	return out
 }
 
+// dumpSecurity adds the security rows to a dump.
+func (s *Snapshot) dumpSecurity(d *Dump) {
+	d.NodeKeys, d.CellSecrets = s.nodeKeys(), s.cellSecrets()
+	s.dumpACL(d)
+}
+
 // restoreSecurity inserts a dump's security rows.
 func restoreSecurity(txn *memdb.Txn, d *Dump) error {
+	if err := restoreACL(txn, d); err != nil {
+		return err
+	}
 	for _, k := range d.NodeKeys {
 		if err := txn.Insert(tableNodeKeys, k); err != nil {
 			return fmt.Errorf("restore %s: %w", tableNodeKeys, err)
