@@ -90,20 +90,20 @@ var routeRules = map[string]aclRule{
 	"/":                     open, // the 404 of unknown paths
 	"":                      open, // the mux's own 404 and 405 answers
 
-	"POST /v1/agent/nodes":                  byNode,
-	"PUT /v1/agent/nodes/{id}/heartbeat":    byNode,
-	"GET /v1/agent/nodes/{id}/allocations":  byNode,
-	"POST /v1/agent/allocations":            byNode,
-	"POST /v1/acl/bootstrap":                open, // once per cell
-	"GET /v1/acl/token/self":                anyToken,
-	"GET /v1/acl/policies":                  aclAdmin,
-	"GET /v1/acl/policies/{name}":           aclAdmin,
-	"PUT /v1/acl/policies":                  aclAdmin,
-	"DELETE /v1/acl/policies/{name}":        aclAdmin,
-	"GET /v1/acl/tokens":                    aclAdmin,
-	"GET /v1/acl/tokens/{accessor}":         aclAdmin,
-	"POST /v1/acl/tokens":                   aclAdmin,
-	"DELETE /v1/acl/tokens/{accessor}":      aclAdmin,
+	"POST /v1/agent/nodes":                 byNode,
+	"PUT /v1/agent/nodes/{id}/heartbeat":   byNode,
+	"GET /v1/agent/nodes/{id}/allocations": byNode,
+	"POST /v1/agent/allocations":           byNode,
+	"POST /v1/acl/bootstrap":               open, // once per cell
+	"GET /v1/acl/token/self":               anyToken,
+	"GET /v1/acl/policies":                 aclAdmin,
+	"GET /v1/acl/policies/{name}":          aclAdmin,
+	"PUT /v1/acl/policies":                 aclAdmin,
+	"DELETE /v1/acl/policies/{name}":       aclAdmin,
+	"GET /v1/acl/tokens":                   aclAdmin,
+	"GET /v1/acl/tokens/{accessor}":        aclAdmin,
+	"POST /v1/acl/tokens":                  aclAdmin,
+	"DELETE /v1/acl/tokens/{accessor}":     aclAdmin,
 }
 
 // aclTokenHash is what the cell stores for a token's secret.

@@ -264,4 +264,3 @@ func (s *Server) handleRevokeACLToken(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, publicToken(&rec))
 }
-
