@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/server"
@@ -60,4 +62,16 @@ func TestACLCommands(t *testing.T) {
 	if _, errOut, code := cli(reader.SecretID, "nodes"); code == 0 || !strings.Contains(errOut, "was revoked") {
 		t.Fatalf("nodes with a revoked token: exit %d %s", code, errOut)
 	}
+	// The refused run is in the audit log, under the token's name.
+	servertest.Eventually(t, 10*time.Second, "the refused run in the audit log", func() error {
+		out, errOut, code := cli(root.SecretID, "audit", "--who", "ci", "--since", "1h", "-o", "json")
+		var entries []api.AuditEntry
+		if code != 0 || json.Unmarshal([]byte(out), &entries) != nil {
+			return fmt.Errorf("exit %d %s %s", code, out, errOut)
+		}
+		if len(entries) != 1 || entries[0].Path != "/v1/workloads" || entries[0].Result != "acl-denied" {
+			return fmt.Errorf("entries %+v", entries)
+		}
+		return nil
+	})
 }

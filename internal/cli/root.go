@@ -137,7 +137,7 @@ fails over between them.`,
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
-		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g), newACLCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g), newACLCmd(g), newAuditCmd(g),
 	)
 	return root
 }

@@ -94,6 +94,7 @@ var routeRules = map[string]aclRule{
 	"PUT /v1/agent/nodes/{id}/heartbeat":   byNode,
 	"GET /v1/agent/nodes/{id}/allocations": byNode,
 	"POST /v1/agent/allocations":           byNode,
+	"GET /v1/audit":                        aclAdmin,
 	"POST /v1/acl/bootstrap":               open, // once per cell
 	"GET /v1/acl/token/self":               anyToken,
 	"GET /v1/acl/policies":                 aclAdmin,
@@ -204,45 +205,51 @@ func allows(snap *state.Snapshot, t *state.ACLToken, rule aclRule, ns string) bo
 	return false
 }
 
-// authorize applies routeRules before mux's handlers.
+// authorize applies routeRules before mux's handlers, and audits writes.
 func (s *Server) authorize(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := mux.Handler(r)
 		c := &caller{}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
-		snap := s.State().Snapshot()
-		tok, err := resolveToken(snap, requestToken(r), s.cfg.Now())
-		if tok != nil {
-			c.Accessor, c.Name = tok.AccessorID, tok.Name
-		}
-		if !s.cfg.ACL {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		rule, known := routeRules[pattern]
-		switch {
-		case !known:
-			s.fail(w, aclError("acl-denied", "%s %s has no ACL rule; it is closed while ACLs are on", r.Method, r.URL.Path))
-			return
-		case rule.scope == scopeOpen || rule.scope == scopeNode:
-			mux.ServeHTTP(w, r)
-			return
-		case err != nil:
-			s.fail(w, err)
-			return
-		case tok == nil:
-			s.fail(w, aclError("acl-no-token", "ACLs are on: %s %s needs a token (STRATA_TOKEN or --token) with %s", r.Method, r.URL.Path, describe(rule)))
-			return
-		case rule.scope == scopeToken:
-			mux.ServeHTTP(w, r)
-			return
-		}
-		if !allows(snap, tok, rule, api.DefaultNamespace) {
-			s.fail(w, aclError("acl-denied", "token %s (%s) lacks %s (policies: %s)", tok.AccessorID, tok.Name, describe(rule), policyList(tok)))
-			return
-		}
-		mux.ServeHTTP(w, r)
+		s.audited(w, r, pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.authorizeAndServe(w, r, mux, pattern, c)
+		}))
 	})
+}
+
+func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, mux *http.ServeMux, pattern string, c *caller) {
+	snap := s.State().Snapshot()
+	tok, err := resolveToken(snap, requestToken(r), s.cfg.Now())
+	if tok != nil {
+		c.Accessor, c.Name = tok.AccessorID, tok.Name
+	}
+	if !s.cfg.ACL {
+		mux.ServeHTTP(w, r)
+		return
+	}
+	rule, known := routeRules[pattern]
+	switch {
+	case !known:
+		s.fail(w, aclError("acl-denied", "%s %s has no ACL rule; it is closed while ACLs are on", r.Method, r.URL.Path))
+		return
+	case rule.scope == scopeOpen || rule.scope == scopeNode:
+		mux.ServeHTTP(w, r)
+		return
+	case err != nil:
+		s.fail(w, err)
+		return
+	case tok == nil:
+		s.fail(w, aclError("acl-no-token", "ACLs are on: %s %s needs a token (STRATA_TOKEN or --token) with %s", r.Method, r.URL.Path, describe(rule)))
+		return
+	case rule.scope == scopeToken:
+		mux.ServeHTTP(w, r)
+		return
+	}
+	if !allows(snap, tok, rule, api.DefaultNamespace) {
+		s.fail(w, aclError("acl-denied", "token %s (%s) lacks %s (policies: %s)", tok.AccessorID, tok.Name, describe(rule), policyList(tok)))
+		return
+	}
+	mux.ServeHTTP(w, r)
 }
 
 func describe(rule aclRule) string {

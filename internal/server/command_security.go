@@ -20,7 +20,14 @@ const (
 	cmdDeleteACLPolicy
 	// cmdUpsertACLToken stores a new or revoked token.
 	cmdUpsertACLToken
+	// cmdAppendAudit appends audit entries (audit.go).
+	cmdAppendAudit
 )
+
+// appendAuditCmd carries a batch of audit entries, stamped by the leader.
+type appendAuditCmd struct {
+	Entries []*api.AuditEntry `json:"entries"`
+}
 
 // aclPolicyCmd stores a policy, or deletes the policy Name.
 type aclPolicyCmd struct {
@@ -54,6 +61,8 @@ func securityCommandName(c commandType) string {
 		return "delete-acl-policy"
 	case cmdUpsertACLToken:
 		return "upsert-acl-token"
+	case cmdAppendAudit:
+		return "append-audit"
 	}
 	return ""
 }
@@ -68,6 +77,8 @@ func newSecurityBody(t commandType) any {
 		return &aclTokenCmd{}
 	case cmdUpsertACLPolicy, cmdDeleteACLPolicy:
 		return &aclPolicyCmd{}
+	case cmdAppendAudit:
+		return &appendAuditCmd{}
 	}
 	return nil
 }
@@ -86,6 +97,8 @@ func applySecurity(w *state.WriteTxn, body any) (handled bool, err error) {
 			return true, err
 		}
 		return true, nil
+	case *appendAuditCmd:
+		return true, w.AppendAudit(c.Entries)
 	case *aclTokenCmd:
 		if c.Token == nil {
 			return true, errors.New("acl token command without a token")

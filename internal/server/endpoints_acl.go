@@ -28,6 +28,7 @@ func (s *Server) aclRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/acl/tokens/{accessor}", s.handleGetACLToken)
 	mux.HandleFunc("POST /v1/acl/tokens", s.handleCreateACLToken)
 	mux.HandleFunc("DELETE /v1/acl/tokens/{accessor}", s.handleRevokeACLToken)
+	mux.HandleFunc("GET /v1/audit", s.handleAudit)
 }
 
 // publicToken is a stored token as the API shows it: no secret, no hash.

@@ -107,6 +107,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set(errorCodeHdr, code) // for the audit log
 	writeJSON(w, status, &api.ErrorResponse{Error: msg, Code: code})
 }
 
@@ -115,6 +116,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	var he *httpError
 	switch {
 	case errors.As(err, &he):
+		w.Header().Set(errorCodeHdr, he.code) // for the audit log
 		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
 	case errors.Is(err, ErrOutcomeUnknown):
 		s.logger.Warn("write outcome unknown", "err", err)

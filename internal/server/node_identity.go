@@ -119,6 +119,7 @@ func (s *Server) authenticateNode(r *http.Request, snap *state.Snapshot, id stri
 	case !nodeauth.CheckSecret(secret, key.Verifier):
 		return "", nodeAuthError("wrong node secret for node %s", id)
 	}
+	callerOf(r.Context()).Node = id
 	return id, nil
 }
 
@@ -136,6 +137,7 @@ func (s *Server) registrationKey(r *http.Request, snap *state.Snapshot, n *api.N
 			return nil, &httpError{status: http.StatusForbidden, code: "node-id-taken",
 				msg: fmt.Sprintf("node %s is registered by another agent; only that agent (with its node secret) may register it again", n.ID)}
 		}
+		callerOf(r.Context()).Node = n.ID
 		return key, nil
 	}
 	join := r.Header.Get(api.HeaderJoinToken)
@@ -151,6 +153,7 @@ func (s *Server) registrationKey(r *http.Request, snap *state.Snapshot, n *api.N
 	if problem := nodeauth.CheckNew(secret); problem != "" {
 		return nil, nodeAuthError("%s %s", api.HeaderNodeSecret, problem)
 	}
+	callerOf(r.Context()).Node = n.ID
 	return &state.NodeKey{NodeID: n.ID, Verifier: nodeauth.Verifier(secret)}, nil
 }
 

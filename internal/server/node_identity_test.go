@@ -132,12 +132,12 @@ func TestForgedFailureStartsNoSecondCopy(t *testing.T) {
 		{"the join token alone", map[string]string{api.HeaderJoinToken: joinToken(t, s)}, "node-auth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := s.State().Index()
+			before := contentIndex(s)
 			status, er, body := agentRequest(t, s, "POST", "/v1/agent/allocations", forged, tc.headers)
 			if status != http.StatusForbidden || er.Code != tc.code {
 				t.Fatalf("forged report: %d %s, want 403 %s", status, body, tc.code)
 			}
-			if after := s.State().Index(); after != before {
+			if after := contentIndex(s); after != before {
 				t.Fatalf("a refused report wrote the state (index %d → %d)", before, after)
 			}
 		})

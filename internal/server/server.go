@@ -88,6 +88,7 @@ type Server struct {
 	broker *evalBroker
 	plans  *planApplier
 	beats  *heartbeats
+	audit  *auditor
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -145,6 +146,7 @@ func New(cfg Config) (*Server, error) {
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.audit = newAuditor()
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
@@ -333,6 +335,8 @@ func (s *Server) establishLeadership() {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
 	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)

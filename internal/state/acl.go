@@ -37,6 +37,7 @@ type ACLToken struct {
 
 func aclTables() map[string]*memdb.TableSchema {
 	return map[string]*memdb.TableSchema{
+		tableAudit: auditTable(),
 		tableACLPolicies: {Name: tableACLPolicies, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
 		}},
@@ -158,9 +159,13 @@ func (w *WriteTxn) UpsertACLToken(t *ACLToken) error {
 func (s *Snapshot) dumpACL(d *Dump) {
 	d.ACLPolicies = s.ACLPolicies(nil)
 	d.ACLTokens = s.ACLTokens(nil)
+	d.Audit = s.Audit(nil)
 }
 
 func restoreACL(txn *memdb.Txn, d *Dump) error {
+	if err := restoreAudit(txn, d); err != nil {
+		return err
+	}
 	for _, p := range d.ACLPolicies {
 		if err := txn.Insert(tableACLPolicies, p); err != nil {
 			return fmt.Errorf("restore %s: %w", tableACLPolicies, err)

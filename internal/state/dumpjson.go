@@ -74,6 +74,7 @@ func (d *Dump) Encode(w io.Writer) error {
 	}{
 		{"nodeKeys", d.NodeKeys, len(d.NodeKeys) == 0}, {"cellSecrets", d.CellSecrets, len(d.CellSecrets) == 0},
 		{"aclPolicies", d.ACLPolicies, len(d.ACLPolicies) == 0}, {"aclTokens", d.ACLTokens, len(d.ACLTokens) == 0},
+		{"audit", d.Audit, len(d.Audit) == 0},
 	} {
 		if !f.empty {
 			rest = append(rest, struct {
@@ -120,17 +121,18 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		Config    *api.CellConfig   `json:"config"`
 		Indexes   map[string]uint64 `json:"indexes"`
 
-		NodeKeys    []*NodeKey       `json:"nodeKeys"`
-		CellSecrets []*CellSecret    `json:"cellSecrets"`
-		ACLPolicies []*api.ACLPolicy `json:"aclPolicies"`
-		ACLTokens   []*ACLToken      `json:"aclTokens"`
+		NodeKeys    []*NodeKey        `json:"nodeKeys"`
+		CellSecrets []*CellSecret     `json:"cellSecrets"`
+		ACLPolicies []*api.ACLPolicy  `json:"aclPolicies"`
+		ACLTokens   []*ACLToken       `json:"aclTokens"`
+		Audit       []*api.AuditEntry `json:"audit"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
 		Events: wire.Events, Config: wire.Config, Indexes: wire.Indexes,
-		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens}
+		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens, Audit: wire.Audit}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

@@ -17,10 +17,11 @@ type Dump struct {
 	Config    *api.CellConfig   `json:"config,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
 	// The security state (security.go).
-	NodeKeys    []*NodeKey       `json:"nodeKeys,omitempty"`
-	CellSecrets []*CellSecret    `json:"cellSecrets,omitempty"`
-	ACLPolicies []*api.ACLPolicy `json:"aclPolicies,omitempty"`
-	ACLTokens   []*ACLToken      `json:"aclTokens,omitempty"`
+	NodeKeys    []*NodeKey        `json:"nodeKeys,omitempty"`
+	CellSecrets []*CellSecret     `json:"cellSecrets,omitempty"`
+	ACLPolicies []*api.ACLPolicy  `json:"aclPolicies,omitempty"`
+	ACLTokens   []*ACLToken       `json:"aclTokens,omitempty"`
+	Audit       []*api.AuditEntry `json:"audit,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -38,7 +39,7 @@ func (s *Snapshot) Dump() *Dump {
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
