@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // Agent is one node's agent. Create it with New and run it with Run.
@@ -177,11 +179,23 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent http listen %s: %w", a.cfg.HTTPAddr, err)
 	}
+	var served net.Listener = httplimit.Listen(ln, a.cfg.HTTP, a.log)
+	scheme := "http://"
+	if a.cfg.TLS != nil {
+		// Logs go to the cell's servers only: mutual TLS with a server's
+		// certificate, on top of the request signature (identity.go).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("agent TLS: %w", err)
+		}
+		served, scheme = tls.NewListener(served, cfg), "https://"
+	}
 	a.mu.Lock()
-	a.node.HTTPAddr = "http://" + ln.Addr().String()
+	a.node.HTTPAddr = scheme + ln.Addr().String()
 	a.mu.Unlock()
 	srv := httplimit.NewServer(a.routes(), a.cfg.HTTP)
-	go srv.Serve(httplimit.Listen(ln, a.cfg.HTTP, a.log))
+	go srv.Serve(served)
 
 	if err := a.restore(); err != nil {
 		srv.Close()

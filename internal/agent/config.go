@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // ServerAPI is what the agent needs from the control plane. Implementations
@@ -75,6 +76,10 @@ type Config struct {
 	// zero fields take the defaults.
 	HTTP httplimit.Config
 	API  ServerAPI // required
+	// TLS, when set, is the agent's certificate, key and the cell's CA: its
+	// own API (logs) serves mutual TLS to servers only. The client in API
+	// carries the same certificate to the servers.
+	TLS *pki.Files
 
 	HeartbeatInterval time.Duration // default 1s
 	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
 	"github.com/strata-dev/strata/internal/spec"
@@ -36,6 +37,7 @@ type serverFlags struct {
 	logLevel        string
 	joinToken       string
 	acl             bool
+	tls             tlsFlags
 	http            httpLimitFlags
 }
 
@@ -73,14 +75,16 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
 		"the cell's join token, which agents register new nodes with (default $STRATA_JOIN_TOKEN; empty: the cell keeps its own, or its first leader makes one); give every server the same one, and a new one to rotate it. Every server writes the cell's token to <data-dir>/join-token")
+	f.tls.register(cmd, "the server")
 	cmd.Flags().BoolVar(&f.acl, "acl", false, "turn ACLs on: every request but the status endpoints needs a token (strata acl bootstrap; docs/security.md); give every server the same setting")
 	f.http.register(cmd, "http-", "the API")
 }
 
-func (f *serverFlags) config(logger *slog.Logger) server.Config {
-	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
+func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
+	files, err := f.tls.files()
+	return server.Config{TLS: files, DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, JoinToken: f.joinToken, ACL: f.acl}
+		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c, JoinToken: f.joinToken, ACL: f.acl}, err
 }
 
 type agentFlags struct {
@@ -96,6 +100,7 @@ type agentFlags struct {
 	bandwidth   string
 	joinToken   string
 	joinFile    string
+	tls         tlsFlags
 	http        httpLimitFlags
 }
 
@@ -105,6 +110,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 		cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
 			"the cell's join token (default $STRATA_JOIN_TOKEN): needed to register a node the cell does not know yet; a server writes it to <its data-dir>/join-token")
 		cmd.Flags().StringVar(&f.joinFile, "join-token-file", "", "read the join token from this file (a server's <data-dir>/join-token)")
+		f.tls.register(cmd, "the agent")
 	}
 	cmd.Flags().StringVar(&f.dataDir, "agent-data-dir", "", "agent state directory (default <data-dir>/agent)")
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
@@ -214,6 +220,21 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		join = strings.TrimSpace(string(b))
 	}
 	client.Node = &api.NodeIdentity{ID: id, Secret: secret, JoinToken: join}
+	if cfg.TLS == nil {
+		if cfg.TLS, err = f.tls.files(); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.TLS != nil {
+		if err := cfg.TLS.Check(pki.RoleAgent); err != nil {
+			return cfg, failf("agent TLS: %v", err)
+		}
+		tc, err := cfg.TLS.ClientConfig(pki.RoleServer)
+		if err != nil {
+			return cfg, failf("agent TLS: %v", err)
+		}
+		client.SetTLS(tc)
+	}
 	cfg.API = agentAPI{client}
 	return cfg, nil
 }
@@ -296,7 +317,11 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 			if err != nil {
 				return err
 			}
-			srv, err := server.New(sf.config(logger))
+			sc, err := sf.config(logger)
+			if err != nil {
+				return err
+			}
+			srv, err := server.New(sc)
 			if err != nil {
 				return err
 			}
@@ -366,6 +391,13 @@ func newDevCmd(g *globals) *cobra.Command {
 		Long: `Run a local one-node cell with no setup: a server and an agent in one process,
 state under --data-dir (server/ and agent/ inside it), API on --http-addr.
 
+Its credentials are made once and kept in the data dir: a CA and server,
+agent and CLI certificates in tls/ (the API is HTTPS, the agent joins over
+mutual TLS), the join token in server/join-token, and with --acl the
+management token in management-token. The CLI, run from the directory the
+cell was started in, finds them by itself. --insecure-plaintext runs it
+without TLS (loudly logged).
+
 Then, in another terminal:
 
   strata run -f examples/hello.yaml --wait
@@ -378,7 +410,22 @@ Then, in another terminal:
 				return err
 			}
 			root := sf.dataDir
-			sc := sf.config(logger)
+			if !sf.tls.plaintext && sf.tls.ca == "" {
+				// The dev cell's own CA and certificates, made once.
+				dir := devTLSDir(root)
+				if err := pki.EnsureDev(dir); err != nil {
+					return fmt.Errorf("the dev cell's TLS credentials: %w", err)
+				}
+				srvFiles, agentFiles := pki.CertFiles(dir, pki.RoleServer), pki.CertFiles(dir, pki.RoleAgent)
+				sf.tls.ca, sf.tls.cert, sf.tls.key = srvFiles.CA, srvFiles.Cert, srvFiles.Key
+				af.tls = tlsFlags{ca: agentFiles.CA, cert: agentFiles.Cert, key: agentFiles.Key}
+			} else {
+				af.tls = sf.tls // plaintext, or the operator's own files for both
+			}
+			sc, err := sf.config(logger)
+			if err != nil {
+				return err
+			}
 			sc.DataDir = filepath.Join(root, "server")
 			if sc.JoinToken == "" {
 				// The dev cell's agent joins with the cell's own token:
@@ -407,6 +454,11 @@ Then, in another terminal:
 					return err
 				}
 				fmt.Fprintf(g.stdout, "ACLs are on; the management token is in %s (the CLI uses it when run from this directory; else export STRATA_TOKEN=$(cat %s))\n", file, file)
+			}
+			if sc.TLS != nil && af.tls.ca != "" && filepath.Dir(af.tls.ca) == devTLSDir(root) {
+				cli := pki.CertFiles(devTLSDir(root), pki.RoleCLI)
+				fmt.Fprintf(g.stdout, "TLS: the dev cell's CA and certificates are in %s; the CLI finds them when run from this directory (else: export STRATA_CACERT=%s STRATA_CLIENT_CERT=%s STRATA_CLIENT_KEY=%s)\n",
+					devTLSDir(root), cli.CA, cli.Cert, cli.Key)
 			}
 			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
 			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")

@@ -40,7 +40,8 @@ func waitNodeReady(t *testing.T, c *servertest.Cell, name string) {
 // startTestAgent runs an agent configured as `strata agent --servers`.
 func startTestAgent(t *testing.T, c *servertest.Cell, name string, servers []string) {
 	t.Helper()
-	af := agentFlags{name: name, cpuTotal: "2000", memoryTotal: "2GiB", httpAddr: "127.0.0.1:0", joinToken: c.JoinToken()}
+	af := agentFlags{name: name, cpuTotal: "2000", memoryTotal: "2GiB", httpAddr: "127.0.0.1:0", joinToken: c.JoinToken(),
+		tls: tlsFlags{plaintext: true}}
 	cfg, err := af.agentConfig(t.TempDir(), servers, servertest.Logger().With("agent", name))
 	if err != nil {
 		t.Fatal(err)

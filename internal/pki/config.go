@@ -63,6 +63,9 @@ func (f Files) Check(role Role) error {
 	if err != nil {
 		return err
 	}
+	if got := RoleOf(cert); got != role {
+		return fmt.Errorf("%s: %w: it is a %q certificate, this needs a %q one", f.Cert, api.ErrWrongRole, got, role)
+	}
 	pool, err := api.LoadCAPool(f.CA)
 	if err != nil {
 		return err

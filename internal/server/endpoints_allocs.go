@@ -2,12 +2,10 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
@@ -141,7 +139,7 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 	nonce := nodeauth.NewNonce(s.cfg.Now())
 	req.Header.Set(nodeauth.HeaderNonce, nonce)
 	req.Header.Set(nodeauth.HeaderSignature, nodeauth.SignRequest(key.Verifier, nonce, uri))
-	resp, err := agentClient.Do(req)
+	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
 		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("agent of node %s: %v", n.Name, err)})
 		return
@@ -208,12 +206,3 @@ func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
 		return nil, 0, notFound("evaluation %q not found", id)
 	})
 }
-
-// agentClient reaches agents for log streams: a down node must fail fast,
-// while a followed stream may last as long as the user watches.
-// It follows no redirect: the server talks to the registered address
-// only, and relays only what that node's agent proved it sent.
-var agentClient = &http.Client{Transport: &http.Transport{
-	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	ResponseHeaderTimeout: 10 * time.Second,
-}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

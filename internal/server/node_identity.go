@@ -96,6 +96,9 @@ func nodeUnknown(id string, known bool) error {
 // and r carries the node's id and secret. An empty id takes the id from
 // the request's header (a status report names no node in its path).
 func (s *Server) authenticateNode(r *http.Request, snap *state.Snapshot, id string) (string, error) {
+	if err := s.requireAgentCert(r); err != nil {
+		return "", err
+	}
 	claimed := r.Header.Get(api.HeaderNodeID)
 	secret := r.Header.Get(api.HeaderNodeSecret)
 	if id == "" {
@@ -128,6 +131,9 @@ func (s *Server) authenticateNode(r *http.Request, snap *state.Snapshot, id stri
 // carry its secret), else a new key from r's secret (r must carry the
 // join token).
 func (s *Server) registrationKey(r *http.Request, snap *state.Snapshot, n *api.Node) (*state.NodeKey, error) {
+	if err := s.requireAgentCert(r); err != nil {
+		return nil, err
+	}
 	secret := r.Header.Get(api.HeaderNodeSecret)
 	if claimed := r.Header.Get(api.HeaderNodeID); claimed != "" && claimed != n.ID {
 		return nil, nodeAuthError("%s is %q but the body registers node %q", api.HeaderNodeID, claimed, n.ID)

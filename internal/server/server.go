@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -71,6 +73,11 @@ type Config struct {
 	// policies grant what it does (docs/security.md). Give every server of
 	// a cell the same setting.
 	ACL bool
+	// TLS, when set, is the server's certificate, key and the cell's CA:
+	// the API serves HTTPS, the server port is mutual TLS between servers,
+	// and logs are fetched from agents over mutual TLS (tls.go). Nil:
+	// plaintext, logged loudly.
+	TLS *pki.Files
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
@@ -90,8 +97,10 @@ type Server struct {
 	beats  *heartbeats
 	audit  *auditor
 
-	httpSrv  *http.Server
-	listener net.Listener
+	httpSrv   *http.Server
+	listener  net.Listener
+	tls       *serverTLS   // nil: plaintext
+	agentHTTP *http.Client // fetches logs from agents
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -152,11 +161,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BootstrapExpect < 0 {
 		return nil, errors.New("server: bootstrap-expect must not be negative")
 	}
+	if cfg.TLS != nil {
+		if s.tls, err = newServerTLS(cfg.TLS); err != nil {
+			return nil, err
+		}
+	} else {
+		s.logger.Warn("PLAINTEXT: this server's API and server port are not encrypted and do not authenticate their peers; use TLS (--tls-ca, --tls-cert, --tls-key) outside a test")
+	}
+	s.agentHTTP = newAgentHTTP(s.tls)
 	if cfg.RaftAddr == "" && (cfg.BootstrapExpect > 1 || len(cfg.Join) > 0) {
 		return nil, errors.New("server: a cell of several servers needs a raft address (--raft-addr) for the servers to reach each other")
 	}
 	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
-		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger}, s.fsm)
+		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger,
+		tls: s.tls}, s.fsm)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +210,11 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var l net.Listener = httplimit.Listen(ln, cfg.HTTP, s.logger)
+		if s.tls != nil {
+			l = tls.NewListener(l, s.tls.api)
+		}
+		if err := s.httpSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
@@ -235,7 +257,12 @@ func (s *Server) watchReadiness() {
 func (s *Server) Ready() <-chan struct{} { return s.ready.ready }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
-func (s *Server) Addr() string { return "http://" + s.listener.Addr().String() }
+func (s *Server) Addr() string {
+	if s.tls != nil {
+		return "https://" + s.listener.Addr().String()
+	}
+	return "http://" + s.listener.Addr().String()
+}
 
 // State returns the current state store.
 func (s *Server) State() *state.Store { return s.fsm.State() }

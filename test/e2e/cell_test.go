@@ -93,7 +93,9 @@ func (c *cell) credentialEnv() []string {
 	if c.joinToken == "" {
 		c.joinToken = nodeauth.NewSecret()
 	}
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken)
+	// The harness runs its cells in plaintext (STRATA_INSECURE_PLAINTEXT);
+	// TLS is covered by the in-process tests (internal/server, internal/cli).
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
 }
 
 func freeAddr(t *testing.T) string {

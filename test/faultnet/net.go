@@ -65,9 +65,9 @@ type Net struct {
 
 // Env is the environment of every process started on the network: the
 // credentials of the cell under test (STRATA_JOIN_TOKEN for its servers
-// and agents), kept here only, so that tests need not pass them.
+// and agents, and STRATA_INSECURE_PLAINTEXT: the fault tests run plaintext), kept here only, so that tests need not pass them.
 func (n *Net) Env() []string {
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken)
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
 }
 
 // JoinToken is the join token of the cell under test.

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/server"
 )
@@ -133,7 +132,7 @@ func (c *Cell) Stop(i int) {
 func (c *Cell) WaitReady(i int) {
 	c.t.Helper()
 	Eventually(c.t, 30*time.Second, fmt.Sprintf("server %d ready", i+1), func() error {
-		resp, err := http.Get(c.Addr(i) + "/v1/status/ready")
+		resp, err := c.httpClient().Get(c.Addr(i) + "/v1/status/ready")
 		if err != nil {
 			return err
 		}
@@ -146,7 +145,12 @@ func (c *Cell) WaitReady(i int) {
 }
 
 // Addr is server i's HTTP base URL.
-func (c *Cell) Addr(i int) string { return "http://" + c.Configs[i].HTTPAddr }
+func (c *Cell) Addr(i int) string {
+	if c.Configs[i].TLS != nil {
+		return "https://" + c.Configs[i].HTTPAddr
+	}
+	return "http://" + c.Configs[i].HTTPAddr
+}
 
 // Addrs lists every server's HTTP base URL.
 func (c *Cell) Addrs() []string {
@@ -167,7 +171,7 @@ func (c *Cell) Leader() int {
 			if s == nil || !s.IsLeader() {
 				continue
 			}
-			cl := api.NewClient(c.Addr(i))
+			cl := c.ClientOf(c.Addr(i))
 			cl.RetryFor = time.Millisecond
 			if _, _, err := cl.Nodes(context.Background(), nil); err != nil {
 				return fmt.Errorf("leader %d: %v", i+1, err)
