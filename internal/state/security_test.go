@@ -21,7 +21,9 @@ func TestSecurityStateSurvivesSnapshots(t *testing.T) {
 			func() error {
 				return w.BootstrapACL(&ACLToken{ACLToken: api.ACLToken{AccessorID: "a1", Name: "root", Management: true}, SecretHash: "h1"})
 			},
-			func() error { return w.AppendAudit([]*api.AuditEntry{{Who: "anonymous", Method: "POST", Path: "/v1/workloads"}}) },
+			func() error {
+				return w.AppendAudit([]*api.AuditEntry{{Who: "anonymous", Method: "POST", Path: "/v1/workloads"}})
+			},
 		} {
 			if err := f(); err != nil {
 				return err
