@@ -109,7 +109,7 @@ func (s *Server) audited(w http.ResponseWriter, r *http.Request, pattern string,
 // clientAddr is where a request came from: its peer, or for a request a
 // follower forwarded, the client the follower names.
 func clientAddr(r *http.Request) string {
-	if r.Header.Get(forwardedHeader) != "" {
+	if forwardedByServer(r) {
 		if xff := r.Header.Get(forwardedFor); xff != "" {
 			first, _, _ := strings.Cut(xff, ",")
 			return strings.TrimSpace(first)

@@ -76,7 +76,7 @@ func (s *Server) peerRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/internal/hello", s.handleHello)
 	mux.HandleFunc("POST /v1/internal/join", s.handleJoin)
-	mux.Handle("/", s.routes())
+	mux.Handle("/", viaServerPort(s.routes()))
 	return mux
 }
 

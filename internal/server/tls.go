@@ -98,7 +98,7 @@ func (s *Server) requireAgentCert(r *http.Request) error {
 	if s.tls == nil {
 		return nil
 	}
-	if r.Header.Get(forwardedHeader) != "" {
+	if forwardedByServer(r) {
 		return nil // a follower forwarded it: that server checked the certificate
 	}
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
@@ -110,4 +110,22 @@ func (s *Server) requireAgentCert(r *http.Request) error {
 		}
 	}
 	return nodeAuthError("an agent's call needs a certificate of role agent, got %v", r.TLS.PeerCertificates[0].Subject.OrganizationalUnit)
+}
+
+type serverPortKey struct{}
+
+// viaServerPort marks the requests that came over the server port: only
+// other servers reach it (mutual TLS with a server certificate).
+func viaServerPort(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverPortKey{}, true)))
+	})
+}
+
+// forwardedByServer reports whether r is a request a follower forwarded
+// over the server port; the forwarding header alone, which any client can
+// set on the API port, proves nothing.
+func forwardedByServer(r *http.Request) bool {
+	via, _ := r.Context().Value(serverPortKey{}).(bool)
+	return via && r.Header.Get(forwardedHeader) != ""
 }
