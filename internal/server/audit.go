@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -37,7 +38,7 @@ const (
 
 type auditor struct {
 	queue   chan *api.AuditEntry
-	dropped int
+	dropped atomic.Int64 // entries the full queue refused
 }
 
 func newAuditor() *auditor { return &auditor{queue: make(chan *api.AuditEntry, auditQueue)} }
@@ -102,7 +103,7 @@ func (s *Server) audited(w http.ResponseWriter, r *http.Request, pattern string,
 	select {
 	case s.audit.queue <- e:
 	default:
-		s.audit.dropped++
+		s.audit.dropped.Add(1)
 	}
 }
 
@@ -135,9 +136,8 @@ func (s *Server) runAuditor(ctx context.Context) {
 			s.logger.Warn("audit entries lost", "entries", len(batch), "err", err)
 		}
 		batch = nil
-		if s.audit.dropped > 0 {
-			s.logger.Warn("audit queue overflowed; entries dropped", "dropped", s.audit.dropped)
-			s.audit.dropped = 0
+		if n := s.audit.dropped.Swap(0); n > 0 {
+			s.logger.Warn("audit queue overflowed; entries dropped", "dropped", n)
 		}
 	}
 	for {
