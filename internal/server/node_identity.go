@@ -69,6 +69,8 @@ func (s *Server) ensureJoinToken() {
 
 // writeJoinTokenFile keeps <data-dir>/join-token equal to the cell's token.
 func (s *Server) writeJoinTokenFile(token string) {
+	s.joinFileMu.Lock()
+	defer s.joinFileMu.Unlock()
 	path := filepath.Join(s.cfg.DataDir, joinTokenFile)
 	if b, err := os.ReadFile(path); err == nil && string(b) == token+"\n" {
 		return

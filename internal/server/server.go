@@ -96,6 +96,8 @@ type Server struct {
 	plans  *planApplier
 	beats  *heartbeats
 	audit  *auditor
+	// joinFileMu serialises writes of <data-dir>/join-token.
+	joinFileMu sync.Mutex
 
 	httpSrv   *http.Server
 	listener  net.Listener
