@@ -17,6 +17,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // ServerAPI is what the agent needs from the control plane. Implementations
@@ -83,6 +84,10 @@ type Config struct {
 	// zero fields take the defaults.
 	HTTP httplimit.Config
 	API  ServerAPI // required
+	// TLS, when set, is the agent's certificate, key and the cell's CA: its
+	// own API (logs) serves mutual TLS to servers only. The client in API
+	// carries the same certificate to the servers.
+	TLS *pki.Files
 
 	// HeartbeatInterval is how often the node heartbeats until the server
 	// says otherwise (a large cell asks for less), default 1s.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/nodesim"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/spec"
 )
@@ -31,6 +32,8 @@ type nodesimFlags struct {
 	watchWait, duration  time.Duration
 	progressEvery        time.Duration
 	runningLog, logLevel string
+	joinToken            string
+	tls                  tlsFlags
 }
 
 func newNodesimCmd(g *globals) *cobra.Command {
@@ -102,13 +105,28 @@ with -o json.`,
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	fl.DurationVar(&f.progressEvery, "progress-every", 5*time.Second, "how often a progress line goes to stderr (0: never)")
 	fl.StringVar(&f.runningLog, "running-log", "", "append one CSV line per allocation reported running: alloc id, workload, node, created (RFC 3339), running (RFC 3339)")
+	fl.StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"), "the cell's join token, which every simulated node registers with (default $STRATA_JOIN_TOKEN; a server writes it to <data-dir>/join-token)")
+	f.tls.register(cmd, "the simulated agents")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "debug (every failed request), info, warn or error")
 	addOutputFlag(cmd, g)
 	return cmd
 }
 
 func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
-	cfg := nodesim.Config{Count: f.count, Prefix: f.prefix, Workers: f.workers, RegisterWorkers: f.registerWorkers, Watch: f.watch, WatchWait: f.watchWait, MaxConns: f.maxConns}
+	cfg := nodesim.Config{Count: f.count, Prefix: f.prefix, Workers: f.workers, RegisterWorkers: f.registerWorkers, Watch: f.watch, WatchWait: f.watchWait, MaxConns: f.maxConns,
+		JoinToken: f.joinToken}
+	files, err := f.tls.files()
+	if err != nil {
+		return cfg, err
+	}
+	if files != nil {
+		if err := files.Check(pki.RoleAgent); err != nil {
+			return cfg, failf("TLS: %v", err)
+		}
+		if cfg.TLS, err = files.ClientConfig(pki.RoleServer); err != nil {
+			return cfg, failf("TLS: %v", err)
+		}
+	}
 	if cfg.Servers = f.servers; len(cfg.Servers) == 0 {
 		cfg.Servers = api.NewClient(g.addr).Addrs()
 	}
@@ -124,7 +142,6 @@ func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
 	if problem := spec.CheckID(nodesim.NodeID(f.prefix, 0)); problem != "" {
 		return cfg, failf("--prefix %q: %s", f.prefix, problem)
 	}
-	var err error
 	if cfg.Shape.CPUMilli, err = parseCPUTotal(f.cpu); err != nil || cfg.Shape.CPUMilli <= 0 {
 		return cfg, failf("--cpu %q: want cores (16) or millicores (16000m)", f.cpu)
 	}

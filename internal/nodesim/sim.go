@@ -2,18 +2,21 @@ package nodesim
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+	"github.com/strata-dev/strata/internal/nodeauth"
 )
 
 // Config configures a Sim. Zero values take the documented defaults.
@@ -53,6 +56,13 @@ type Config struct {
 	// running, with the time the report was acknowledged.
 	OnRunning func(a *api.Allocation, at time.Time)
 	Logger    *slog.Logger
+	// JoinToken is the cell's join token: every simulated node registers
+	// with it and a secret of its own, as an agent does (docs/security.md).
+	JoinToken string
+	// TLS, when set, is the client TLS configuration (an agent
+	// certificate and the cell's CA); the servers are then reached over
+	// https.
+	TLS *tls.Config
 }
 
 func (c *Config) setDefaults() error {
@@ -115,9 +125,18 @@ func New(cfg Config) (*Sim, error) {
 	for i := range cfg.Count {
 		servers := append([]string(nil), cfg.Servers...)
 		rand.Shuffle(len(servers), func(a, b int) { servers[a], servers[b] = servers[b], servers[a] })
+		if cfg.TLS != nil {
+			for j, a := range servers {
+				if !strings.Contains(a, "://") {
+					servers[j] = "https://" + a
+				}
+			}
+		}
 		c := api.NewClientFor(servers)
 		c.HTTP = s.http // one transport for the whole simulation
-		s.nodes = append(s.nodes, &simNode{sim: s, index: i, node: cfg.Shape.Node(cfg.Prefix, i), client: c,
+		node := cfg.Shape.Node(cfg.Prefix, i)
+		c.Node = &api.NodeIdentity{ID: node.ID, Secret: nodeauth.NewSecret(), JoinToken: cfg.JoinToken}
+		s.nodes = append(s.nodes, &simNode{sim: s, index: i, node: node, client: c,
 			registeredCh: make(chan struct{}), allocs: map[string]*simAlloc{}})
 	}
 	return s, nil
@@ -126,6 +145,7 @@ func New(cfg Config) (*Sim, error) {
 // newTransport is the one HTTP transport every simulated node shares.
 func newTransport(cfg Config) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = cfg.TLS
 	t.DialContext = (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 15 * time.Second}).DialContext
 	idle := cfg.Workers + cfg.RegisterWorkers
 	if cfg.Watch {

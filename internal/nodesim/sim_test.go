@@ -38,7 +38,7 @@ func TestSimRunsAllocationsOnARealServer(t *testing.T) {
 	const nodes = 40
 	var mu sync.Mutex
 	runningAt := map[string]time.Time{}
-	sim, err := New(Config{Servers: cell.Addrs(), Count: nodes, Workers: 8, Watch: true, WatchWait: 2 * time.Second,
+	sim, err := New(Config{Servers: cell.Addrs(), JoinToken: cell.JoinToken(), Count: nodes, Workers: 8, Watch: true, WatchWait: 2 * time.Second,
 		Logger: servertest.Logger(),
 		OnRunning: func(a *api.Allocation, at time.Time) {
 			mu.Lock()
@@ -134,7 +134,7 @@ func TestSimFollowsTheServersHeartbeatInterval(t *testing.T) {
 		c.MaxHeartbeatsPerSecond = 100 // 200 nodes: every 2-2.5s
 	})
 	cell.WaitReady(0)
-	sim, err := New(Config{Servers: cell.Addrs(), Count: 200, Workers: 16, FirstInterval: 50 * time.Millisecond, Logger: servertest.Logger()})
+	sim, err := New(Config{Servers: cell.Addrs(), JoinToken: cell.JoinToken(), Count: 200, Workers: 16, FirstInterval: 50 * time.Millisecond, Logger: servertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

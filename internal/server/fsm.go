@@ -145,7 +145,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdSetCellID:
 		body = &setCellIDCmd{}
 	default:
-		return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		if body = newSecurityBody(t); body == nil {
+			return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		}
 	}
 	if err := json.Unmarshal(data, body); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", t, err)
@@ -182,6 +184,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:
+		if c.Key != nil {
+			if err := w.SetNodeKey(c.Key); err != nil {
+				return err // the node record stays as it was
+			}
+		}
 		if err := w.UpsertNode(c.Node); err != nil {
 			return err
 		}
@@ -226,6 +233,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return w.SetCellConfig(c.Config)
 	case *setCellIDCmd:
 		return w.SetCellID(c.ID)
+	}
+	if handled, err := applySecurity(w, body); handled {
+		return err
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

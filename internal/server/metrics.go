@@ -142,12 +142,14 @@ func (s *Server) observeLeaderChanges() {
 
 // instrument times every request by the route pattern the mux matched
 // (never the raw path, whose ids would make a series per object).
-func (m *serverMetrics) instrument(mux http.Handler) http.Handler {
+func (m *serverMetrics) instrument(mux *http.ServeMux, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		mux.ServeHTTP(sw, r)
-		route := r.Pattern // set by the mux on this very request
+		// The route is looked up here, not read from r.Pattern after the
+		// fact: next (the ACL layer) serves a copy of r.
+		_, route := mux.Handler(r)
+		next.ServeHTTP(sw, r)
 		if route == "" || route == "/" {
 			route = "unmatched"
 		}
@@ -161,12 +163,16 @@ func (s *Server) withMetricsEndpoint(next http.Handler) http.Handler {
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			metrics.ServeHTTP(w, r)
+			// With ACLs on, a scrape needs a token that may read the cell.
+			s.authorizeAndServe(w, r, metrics, metricsRoute, &caller{})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// metricsRoute is /metrics's pattern in routeRules.
+const metricsRoute = "GET /metrics"
 
 // statusClass keeps the code label to a handful of values per route.
 func statusClass(code int) string {

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"github.com/strata-dev/strata/api"
 	"io"
 	"net/http"
 	"os"
@@ -42,9 +43,13 @@ func scrape(t *testing.T, s *Server) map[string]float64 {
 	return out
 }
 
-func put(t *testing.T, url string) {
+// heartbeat sends one heartbeat as node, with the node's credentials.
+func heartbeat(t *testing.T, s *Server, node string) {
 	t.Helper()
+	url := s.Addr() + "/v1/agent/nodes/" + node + "/heartbeat"
 	req, _ := http.NewRequest(http.MethodPut, url, nil)
+	req.Header.Set(api.HeaderNodeID, node)
+	req.Header.Set(api.HeaderNodeSecret, testNodeSecret(node))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +66,8 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 	registerNodes(t, s, 2)
 	before := scrape(t, s)
 	node := s.State().Snapshot().Nodes()[0].ID
-	put(t, s.Addr()+"/v1/agent/nodes/"+node+"/heartbeat")
-	put(t, s.Addr()+"/v1/agent/nodes/"+node+"/heartbeat")
+	heartbeat(t, s, node)
+	heartbeat(t, s, node)
 	submit(t, s, fmt.Sprintf(benchWorkload, "w", 3))
 	waitPlaced(t, s, "w", 3)
 	after := scrape(t, s)

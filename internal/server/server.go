@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/keyring"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -71,6 +73,22 @@ type Config struct {
 	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
 	// zero fields take the defaults.
 	HTTP httplimit.Config
+	// JoinToken, when set, is the cell's join token: agents register new
+	// nodes with it. The leader sets it in the cell's state when it differs
+	// (give every server the same one). Empty: the cell keeps the one it
+	// has, or its first leader makes one. Either way every server writes
+	// the cell's token to <DataDir>/join-token.
+	JoinToken string
+	// ACL turns ACLs on: every API request but the status endpoints and
+	// the agents' own (which prove their node) needs a token whose
+	// policies grant what it does (docs/security.md). Give every server of
+	// a cell the same setting.
+	ACL bool
+	// TLS, when set, is the server's certificate, key and the cell's CA:
+	// the API serves HTTPS, the server port is mutual TLS between servers,
+	// and logs are fetched from agents over mutual TLS (tls.go). Nil:
+	// plaintext, logged loudly.
+	TLS *pki.Files
 
 	// KeyringFile holds the keys that seal workload secrets, default
 	// <DataDir>/keyring.json (created on first start). Every server of a
@@ -100,9 +118,14 @@ type Server struct {
 	nodeTables scheduler.IndexCache
 	// metrics are served at /metrics (metrics.go, docs/metrics.md).
 	metrics *serverMetrics
+	audit   *auditor
+	// joinFileMu serialises writes of <data-dir>/join-token.
+	joinFileMu sync.Mutex
 
-	httpSrv  *http.Server
-	listener net.Listener
+	httpSrv   *http.Server
+	listener  net.Listener
+	tls       *serverTLS   // nil: plaintext
+	agentHTTP *http.Client // fetches logs from agents
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -166,16 +189,26 @@ func New(cfg Config) (*Server, error) {
 	s.fsm.beforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
+	s.audit = newAuditor()
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
 		return nil, errors.New("server: bootstrap-expect must not be negative")
 	}
+	if cfg.TLS != nil {
+		if s.tls, err = newServerTLS(cfg.TLS); err != nil {
+			return nil, err
+		}
+	} else {
+		s.logger.Warn("PLAINTEXT: this server's API and server port are not encrypted and do not authenticate their peers; use TLS (--tls-ca, --tls-cert, --tls-key) outside a test")
+	}
+	s.agentHTTP = newAgentHTTP(s.tls)
 	if cfg.RaftAddr == "" && (cfg.BootstrapExpect > 1 || len(cfg.Join) > 0) {
 		return nil, errors.New("server: a cell of several servers needs a raft address (--raft-addr) for the servers to reach each other")
 	}
 	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
-		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger}, s.fsm)
+		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger,
+		tls: s.tls}, s.fsm)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +246,11 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var l net.Listener = httplimit.Listen(ln, cfg.HTTP, s.logger)
+		if s.tls != nil {
+			l = tls.NewListener(l, s.tls.api)
+		}
+		if err := s.httpSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
@@ -237,6 +274,9 @@ func (s *Server) watchReadiness() {
 	for {
 		if s.ready.local() == nil {
 			s.logger.Info("state replayed; serving", "index", s.fsm.AppliedIndex(), "leader", s.IsLeader())
+			if token := s.JoinToken(); token != "" {
+				s.writeJoinTokenFile(token) // a snapshot restore does not pass through afterApply
+			}
 			return
 		}
 		select {
@@ -253,7 +293,12 @@ func (s *Server) watchReadiness() {
 func (s *Server) Ready() <-chan struct{} { return s.ready.ready }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
-func (s *Server) Addr() string { return "http://" + s.listener.Addr().String() }
+func (s *Server) Addr() string {
+	if s.tls != nil {
+		return "https://" + s.listener.Addr().String()
+	}
+	return "http://" + s.listener.Addr().String()
+}
 
 // State returns the current state store.
 func (s *Server) State() *state.Store { return s.fsm.State() }
@@ -365,6 +410,9 @@ func (s *Server) establishLeadership() {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
+	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
 	if s.raft.port != nil && !s.memberAtAddr() {
@@ -484,6 +532,10 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *setCellSecretCmd:
+		if c.Name == state.CellSecretJoinToken {
+			s.writeJoinTokenFile(c.Value)
+		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
 		if len(c.Stop) > 0 {
