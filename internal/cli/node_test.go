@@ -17,7 +17,9 @@ func TestNodeCommands(t *testing.T) {
 	c := servertest.Start(t, 1, nil)
 	addr := c.Addr(c.Leader())
 	n := &api.Node{ID: "node-1", Name: "n1", Status: api.NodeReady, Capacity: api.Resources{CPUMilli: 4000, MemoryBytes: 8 << 30}}
-	if err := api.NewClient(addr).RegisterNode(context.Background(), n); err != nil {
+	agent := c.Client()
+	agent.Node = c.NodeIdentity(n.ID)
+	if err := agent.RegisterNode(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {

@@ -21,6 +21,12 @@ import (
 // placement into a migration between the two allocations, and the budget
 // and the deadline would stay as they are here.
 //
+// A group that declares atMostOnce never has two copies of a replica
+// running, so its moves are stop-then-place: the old allocation stops
+// (spending the budget like any replica out of service) and the index is
+// held until the old copy has stopped; only then is its replacement
+// placed. The same holds for what a deadline stops.
+//
 // Gang groups do not move replica by replica before the deadline: a gang
 // member cannot leave its gang without breaking it. They stay until the
 // deadline, then are stopped and re-placed as a gang.
@@ -34,8 +40,8 @@ type mover struct {
 	failed map[string]int
 }
 
-func newMover(w *api.Workload, allocs []*api.Allocation, nodes func(string) *api.Node, now time.Time) *mover {
-	m := &mover{w: w, nodes: nodes, now: now}
+func newMover(w *api.Workload, allocs []*api.Allocation, view clusterView) *mover {
+	m := &mover{w: w, nodes: view.node, now: view.now}
 	for _, a := range allocs {
 		if a.PreviousAlloc != "" && a.ClientStatus == api.AllocFailed && a.WorkloadVersion == w.Version {
 			if m.failed == nil {
@@ -63,10 +69,18 @@ func (m *mover) drainOf(a *api.Allocation) *api.DrainSpec {
 	return n.Drain
 }
 
-// pastDeadline reports whether a's drain, if any, has run out of time.
-func (m *mover) pastDeadline(a *api.Allocation) bool {
+// pastDeadline reports whether a's drain, if any, has run out of time;
+// a drain still running asks for another look at its deadline.
+func (m *mover) pastDeadline(rec *reconciliation, a *api.Allocation) bool {
 	d := m.drainOf(a)
-	return d != nil && !m.now.Before(d.Deadline)
+	if d == nil {
+		return false
+	}
+	if m.now.Before(d.Deadline) {
+		rec.lookAgainAt(d.Deadline)
+		return false
+	}
+	return true
 }
 
 // plan settles the moves of group g (its slots, which it updates): a move
@@ -79,18 +93,27 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 	var candidates []int
 	for idx := range slots {
 		s := &slots[idx]
+		if m.awaitsStop(g, s) {
+			s.holds = true // its replacement waits until the old copy has stopped
+			budget.Moving++
+			continue
+		}
 		if s.leaving != nil {
 			switch {
 			case serving(s.keep):
 				rec.stop(s.leaving, reasonMoved, false)
 				s.leaving = nil
-			case m.pastDeadline(s.leaving):
+			case m.pastDeadline(rec, s.leaving):
 				rec.stop(s.leaving, reasonDrainDeadline, false)
 				s.leaving = nil
 			}
 		}
-		if s.leaving == nil && s.keep != nil && m.pastDeadline(s.keep) {
+		if s.leaving == nil && s.keep != nil && m.pastDeadline(rec, s.keep) {
 			rec.stop(s.keep, reasonDrainDeadline, false)
+			if g.AtMostOnce {
+				s.keep, s.holds = nil, true
+				continue
+			}
 			s.replaced, s.keep = s.keep.ID, nil
 		}
 		if serving(s.keep) || serving(s.leaving) {
@@ -109,9 +132,31 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 	}
 	out := make(map[int]string, n)
 	for _, idx := range candidates[:n] {
-		out[idx] = slots[idx].keep.ID
+		s := &slots[idx]
+		if g.AtMostOnce {
+			rec.stop(s.keep, reasonMovedAway, false)
+			s.keep, s.holds = nil, true
+			continue
+		}
+		out[idx] = s.keep.ID
 	}
 	return out
+}
+
+// awaitsStop reports whether slot s of an at-most-once group holds an
+// allocation a move or a drain deadline stopped, whose agent has not yet
+// reported it stopped: its replacement must wait. (On a node that went
+// down the scheduler's lease rules decide instead.)
+func (m *mover) awaitsStop(g *api.TaskGroup, s *slot) bool {
+	d := s.dead
+	if !g.AtMostOnce || s.keep != nil || d == nil || d.Terminal() || d.DesiredStatus != api.DesiredStop {
+		return false
+	}
+	if d.DesiredReason != reasonMovedAway && d.DesiredReason != reasonDrainDeadline {
+		return false
+	}
+	n := m.nodes(d.NodeID)
+	return n != nil && n.Status != api.NodeDown
 }
 
 // dropEarlierIncarnation removes from allocs those of an earlier workload

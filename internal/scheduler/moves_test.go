@@ -32,9 +32,9 @@ func drainNode(f *fakeState, id string, deadline time.Time, keepSystem bool) {
 	n.Drain = &api.DrainSpec{StartedAt: drainNow, Deadline: deadline, KeepSystem: keepSystem}
 }
 
-// scheduleAt schedules at now with a fresh IDNonce per call (as the
+// drainPlanAt schedules at now with a fresh IDNonce per call (as the
 // server draws one per attempt), so successive plans never reuse ids.
-func scheduleAt(f *fakeState, name string, now time.Time) *api.Plan {
+func drainPlanAt(f *fakeState, name string, now time.Time) *api.Plan {
 	f.index++
 	return Schedule(f, &api.Evaluation{ID: "eval-" + name, Workload: name}, Options{Seed: 1, Now: now, IDNonce: f.index})
 }
@@ -78,7 +78,7 @@ func TestDrainMovesUnderBudget(t *testing.T) {
 			f := drainRig(t, w, tt.replicas)
 			drainNode(f, "a", drainNow.Add(time.Hour), false)
 			for step, want := range tt.wantStep {
-				plan := scheduleAt(f, "w", drainNow)
+				plan := drainPlanAt(f, "w", drainNow)
 				var idx []int
 				for _, a := range planAllocs(plan) {
 					idx = append(idx, a.Index)
@@ -114,8 +114,8 @@ func TestDrainDeadlineStopsTheRest(t *testing.T) {
 	w := workload("w", taskGroup("g").replicas(3).cpu(1000))
 	f := drainRig(t, w, 3)
 	drainNode(f, "a", drainNow.Add(time.Minute), false)
-	f.apply(scheduleAt(f, "w", drainNow), false) // one move in flight, its replacement pending
-	plan := scheduleAt(f, "w", drainNow.Add(time.Minute))
+	f.apply(drainPlanAt(f, "w", drainNow), false) // one move in flight, its replacement pending
+	plan := drainPlanAt(f, "w", drainNow.Add(time.Minute))
 	mustEqual(t, "stops", fmt.Sprint(planStops(plan)),
 		"[old-00:node drain deadline old-01:node drain deadline old-02:node drain deadline]")
 	mustEqual(t, "placed", len(planAllocs(plan)), 2) // index 0 already has its replacement
@@ -130,7 +130,7 @@ func TestDrainKeepsWhatItShould(t *testing.T) {
 		f := drainRig(t, w, 2)
 		drainNode(f, "a", drainNow.Add(time.Minute), true)
 		for _, now := range []time.Time{drainNow, drainNow.Add(time.Hour)} {
-			plan := scheduleAt(f, "sys", now)
+			plan := drainPlanAt(f, "sys", now)
 			mustEqual(t, "placed", len(plan.Place), 0)
 			mustEqual(t, "stopped", len(plan.Stop), 0)
 		}
@@ -139,20 +139,20 @@ func TestDrainKeepsWhatItShould(t *testing.T) {
 		w := workload("w", taskGroup("g").replicas(3).cpu(1000))
 		f := drainRig(t, w, 2) // replica 2 is not running anywhere yet
 		drainNode(f, "a", drainNow.Add(time.Hour), false)
-		plan := scheduleAt(f, "w", drainNow)
+		plan := drainPlanAt(f, "w", drainNow)
 		got := planAllocs(plan)
 		mustEqual(t, "placed", len(got), 1)
 		mustEqual(t, "only the missing replica", got[0].Index, 2)
 		mustEqual(t, "not a move", got[0].PreviousAlloc, "")
 		f.apply(plan, true)
-		mustEqual(t, "still pending: no move", len(scheduleAt(f, "w", drainNow).Place), 0)
+		mustEqual(t, "still pending: no move", len(drainPlanAt(f, "w", drainNow).Place), 0)
 		runPending(f)
-		mustEqual(t, "running: one move", len(scheduleAt(f, "w", drainNow).Place), 1)
+		mustEqual(t, "running: one move", len(drainPlanAt(f, "w", drainNow).Place), 1)
 	})
 	t.Run("a cancelled drain moves nothing more", func(t *testing.T) {
 		w := workload("w", taskGroup("g").replicas(2).cpu(1000))
 		f := drainRig(t, w, 2)
-		mustEqual(t, "placed", len(scheduleAt(f, "w", drainNow).Place), 0)
+		mustEqual(t, "placed", len(drainPlanAt(f, "w", drainNow).Place), 0)
 	})
 }
 
@@ -165,7 +165,7 @@ func TestEarlierIncarnationIsNeverAdopted(t *testing.T) {
 	w2 := workload("w", taskGroup("g").replicas(1).cpu(1000))
 	w2.CreateIndex = f.index + 1
 	f.putWorkload(w2)
-	plan := scheduleAt(f, "w", drainNow)
+	plan := drainPlanAt(f, "w", drainNow)
 	mustEqual(t, "stops", fmt.Sprint(planStops(plan)), "[old-00:workload purged]")
 	got := planAllocs(plan)
 	mustEqual(t, "placed", len(got), 1)
@@ -197,7 +197,7 @@ func TestPropertyDrainRespectsBudget(t *testing.T) {
 		f.putWorkload(w)
 		// Settle: everything placed and running.
 		for range 3 {
-			f.apply(scheduleAt(f, "w", drainNow), true)
+			f.apply(drainPlanAt(f, "w", drainNow), true)
 			runPending(f)
 		}
 		for i := range nodes {
@@ -206,7 +206,7 @@ func TestPropertyDrainRespectsBudget(t *testing.T) {
 			}
 		}
 		for step := range 12 {
-			plan := scheduleAt(f, "w", drainNow)
+			plan := drainPlanAt(f, "w", drainNow)
 			byID := map[string]*api.Allocation{}
 			for _, a := range f.allocs {
 				byID[a.ID] = a
@@ -266,4 +266,32 @@ func maxUnavailableOf(g *api.TaskGroup) int {
 		return 1
 	}
 	return g.Disruption.MaxUnavailable
+}
+
+// TestDrainOfAtMostOnceStopsFirst: a group that promises at most one copy
+// of a replica is moved stop-then-place, one replica at a time under the
+// default budget: its replacement is placed only after the old copy
+// reported stopped.
+func TestDrainOfAtMostOnceStopsFirst(t *testing.T) {
+	tg := taskGroup("g").replicas(2).cpu(1000)
+	tg.g.AtMostOnce = true
+	w := workload("w", tg)
+	f := drainRig(t, w, 2)
+	drainNode(f, "a", drainNow.Add(time.Hour), false)
+
+	plan := drainPlanAt(f, "w", drainNow)
+	mustEqual(t, "first plan", fmt.Sprintf("place %d stop %v", len(plan.Place), planStops(plan)), "place 0 stop [old-00:moved off a draining node]")
+	f.apply(plan, false) // the agent has not stopped it yet
+	plan = drainPlanAt(f, "w", drainNow)
+	mustEqual(t, "while the old copy runs", fmt.Sprintf("place %d stop %d", len(plan.Place), len(plan.Stop)), "place 0 stop 0")
+	f.setClient("old-00", api.AllocComplete)
+	plan = drainPlanAt(f, "w", drainNow)
+	got := planAllocs(plan)
+	mustEqual(t, "placed once stopped", len(got), 1)
+	mustEqual(t, "index", got[0].Index, 0)
+	mustEqual(t, "stops", len(plan.Stop), 0) // replica 1 waits: replica 0 is not serving yet
+	f.apply(plan, true)
+	runPending(f)
+	plan = drainPlanAt(f, "w", drainNow)
+	mustEqual(t, "next move", fmt.Sprintf("place %d stop %v", len(plan.Place), planStops(plan)), "place 0 stop [old-01:moved off a draining node]")
 }

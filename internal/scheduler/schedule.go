@@ -105,7 +105,8 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 
 	allocs := slices.Clone(st.AllocsByWorkload(eval.Workload))
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
-	rec := reconcile(w, allocs, st.Node, opts.Now)
+	rec := reconcile(w, allocs, clusterView{node: st.Node, now: opts.Now})
+	plan.FollowUps = followUps(eval, w, rec, opts.Now)
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
@@ -154,6 +155,15 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 		}
 	}
 	return plan
+}
+
+// nodeUp reports whether allocations on a node are still alive: the node
+// exists and is not down. Draining nodes keep their allocations.
+func nodeUp(st State) func(id string) bool {
+	return func(id string) bool {
+		n := st.Node(id)
+		return n != nil && n.Status != api.NodeDown
+	}
 }
 
 func evalSalt(evalID string) uint64 {

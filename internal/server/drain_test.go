@@ -86,7 +86,7 @@ func viewOf(allocs []*api.Allocation, drained string) groupView {
 
 func drainCell(t *testing.T) (*api.Client, *servertest.Cell) {
 	c := servertest.Start(t, 1, func(_ int, cfg *server.Config) { cfg.DrainInterval = 50 * time.Millisecond })
-	return api.NewClient(c.Addr(c.Leader())), c
+	return c.Client(), c
 }
 
 // TestDrainMovesEverythingUnderBudgets drains a node of a three-node cell
@@ -97,16 +97,16 @@ func drainCell(t *testing.T) (*api.Client, *servertest.Cell) {
 // story.
 func TestDrainMovesEverythingUnderBudgets(t *testing.T) {
 	t.Parallel()
-	cl, _ := drainCell(t)
+	cl, c := drainCell(t)
 	ctx := context.Background()
-	n1 := newFakeAgent(t, cl, "n1", 16000)
+	n1 := newFakeAgent(t, c, "n1", 16000)
 	submit(t, cl, "web", "production", 6, 1)
 	submit(t, cl, "jobs", "batch", 4, 2)
 	submit(t, cl, "sys", "system", 1, 1)
 	waitRunning(t, cl, "web", 6, n1)
 	waitRunning(t, cl, "jobs", 4, n1)
 	waitRunning(t, cl, "sys", 1, n1)
-	n2, n3 := newFakeAgent(t, cl, "n2", 16000), newFakeAgent(t, cl, "n3", 16000)
+	n2, n3 := newFakeAgent(t, c, "n2", 16000), newFakeAgent(t, c, "n3", 16000)
 
 	resp, err := cl.DrainNode(ctx, "n1", &api.DrainRequest{Deadline: "1h", KeepSystem: true})
 	if err != nil {
@@ -189,12 +189,12 @@ func allocNames(allocs []*api.Allocation) []string {
 // until the drain's deadline, then is stopped and replaced elsewhere.
 func TestDrainDeadlineStopsTheRest(t *testing.T) {
 	t.Parallel()
-	cl, _ := drainCell(t)
+	cl, c := drainCell(t)
 	ctx := context.Background()
-	n1 := newFakeAgent(t, cl, "n1", 8000)
+	n1 := newFakeAgent(t, c, "n1", 8000)
 	submit(t, cl, "pinned", "batch", 2, 0)
 	waitRunning(t, cl, "pinned", 2, n1)
-	n2 := newFakeAgent(t, cl, "n2", 8000)
+	n2 := newFakeAgent(t, c, "n2", 8000)
 	if _, err := cl.DrainNode(ctx, "n1", &api.DrainRequest{Deadline: "1500ms"}); err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +224,9 @@ func TestDrainDeadlineStopsTheRest(t *testing.T) {
 // nothing written.
 func TestNodeOpsRefuseWhatCannotWork(t *testing.T) {
 	t.Parallel()
-	cl, _ := drainCell(t)
+	cl, c := drainCell(t)
 	ctx := context.Background()
-	newFakeAgent(t, cl, "n1", 8000)
+	newFakeAgent(t, c, "n1", 8000)
 	conflict := func(err error) bool {
 		var ae *api.Error
 		return errors.As(err, &ae) && ae.StatusCode == 409

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/server/servertest"
 )
 
 // fakeAgent plays a node's agent over the API: it registers its node,
@@ -16,8 +17,10 @@ type fakeAgent struct {
 	node *api.Node
 }
 
-func newFakeAgent(t *testing.T, cl *api.Client, id string, cpuMilli int64) *fakeAgent {
+func newFakeAgent(t *testing.T, c *servertest.Cell, id string, cpuMilli int64) *fakeAgent {
 	t.Helper()
+	cl := c.Client()
+	cl.Node = c.NodeIdentity(id)
 	n := &api.Node{ID: id, Name: id, Status: api.NodeReady,
 		Capacity: api.Resources{CPUMilli: cpuMilli, MemoryBytes: 64 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
 	if err := cl.RegisterNode(context.Background(), n); err != nil {

@@ -147,7 +147,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdNodeOp:
 		body = &nodeOpCmd{}
 	default:
-		return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		if body = newSecurityBody(t); body == nil {
+			return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		}
 	}
 	if err := json.Unmarshal(data, body); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", t, err)
@@ -184,12 +186,21 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:
+		if c.Key != nil {
+			if err := w.SetNodeKey(c.Key); err != nil {
+				return err // the node record stays as it was
+			}
+		}
 		if err := w.UpsertNode(c.Node); err != nil {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
 	case *nodeStatusCmd:
-		if err := w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason); err != nil {
+		update := func() error { return w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason) }
+		if c.Status == api.NodeDown {
+			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.LastHeartbeat, c.Lease) }
+		}
+		if err := update(); err != nil {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
@@ -199,6 +210,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		w.ShareGroups(c.Place)
 		for _, s := range c.Stop {
 			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
+				return err
+			}
+			if err := w.CollectIfOrphan(s.AllocID); err != nil { // a purged workload's, now stopped
 				return err
 			}
 		}
@@ -215,7 +229,10 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
-			if err := w.UpdateAllocFromClient(u); err != nil {
+			if err := w.UpdateAllocFromClientAt(u, c.Time); err != nil {
+				return err
+			}
+			if err := w.CollectIfOrphan(u.ID); err != nil { // a purged workload's, now done
 				return err
 			}
 		}
@@ -229,6 +246,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
+	}
+	if handled, err := applySecurity(w, body); handled {
+		return err
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

@@ -17,12 +17,12 @@ import (
 func TestDeadNodeCanBePurged(t *testing.T) {
 	t.Parallel()
 	c := servertest.Start(t, 1, func(_ int, cfg *server.Config) { cfg.HeartbeatTTL = time.Second })
-	cl := api.NewClient(c.Addr(c.Leader()))
+	cl := c.Client()
 	ctx := context.Background()
-	n1 := newFakeAgent(t, cl, "n1", 8000)
+	n1 := newFakeAgent(t, c, "n1", 8000)
 	submit(t, cl, "web", "batch", 2, 1)
 	waitRunning(t, cl, "web", 2, n1)
-	n2 := newFakeAgent(t, cl, "n2", 8000)
+	n2 := newFakeAgent(t, c, "n2", 8000)
 	servertest.Eventually(t, 20*time.Second, "n1 down", func() error {
 		if err := n2.sync(); err != nil { // n1 stays silent
 			return err
@@ -84,9 +84,9 @@ func TestDeadNodeCanBePurged(t *testing.T) {
 func TestPurgedWorkloadLeavesListings(t *testing.T) {
 	t.Parallel()
 	c := servertest.Start(t, 1, nil)
-	cl := api.NewClient(c.Addr(c.Leader()))
+	cl := c.Client()
 	ctx := context.Background()
-	n1 := newFakeAgent(t, cl, "n1", 8000)
+	n1 := newFakeAgent(t, c, "n1", 8000)
 	submit(t, cl, "web", "batch", 2, 1)
 	waitRunning(t, cl, "web", 2, n1)
 	old, _, err := cl.Allocations(ctx, "web", nil)

@@ -19,8 +19,17 @@ func (s *Snapshot) OfEarlierIncarnation(a *api.Allocation) bool {
 	return wl == nil || (a.CreateIndex != 0 && a.CreateIndex < wl.CreateIndex)
 }
 
+// CollectIfOrphan deletes allocation id when it is terminal and of no
+// stored workload (OfEarlierIncarnation). The FSM calls it after a stop or
+// an agent's report; its agent, which no longer sees it listed, forgets it.
+func (w *WriteTxn) CollectIfOrphan(id string) error {
+	if a := w.Snapshot().Alloc(id); a != nil {
+		return w.collectIfOrphan(a)
+	}
+	return nil
+}
+
 // collectIfOrphan deletes a when it is terminal and of no stored workload.
-// Its agent, which no longer sees it listed, stops and forgets it.
 func (w *WriteTxn) collectIfOrphan(a *api.Allocation) error {
 	if !a.Terminal() || !w.Snapshot().OfEarlierIncarnation(a) {
 		return nil
