@@ -282,3 +282,51 @@ func TestNodeOpsRefuseWhatCannotWork(t *testing.T) {
 		t.Fatalf("nodes %+v %v", nodes, err)
 	}
 }
+
+// TestDrainOfFiftyAllocations drains a node holding the 50 replicas of one
+// group under maxUnavailable 1 (the measured case), with agents
+// that start and stop tasks as soon as they look: it checks that never more
+// than one replica is moving or out of service, and reports the time to
+// empty the node (docs/benchmarks.md: the control plane's share of a drain,
+// one move after another).
+func TestDrainOfFiftyAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 moves one after another: seconds")
+	}
+	t.Parallel()
+	cl, c := drainCell(t)
+	ctx := context.Background()
+	n1 := newFakeAgent(t, c, "n1", 64000)
+	submit(t, cl, "fifty", "production", 50, 1)
+	waitRunning(t, cl, "fifty", 50, n1)
+	n2, n3 := newFakeAgent(t, c, "n2", 64000), newFakeAgent(t, c, "n3", 64000)
+
+	start := time.Now()
+	if _, err := cl.DrainNode(ctx, "n1", &api.DrainRequest{Deadline: "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	worstMoving, worstDown := 0, 0
+	servertest.Eventually(t, 120*time.Second, "n1 empty", func() error {
+		if err := syncAll(n1, n2, n3); err != nil {
+			return err
+		}
+		allocs, _, err := cl.Allocations(ctx, "fifty", nil)
+		if err != nil {
+			return err
+		}
+		v := viewOf(allocs, "n1")
+		worstMoving, worstDown = max(worstMoving, v.moving), max(worstDown, 50-v.serving)
+		if v.moving > 1 || v.serving < 49 {
+			t.Fatalf("%d moving and %d serving of 50 under maxUnavailable 1", v.moving, v.serving)
+		}
+		st, _, err := cl.NodeStatus(ctx, "n1", nil)
+		if err != nil {
+			return err
+		}
+		if len(st.Allocations) > 0 {
+			return fmt.Errorf("%d allocations left", len(st.Allocations))
+		}
+		return nil
+	})
+	t.Logf("drained 50 allocations (maxUnavailable 1) in %v; at worst %d moving, %d out of service", time.Since(start).Round(time.Millisecond), worstMoving, worstDown)
+}
