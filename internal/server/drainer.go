@@ -79,7 +79,8 @@ func (d *drainer) step() {
 			workloads[a.Workload] = true
 		}
 		if len(left) == 0 {
-			if _, err := s.propose(cmdNodeOp, &nodeOpCmd{Op: nodeOpDrainDone, NodeID: n.ID, Time: now}); err != nil {
+			done := *n.Drain
+			if _, err := s.propose(cmdNodeOp, &nodeOpCmd{Op: nodeOpDrainDone, NodeID: n.ID, Drain: &done, Time: now}); err != nil {
 				s.logger.Warn("end drain; will retry", "node", n.ID, "err", err)
 			} else {
 				s.logger.Info("drain complete", "node", n.ID, "name", n.Name)

@@ -28,7 +28,7 @@ const (
 type nodeOpCmd struct {
 	Op         string            `json:"op"`
 	NodeID     string            `json:"nodeId"`
-	Drain      *api.DrainSpec    `json:"drain,omitempty"`      // drain, quarantine
+	Drain      *api.DrainSpec    `json:"drain,omitempty"`      // drain, quarantine; drain-done: the drain that is done
 	Quarantine *api.Quarantine   `json:"quarantine,omitempty"` // quarantine
 	Evals      []*api.Evaluation `json:"evals,omitempty"`
 	Time       time.Time         `json:"time"` // stamped by the proposer, for events
@@ -47,6 +47,9 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 		}
 		return w.StartDrain(c.NodeID, *c.Drain)
 	case nodeOpDrainCancel, nodeOpDrainDone:
+		if !endsCurrentDrain(w.Snapshot(), c) {
+			return nil // the drain it meant ended already, or another replaced it
+		}
 		return w.EndDrain(c.NodeID)
 	case nodeOpQuarantine:
 		if c.Drain == nil || c.Quarantine == nil {
@@ -60,6 +63,18 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 		return err
 	}
 	return fmt.Errorf("node-op: unknown operation %q", c.Op)
+}
+
+// endsCurrentDrain reports whether a drain-done or drain-cancel ends the
+// node's drain now: the drainer names the drain it saw done (its start),
+// so a drain started again meanwhile is not ended by the old one's
+// completion.
+func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
+	n := snap.Node(c.NodeID)
+	if n == nil || n.Drain == nil {
+		return false
+	}
+	return c.Drain == nil || n.Drain.StartedAt.Equal(c.Drain.StartedAt)
 }
 
 // nodeOpEvents describes a node operation, from the state before it.
@@ -86,8 +101,14 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		}
 		return ev(api.EventNodeDrain, "draining %d allocations by %s%s", moveable(snap, n.ID, c.Drain), c.Drain.Deadline.UTC().Format(time.RFC3339), keep)
 	case nodeOpDrainCancel:
+		if !endsCurrentDrain(snap, c) {
+			return nil
+		}
 		return ev(api.EventNodeDrain, "drain cancelled; the node stays ineligible")
 	case nodeOpDrainDone:
+		if !endsCurrentDrain(snap, c) {
+			return nil
+		}
 		return ev(api.EventNodeDrain, "drain complete; the node stays ineligible")
 	case nodeOpQuarantine:
 		if c.Quarantine == nil {
