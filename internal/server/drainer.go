@@ -113,11 +113,13 @@ func (d *drainer) deadlineProposed(node string, deadline time.Time) bool {
 }
 
 // leftOnNode lists what node n's drain still has to move: allocations
-// that hold the node, except those the drain keeps.
+// that hold the node, except those the drain keeps. On a node that is down
+// an allocation already told to stop is not waited for: no agent will
+// report it stopped (purge the node if it is gone for good).
 func leftOnNode(snap *state.Snapshot, n *api.Node) []*api.Allocation {
 	var out []*api.Allocation
 	for _, a := range snap.AllocsByNode(n.ID) {
-		if a.Terminal() {
+		if a.Terminal() || (!n.Alive() && a.DesiredStatus == api.DesiredStop) {
 			continue
 		}
 		if wl := snap.Workload(a.Workload); wl != nil && n.Drain.Keeps(wl.PriorityClass) {
