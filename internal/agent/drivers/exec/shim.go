@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -225,20 +223,9 @@ func reapOrphans() {
 }
 
 // taskPID returns the host pid of the init's only child, the task, or 0.
-// Any thread of the init may have forked it, so every thread's children
-// list is read.
 func taskPID(initPID int) int {
-	threads, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", initPID))
-	for _, f := range threads {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(field); err == nil {
-				return pid
-			}
-		}
+	if children := procChildren(initPID); len(children) > 0 {
+		return children[0]
 	}
 	return 0
 }
