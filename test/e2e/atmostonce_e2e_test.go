@@ -42,6 +42,22 @@ spec:
           resources: {cpu: 50m, memory: 16Mi}
 `
 
+// newTickDir makes the directory the ticker tasks write to. It lies
+// outside /tmp, which an isolated task sees as a private tmpfs of its own,
+// and every user may write to it: tasks run as nobody by default.
+func newTickDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "strata-e2e-ticks-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // ticks reads the times an allocation's task wrote.
 func ticks(t *testing.T, dir, allocID string) []float64 {
 	data, err := os.ReadFile(filepath.Join(dir, allocID))
@@ -123,10 +139,7 @@ func tickerWorkloads(tickDir string) (amo, plain string) {
 // (SIGSTOP): the tasks run on, only the shim can stop them.
 func TestPartitionAtMostOnce(t *testing.T) {
 	c := newCell(t, partitionTTL)
-	tickDir := filepath.Join(c.dir, "ticks")
-	if err := os.MkdirAll(tickDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tickDir := newTickDir(t)
 	c.startAgent("n1")
 	amo, plain := tickerWorkloads(tickDir)
 	c.mustStrata("run", "-f", c.writeSpec("amo", amo), "--wait", "--timeout", "60s")

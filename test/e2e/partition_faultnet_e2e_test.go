@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,10 +48,7 @@ func TestNetPartitionAtMostOnce(t *testing.T) {
 			return fmt.Errorf("not ready")
 		})
 	}
-	tickDir := filepath.Join(n.Dir(), "ticks")
-	if err := os.MkdirAll(tickDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tickDir := newTickDir(t)
 	allocs := func(workload string) []*api.Allocation {
 		out, _, err := cl.Allocations(ctx, workload, nil)
 		if err != nil {
