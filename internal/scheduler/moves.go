@@ -93,7 +93,7 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 	var candidates []int
 	for idx := range slots {
 		s := &slots[idx]
-		if m.awaitsStop(g, s) {
+		if m.awaitsStop(rec, g, s) {
 			s.holds = true // its replacement waits until the old copy has stopped
 			budget.Moving++
 			continue
@@ -145,9 +145,10 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 
 // awaitsStop reports whether slot s of an at-most-once group holds an
 // allocation a move or a drain deadline stopped, whose agent has not yet
-// reported it stopped: its replacement must wait. (On a node that went
-// down the scheduler's lease rules decide instead.)
-func (m *mover) awaitsStop(g *api.TaskGroup, s *slot) bool {
+// reported it stopped: its replacement must wait. If its node went down
+// meanwhile, it waits as long as a silent copy would (the node's lease
+// must surely have ended, unknownUntil), then the replacement goes ahead.
+func (m *mover) awaitsStop(rec *reconciliation, g *api.TaskGroup, s *slot) bool {
 	d := s.dead
 	if !g.AtMostOnce || s.keep != nil || d == nil || d.Terminal() || d.DesiredStatus != api.DesiredStop {
 		return false
@@ -156,7 +157,14 @@ func (m *mover) awaitsStop(g *api.TaskGroup, s *slot) bool {
 		return false
 	}
 	n := m.nodes(d.NodeID)
-	return n != nil && n.Status != api.NodeDown
+	if n != nil && n.Status != api.NodeDown {
+		return true
+	}
+	until, _, ok := unknownUntil(g, n, m.now)
+	if ok {
+		rec.lookAgainAt(until)
+	}
+	return ok
 }
 
 // dropEarlierIncarnation removes from allocs those of an earlier workload

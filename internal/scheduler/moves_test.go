@@ -295,3 +295,19 @@ func TestDrainOfAtMostOnceStopsFirst(t *testing.T) {
 	plan = drainPlanAt(f, "w", drainNow)
 	mustEqual(t, "next move", fmt.Sprintf("place %d stop %v", len(plan.Place), planStops(plan)), "place 0 stop [old-01:moved off a draining node]")
 }
+
+// TestDrainOfAtMostOnceOnANodeThatWentDown: an at-most-once copy told to
+// stop by a move whose node then went silent is replaced only once the
+// node's lease has surely ended, as any silent copy.
+func TestDrainOfAtMostOnceOnANodeThatWentDown(t *testing.T) {
+	tg := taskGroup("g").replicas(1).cpu(1000)
+	tg.g.AtMostOnce = true
+	w := workload("w", tg)
+	f := drainRig(t, w, 1)
+	drainNode(f, "a", drainNow.Add(time.Hour), false)
+	f.apply(drainPlanAt(f, "w", drainNow), false) // old-00 told to stop
+	a := f.Node("a")
+	a.Status, a.LastHeartbeat, a.LeaseTTL = api.NodeDown, drainNow, 10*time.Second
+	mustEqual(t, "placed while the lease may hold", len(drainPlanAt(f, "w", drainNow.Add(5*time.Second)).Place), 0)
+	mustEqual(t, "placed once it surely ended", len(drainPlanAt(f, "w", drainNow.Add(10*time.Minute)).Place), 1)
+}
