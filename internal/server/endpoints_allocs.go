@@ -25,13 +25,13 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 		var out []*api.Allocation
 		if workload != "" {
 			out = snap.AllocsByWorkloadWatch(ws, workload)
-			if snap.Workload(workload) == nil {
+			if out == nil && snap.Workload(workload) == nil {
 				return nil, 0, notFound("workload %q not found", workload)
 			}
 		} else {
 			out = snap.Allocs(ws)
 		}
-		out = snap.Current(out) // never a purged workload's
+		out = snap.Current(out) // never a purged predecessor's beside its successor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}

@@ -127,7 +127,7 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		if snap.Workload(name) == nil {
+		if snap.Workload(name) == nil && len(snap.AllocsByWorkload(name)) == 0 {
 			return nil, 0, notFound("workload %q not found", name)
 		}
 		out := snap.Current(snap.AllocsByWorkloadWatch(ws, name)) // never a purged predecessor's

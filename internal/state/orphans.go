@@ -63,24 +63,24 @@ func (w *WriteTxn) collectWorkload(name string) error {
 	return nil
 }
 
-// Current keeps the allocations of allocs that belong to a stored
-// workload: listings never show a purged workload's allocations, nor mix
-// them with a new workload of the same name.
+// Current drops from allocs those of an earlier incarnation of a stored
+// workload (created before the workload of that name was registered
+// again): listings never mix them with the new workload's. A purged
+// workload with no successor keeps its allocations listed while they stop
+// (so a client can watch the purge finish); they leave the listings as
+// they are collected.
 func (s *Snapshot) Current(allocs []*api.Allocation) []*api.Allocation {
 	out := allocs[:0:0]
-	created := map[string]uint64{} // workload → CreateIndex; absent: not looked up yet
-	gone := map[string]bool{}
+	created := map[string]uint64{} // workload → CreateIndex, 0 when not stored
 	for _, a := range allocs {
 		ci, seen := created[a.Workload]
-		if !seen && !gone[a.Workload] {
+		if !seen {
 			if wl := s.Workload(a.Workload); wl != nil {
-				ci, seen = wl.CreateIndex, true
-				created[a.Workload] = ci
-			} else {
-				gone[a.Workload] = true
+				ci = wl.CreateIndex
 			}
+			created[a.Workload] = ci
 		}
-		if seen && (a.CreateIndex == 0 || a.CreateIndex >= ci) {
+		if a.CreateIndex == 0 || a.CreateIndex >= ci {
 			out = append(out, a)
 		}
 	}
