@@ -73,3 +73,39 @@ func TestAttemptTimeoutAddsABlockingQuerysWait(t *testing.T) {
 		t.Fatalf("a plain read slower than the attempt timeout: %v", err)
 	}
 }
+
+// TestCallerDeadlineMovesTheNextCallOn: a caller whose own deadline is
+// shorter than AttemptTimeout (an agent's heartbeat is bounded by its
+// period) never reaches the attempt's failover; the next call must still
+// start at the next server. CI found a node marked down while a server was
+// paused for 8 s: its agent sent every heartbeat to the paused server.
+func TestCallerDeadlineMovesTheNextCallOn(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hung.Close()
+	defer close(release)
+	ok := newFake(t, "ok")
+	defer ok.Close()
+
+	c := NewClientFor([]string{hung.URL, ok.URL})
+	c.AttemptTimeout = 10 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err := c.Heartbeat(ctx, "n1")
+	cancel()
+	if err == nil {
+		t.Fatal("a heartbeat held by a hung server past the caller's deadline succeeded")
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := c.Heartbeat(ctx, "n1"); err != nil {
+		t.Fatalf("the next heartbeat went back to the hung server: %v", err)
+	}
+	if c.Addr() != ok.URL {
+		t.Fatalf("the client uses %s, want %s", c.Addr(), ok.URL)
+	}
+}

@@ -292,6 +292,12 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		if err != nil {
 			cancel()
 			if ctx.Err() != nil {
+				// The caller's time ran out while this server held the
+				// call (paused, or forwarding to a paused leader): the
+				// next call starts at the next server, or a caller whose
+				// deadline is shorter than AttemptTimeout (an agent's
+				// heartbeat) would wait on the same hung server for ever.
+				c.SkipServer(c.addrs[i])
 				return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 			}
 			notSent := notSent(err)
