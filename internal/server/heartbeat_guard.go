@@ -33,7 +33,8 @@ import (
 // Bound: a node that stops heartbeating is marked down at most
 // TTL × (1 + DeferTTLs) after its last handled heartbeat, plus one check
 // interval, plus the rate limit's backlog of nodes more overdue than it
-// (backlog / MaxDownsPerSecond), all counted in time the leader's check
+// (ceil((backlog − DownBurst) / (MaxDownsPerSecond × CheckEvery)) check
+// intervals), all counted in time the leader's check
 // loop ran on schedule (stall credit excluded). Without starvation the
 // deferral is 0 and the bound is the TTL, as before.
 //

@@ -215,7 +215,7 @@ func TestDownGuardStallCredit(t *testing.T) {
 // periods the leader is starved of heartbeats, no node is marked down
 // within its TTL of its last handled heartbeat, and a node that stopped
 // heartbeating is marked down within TTL × (1 + DeferTTLs) plus a check
-// interval plus the rate limit's backlog.
+// interval plus the rate limit's backlog (drained a check at a time).
 func TestDownGuardBoundsProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		nodes := rapid.IntRange(1, 120).Draw(rt, "nodes")
@@ -234,7 +234,9 @@ func TestDownGuardBoundsProperty(t *testing.T) {
 		}
 		c.run(starveFor, everyOther(keep))
 		c.run(120*time.Second, nil)
-		backlog := time.Duration(math.Ceil(float64(max(0, nodes-DefaultGuardDownBurst))/DefaultGuardMaxDownsPerSecond)) * time.Second
+		// The backlog beyond the burst drains at the rate, a check at a time.
+		perCheck := DefaultGuardMaxDownsPerSecond * c.checkEvery.Seconds()
+		backlog := time.Duration(math.Ceil(float64(max(0, nodes-DefaultGuardDownBurst))/perCheck)) * c.checkEvery
 		bound := time.Duration(float64(10*time.Second)*(1+DefaultGuardDeferTTLs)) + c.checkEvery + backlog
 		for _, id := range c.nodes[:dying] {
 			at, ok := c.markedAt[id]
