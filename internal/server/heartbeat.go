@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -47,6 +48,9 @@ func newHeartbeats(policy HeartbeatPolicy, stagger func() float64) *heartbeats {
 	if policy.Guard.Window <= 0 {
 		policy.Guard.Window = policy.MinTTL / 2
 	}
+	if policy.Guard.LateLimit <= 0 {
+		policy.Guard.LateLimit = policy.MinTTL / 4
+	}
 	return &heartbeats{policy: policy, stagger: stagger, deadlines: map[string]time.Time{}, renewed: map[string]renewal{},
 		guard: newDownGuard(policy.Guard)}
 }
@@ -63,11 +67,12 @@ func (h *heartbeats) Reset(node string, now time.Time) (interval, ttl time.Durat
 		n++
 	}
 	interval, ttl = h.policy.Timing(n, h.stagger())
-	previous := time.Duration(0)
+	var previous, late time.Duration
 	if _, tracked := h.deadlines[node]; tracked {
-		previous = h.renewed[node].interval
+		r := h.renewed[node]
+		previous, late = r.interval, now.Sub(r.at.Add(r.interval))
 	}
-	h.guard.heartbeat(now, previous, interval)
+	h.guard.heartbeat(now, late, previous, interval)
 	h.deadlines[node] = now.Add(ttl)
 	h.renewed[node] = renewal{at: now, lease: ttl, interval: interval}
 	return interval, ttl
@@ -179,14 +184,24 @@ func (h *heartbeats) Expired(now time.Time) []string {
 	return out
 }
 
+// guardState is what the down guard saw (metrics, logs).
+type guardState struct {
+	starved           bool
+	handledPerSecond  float64
+	expectedPerSecond float64
+	meanLate          time.Duration
+	kept              int64
+}
+
 // GuardState returns whether the last check judged the leader starved,
-// the heartbeats handled per second over the guard's window and those
-// expected, and how many times an overdue node was kept.
-func (h *heartbeats) GuardState(now time.Time) (starved bool, handled, expected float64, deferred int64) {
+// the heartbeats handled per second over the guard's window, those
+// expected, their mean lateness, and how many times an overdue node was
+// kept.
+func (h *heartbeats) GuardState(now time.Time) guardState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	handled, expected = h.guard.handledRate(now)
-	return h.guard.starved, handled, expected, h.deferred
+	handled, expected, late := h.guard.handledRate(now)
+	return guardState{h.guard.starved, handled, expected, late, h.deferred}
 }
 
 // watchHeartbeats marks nodes down when their TTL expires and asks for their
@@ -204,15 +219,14 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		case <-tick.C:
 		}
 		due := s.beats.Expired(s.cfg.Now())
-		if starved, handled, expected, deferred := s.beats.GuardState(s.cfg.Now()); starved != wasStarved {
-			wasStarved = starved
-			if starved {
-				s.logger.Warn("heartbeat guard: this leader is starved; deferring node downs", "handled_per_second", handled,
-					"expected_per_second", expected, "kept_so_far", deferred)
-			} else {
-				s.logger.Info("heartbeat guard: heartbeats handled at the expected rate again", "handled_per_second", handled,
-					"expected_per_second", expected, "kept_so_far", deferred)
+		if g := s.beats.GuardState(s.cfg.Now()); g.starved != wasStarved {
+			wasStarved = g.starved
+			msg, level := "heartbeat guard: heartbeats handled on time again", slog.LevelInfo
+			if g.starved {
+				msg, level = "heartbeat guard: this leader is starved; deferring node downs", slog.LevelWarn
 			}
+			s.logger.Log(ctx, level, msg, "handled_per_second", g.handledPerSecond,
+				"expected_per_second", g.expectedPerSecond, "mean_late", g.meanLate, "kept_so_far", g.kept)
 		}
 		for _, id := range due {
 			s.metrics.heartbeatsMissed.Inc()

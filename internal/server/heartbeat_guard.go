@@ -21,11 +21,20 @@ import (
 //     check comes late (its goroutine was not scheduled, the process was
 //     paused), the time it lost is added to every deadline: time the
 //     leader was not looking does not count against the nodes.
-//  2. Starvation deferral. The leader knows the heartbeat rate it should
-//     see (the sum of 1/interval over the nodes it tracks: it told each its
-//     interval). When it handled fewer than StarvedFraction of those over
-//     the last Window, it is starved, and an overdue node is not marked
-//     down until it has been overdue for DeferTTLs of its own TTLs.
+//  2. Starvation deferral. The leader knows when each node's next
+//     heartbeat is due and so the rate it should see (the sum of
+//     1/interval over the nodes it tracks: it told each its interval).
+//     Over the last Window it measures how late the heartbeats it handled
+//     were, and how many it handled. When their mean lateness exceeds
+//     LateLimit (heartbeats queue behind other work: the age of what waits
+//     to be handled), or it handled fewer than StarvedFraction of those
+//     expected (they do not even arrive), it is starved — and stays so
+//     until a whole Window passes without either — and an overdue node is
+//     not marked down until it has been overdue for DeferTTLs of its own
+//     TTLs. A dead node sends nothing: it is never late, so a few dead
+//     nodes do not make the leader think itself starved; only many falling
+//     silent at once do (Kubernetes' "full disruption"), and then only for
+//     the bounded deferral.
 //  3. Rate limit. At most MaxDownsPerSecond nodes are marked down per
 //     second (burst DownBurst), most overdue first; the others stay
 //     tracked and a heartbeat handled meanwhile still saves them.
@@ -63,6 +72,10 @@ type DownGuardPolicy struct {
 	// StarvedFraction: starved when the heartbeats handled over Window are
 	// fewer than this fraction of those expected.
 	StarvedFraction float64
+	// LateLimit: starved when the heartbeats handled over Window were late
+	// by more than this on average; default a quarter of the policy's
+	// MinTTL.
+	LateLimit time.Duration
 	// Window is how far back the handled heartbeats are counted; default
 	// half the policy's MinTTL, so that a starvation that lasts a TTL
 	// fills the window by the time the first deadline falls in it.
@@ -107,6 +120,7 @@ type downGuard struct {
 	// handled counts heartbeats per whole second, a ring over Window;
 	// head is the second of the newest bucket.
 	handled []int64
+	late    []float64 // seconds of lateness, summed per second
 	head    int64
 	// since is when this guard started counting (a new leadership): no
 	// starvation is judged before a whole window was seen.
@@ -114,8 +128,10 @@ type downGuard struct {
 	lastCheck time.Time
 	tokens    float64
 	refilled  time.Time
-	// starved is the verdict of the last check (for metrics and logs).
-	starved bool
+	// starved is the verdict of the last check (for metrics and logs);
+	// starvedAt the last check that saw starvation.
+	starved   bool
+	starvedAt time.Time
 }
 
 func newDownGuard(p DownGuardPolicy) *downGuard {
@@ -123,8 +139,11 @@ func newDownGuard(p DownGuardPolicy) *downGuard {
 	if p.Window <= 0 {
 		p.Window = DefaultHeartbeatTTL / 2
 	}
+	if p.LateLimit <= 0 {
+		p.LateLimit = DefaultHeartbeatTTL / 4
+	}
 	seconds := int(math.Ceil(p.Window.Seconds())) + 1 // the current, partial second too
-	return &downGuard{policy: p, handled: make([]int64, seconds), tokens: float64(p.DownBurst)}
+	return &downGuard{policy: p, handled: make([]int64, seconds), late: make([]float64, seconds), tokens: float64(p.DownBurst)}
 }
 
 // reset forgets everything (leadership lost or gained).
@@ -132,9 +151,10 @@ func (g *downGuard) reset() {
 	*g = *newDownGuard(g.policy)
 }
 
-// heartbeat records a heartbeat handled at now from a node told interval,
-// replacing its previous interval (zero for a node not tracked before).
-func (g *downGuard) heartbeat(now time.Time, previous, interval time.Duration) {
+// heartbeat records a heartbeat handled at now, late by late, from a node
+// told interval, replacing its previous interval (zero for a node not
+// tracked before).
+func (g *downGuard) heartbeat(now time.Time, late, previous, interval time.Duration) {
 	g.untrack(previous)
 	if interval > 0 {
 		g.expectedPerSecond += 1 / interval.Seconds()
@@ -144,6 +164,7 @@ func (g *downGuard) heartbeat(now time.Time, previous, interval time.Duration) {
 	}
 	g.advance(now)
 	g.handled[g.slot(now.Unix())]++
+	g.late[g.slot(now.Unix())] += max(late, 0).Seconds()
 }
 
 // untrack removes a node told interval from the expected rate.
@@ -163,12 +184,14 @@ func (g *downGuard) advance(now time.Time) {
 	sec := now.Unix()
 	if g.head == 0 || sec-g.head >= int64(len(g.handled)) {
 		clear(g.handled)
+		clear(g.late)
 		g.head = sec
 		return
 	}
 	for g.head < sec {
 		g.head++
 		g.handled[g.slot(g.head)] = 0
+		g.late[g.slot(g.head)] = 0
 	}
 }
 
@@ -188,27 +211,36 @@ func (g *downGuard) stallCredit(now time.Time) time.Duration {
 }
 
 // handledRate returns the heartbeats handled per second over the whole
-// seconds of the window before now, and the rate expected.
-func (g *downGuard) handledRate(now time.Time) (handled, expected float64) {
+// seconds of the window before now, the rate expected, and the mean
+// lateness of those handled.
+func (g *downGuard) handledRate(now time.Time) (handled, expected float64, late time.Duration) {
 	g.advance(now)
-	var sum int64
+	var count int64
+	var lateSum float64
 	for i, c := range g.handled {
 		if i != g.slot(g.head) { // the current second is partial
-			sum += c
+			count += c
+			lateSum += g.late[i]
 		}
 	}
-	return float64(sum) / float64(len(g.handled)-1), g.expectedPerSecond
+	if count > 0 {
+		late = time.Duration(lateSum / float64(count) * float64(time.Second))
+	}
+	return float64(count) / float64(len(g.handled)-1), g.expectedPerSecond, late
 }
 
 // judge decides whether the leader is starved at now, tracking nodes.
 func (g *downGuard) judge(now time.Time, nodes int) bool {
-	g.starved = false
+	g.starved = !g.starvedAt.IsZero() && now.Sub(g.starvedAt) < g.policy.Window
 	if g.policy.MinNodes < 0 || nodes < g.policy.MinNodes || g.since.IsZero() ||
 		now.Sub(g.since) < g.policy.Window+time.Second {
 		return false
 	}
-	handled, expected := g.handledRate(now)
-	g.starved = handled < g.policy.StarvedFraction*expected
+	handled, expected, late := g.handledRate(now)
+	if late > g.policy.LateLimit || handled < g.policy.StarvedFraction*expected {
+		g.starvedAt = now
+	}
+	g.starved = !g.starvedAt.IsZero() && now.Sub(g.starvedAt) < g.policy.Window
 	return g.starved
 }
 

@@ -21,6 +21,7 @@ type guardCell struct {
 	lastBeat   map[string]time.Time
 	markedAt   map[string]time.Time
 	checkEvery time.Duration
+	nextCheck  time.Time
 }
 
 func newGuardCell(t *testing.T, nodes int, guard DownGuardPolicy) *guardCell {
@@ -28,6 +29,7 @@ func newGuardCell(t *testing.T, nodes int, guard DownGuardPolicy) *guardCell {
 		markedAt: map[string]time.Time{}, checkEvery: 2500 * time.Millisecond}
 	c.h = newHeartbeats(HeartbeatPolicy{MinTTL: 10 * time.Second, MinInterval: time.Second, MaxPerSecond: -1, Guard: guard},
 		func() float64 { return 0 })
+	c.nextCheck = c.now.Add(c.checkEvery)
 	for i := range nodes {
 		id := fmt.Sprintf("n%04d", i)
 		c.nodes = append(c.nodes, id)
@@ -58,7 +60,6 @@ func (c *guardCell) check() {
 // leader checks every checkEvery.
 func (c *guardCell) run(d time.Duration, drop func(id string) bool) {
 	end := c.now.Add(d)
-	nextCheck := c.now.Add(c.checkEvery)
 	for c.now.Before(end) {
 		c.now = c.now.Add(500 * time.Millisecond)
 		if c.now.UnixMilli()%1000 == 0 {
@@ -69,9 +70,9 @@ func (c *guardCell) run(d time.Duration, drop func(id string) bool) {
 				c.beat(id)
 			}
 		}
-		if !c.now.Before(nextCheck) {
+		if !c.now.Before(c.nextCheck) {
 			c.check()
-			nextCheck = nextCheck.Add(c.checkEvery)
+			c.nextCheck = c.nextCheck.Add(c.checkEvery)
 		}
 	}
 }
