@@ -250,3 +250,61 @@ func TestDownGuardBoundsProperty(t *testing.T) {
 		}
 	})
 }
+
+// An agent heartbeats again an interval after its previous heartbeat was
+// answered; when the leader answers fewer heartbeats than the nodes send,
+// they queue and every answer comes later. A leader that handles 15 a
+// second for 200 nodes heartbeating every second leaves each node silent
+// for about 13s, past its 10s TTL, and the heartbeats it handles are
+// late: the lateness rule alone (the rate rule off) keeps every node up,
+// and without the guard they go down.
+func TestDownGuardQueuedHeartbeats(t *testing.T) {
+	tests := []struct {
+		name     string
+		guard    DownGuardPolicy
+		wantDown bool
+	}{
+		{"lateness rule alone", DownGuardPolicy{StarvedFraction: 1e-9, MaxDownsPerSecond: -1}, false},
+		{"both rules off", DownGuardPolicy{StarvedFraction: 1e-9, LateLimit: time.Hour, MaxDownsPerSecond: -1}, true},
+		{"no guard", DownGuardPolicy{MinNodes: -1, MaxDownsPerSecond: -1}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newGuardCell(t, 200, tt.guard)
+			c.run(30*time.Second, nil)
+			// Closed loop: a node's next heartbeat is sent an interval
+			// after the last was answered; the leader answers 15/s FIFO.
+			var queue []string
+			sendAt := map[string]time.Time{}
+			for _, id := range c.nodes {
+				sendAt[id] = c.now.Add(time.Second)
+			}
+			for end := c.now.Add(40 * time.Second); c.now.Before(end); {
+				c.now = c.now.Add(100 * time.Millisecond)
+				for _, id := range c.nodes {
+					if at, ok := sendAt[id]; ok && !c.now.Before(at) {
+						queue = append(queue, id)
+						delete(sendAt, id)
+					}
+				}
+				if c.now.UnixMilli()%200 == 0 { // 3 answered every 200ms
+					for range min(len(queue), 3) {
+						id := queue[0]
+						queue = queue[1:]
+						if _, down := c.markedAt[id]; !down {
+							c.beat(id)
+						}
+						sendAt[id] = c.now.Add(time.Second)
+					}
+				}
+				if !c.now.Before(c.nextCheck) {
+					c.check()
+					c.nextCheck = c.nextCheck.Add(c.checkEvery)
+				}
+			}
+			if down := len(c.markedAt) > 0; down != tt.wantDown {
+				t.Fatalf("%d nodes marked down; want some: %v", len(c.markedAt), tt.wantDown)
+			}
+		})
+	}
+}
