@@ -231,7 +231,7 @@ func (g *downGuard) handledRate(now time.Time) (handled, expected float64, late 
 
 // judge decides whether the leader is starved at now, tracking nodes.
 func (g *downGuard) judge(now time.Time, nodes int) bool {
-	g.starved = !g.starvedAt.IsZero() && now.Sub(g.starvedAt) < g.policy.Window
+	g.starved = false
 	if g.policy.MinNodes < 0 || nodes < g.policy.MinNodes || g.since.IsZero() ||
 		now.Sub(g.since) < g.policy.Window+time.Second {
 		return false
