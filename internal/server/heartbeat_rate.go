@@ -46,6 +46,9 @@ type HeartbeatPolicy struct {
 	// interval grows with the node count to keep under it. Negative: no
 	// bound (every node heartbeats every MinInterval).
 	MaxPerSecond float64
+	// Guard keeps a starved leader from marking live nodes down
+	// (heartbeat_guard.go); zero fields take its defaults.
+	Guard DownGuardPolicy
 }
 
 // WithDefaults fills the zero fields.

@@ -66,7 +66,9 @@ func TestHeartbeatTimingBoundsTheRate(t *testing.T) {
 // The tracker scales each node's timing with the nodes it tracks, and a
 // node's deadline is its own TTL.
 func TestHeartbeatsScaleWithTheCell(t *testing.T) {
-	h := newHeartbeats(HeartbeatPolicy{MinTTL: 10 * time.Second, MinInterval: time.Second, MaxPerSecond: 10}, func() float64 { return 0 })
+	// The down guard off: all 100 falling silent at once is what it defers.
+	h := newHeartbeats(HeartbeatPolicy{MinTTL: 10 * time.Second, MinInterval: time.Second, MaxPerSecond: 10,
+		Guard: DownGuardPolicy{MinNodes: -1, MaxDownsPerSecond: -1}}, func() float64 { return 0 })
 	t0 := time.Unix(1000, 0)
 	for i := range 100 {
 		h.Reset(fmt.Sprintf("n%03d", i), t0.Add(-time.Second))

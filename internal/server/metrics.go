@@ -96,6 +96,19 @@ func (s *Server) registerStateGauges() {
 		interval, _ := s.beats.policy.Timing(s.beats.Len(), 0)
 		return interval.Seconds()
 	})
+	guard := func(pick func(g guardState) float64) func() float64 {
+		return func() float64 { return pick(s.beats.GuardState(s.cfg.Now())) }
+	}
+	gauge("strata_heartbeat_guard_starved", "1 while the leader judges itself starved of heartbeats (late on average, or too few) and defers node downs (leader only).",
+		guard(func(g guardState) float64 { return map[bool]float64{true: 1}[g.starved] }))
+	gauge("strata_heartbeat_handled_per_second", "Heartbeats the leader handled per second over the guard's window (leader only).",
+		guard(func(g guardState) float64 { return g.handledPerSecond }))
+	gauge("strata_heartbeat_expected_per_second", "Heartbeats per second the leader expects from the nodes it tracks, from the intervals it told them (leader only).",
+		guard(func(g guardState) float64 { return g.expectedPerSecond }))
+	gauge("strata_heartbeat_late_seconds", "Mean lateness of the heartbeats the leader handled over the guard's window, against when each was due (leader only).",
+		guard(func(g guardState) float64 { return g.meanLate.Seconds() }))
+	gauge("strata_heartbeat_guard_kept_total", "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit).",
+		guard(func(g guardState) float64 { return float64(g.kept) }))
 	s.metrics.reg.MustRegister(nodeStatusCollector{s})
 }
 
