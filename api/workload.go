@@ -77,6 +77,12 @@ type TaskGroup struct {
 	RestartPolicy RestartPolicy `json:"restartPolicy"`
 	// Gang, when set, places the group all-or-nothing.
 	Gang *GangPolicy `json:"gang,omitempty"`
+	// Ports are node ports the group's tasks listen on (health.go); each
+	// task sees them as STRATA_PORT_<NAME>.
+	Ports []PortRequest `json:"ports,omitempty"`
+	// Services are registered in the cell's service registry for every
+	// healthy allocation of the group.
+	Services []Service `json:"services,omitempty"`
 }
 
 // GangPolicy places at least MinMember instances of a group at once, or none,
@@ -124,6 +130,9 @@ type Task struct {
 
 	KillTimeout time.Duration `json:"killTimeout"` // grace between SIGTERM and SIGKILL
 	PidsLimit   int64         `json:"pidsLimit"`   // max processes in the task's cgroup
+
+	// Checks are the task's health checks (readiness, liveness).
+	Checks []Check `json:"checks,omitempty"`
 }
 
 // RestartPolicy says what the agent does when a task exits.

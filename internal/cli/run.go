@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,42 +129,15 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 		if err != nil {
 			return failf("allocations of %q: %v", reg.Name, err)
 		}
-		desired, running := 0, 0
-		for _, gs := range st.Groups {
-			desired += gs.Desired
+		v := judgeWait(reg, st, allocs, time.Now(), &waitMemory{})
+		if v.fail != "" {
+			return failf("%s", v.fail)
 		}
-		// Allocations whose spec did not change keep their old version
-		// (a scale-up or a re-submit), so every running one counts; a
-		// failure counts only for this version.
-		for _, a := range allocs {
-			if a.DesiredStatus != api.DesiredRun {
-				continue
-			}
-			switch {
-			case a.ClientStatus == api.AllocRunning:
-				running++
-			case a.ClientStatus == api.AllocFailed && a.WorkloadVersion == reg.Version:
-				return failf("allocation %s (%s[%d]) on %s failed: %s", shortID(a.ID), a.Group, a.Index, a.NodeName, a.ClientReason)
-			}
+		if v.progress != last {
+			fmt.Fprintf(g.stdout, "  %s\n", v.progress)
+			last = v.progress
 		}
-		if e := st.LatestEval; e != nil && e.Status == api.EvalBlocked && e.CreateIndex >= reg.Index {
-			var b strings.Builder
-			for _, f := range e.Failures {
-				fmt.Fprintf(&b, "\n  group %s: %d not placed: %s", f.Group, f.Missing, f.Summary)
-			}
-			return failf("%q cannot be fully placed:%s", reg.Name, b.String())
-		}
-		now := fmt.Sprintf("%d/%d running", running, desired)
-		if now != last {
-			fmt.Fprintf(g.stdout, "  %s\n", now)
-			last = now
-		}
-		if desired == 0 {
-			fmt.Fprintf(g.stdout, "workload %q wants no instances (stopped or 0 replicas)\n", reg.Name)
-			return nil
-		}
-		evaluated := st.LatestEval != nil && st.LatestEval.CreateIndex >= reg.Index && st.LatestEval.Status == api.EvalComplete
-		if evaluated && running >= desired {
+		if v.done {
 			fmt.Fprintf(g.stdout, "workload %q is running\n", reg.Name)
 			return nil
 		}
