@@ -57,7 +57,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks, minMember *yaml.Node
+	var name, tasks, minMember, services *yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
@@ -85,6 +85,10 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			g.Placement = d.placement(p, v)
 		case "tasks":
 			tasks = v
+		case "ports":
+			g.Ports = d.ports(p, v)
+		case "services":
+			services = v
 		default:
 			return false
 		}
@@ -97,7 +101,12 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkGang(gangPath, g, minMember)
+	var refs []portRef
+	d.refs = &refs
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
+	d.refs = nil
+	g.Services = d.services(join(path, "services"), services, &refs)
+	d.checkPortRefs(g.Ports, refs)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g
 }
@@ -196,6 +205,14 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			if v, ok := d.boundedDuration(p, v, MaxKillTimeout); ok {
 				t.KillTimeout = v
 			}
+		case "checks":
+			if d.refs != nil {
+				t.Checks = d.checks(p, v, false, d.refs)
+				break
+			}
+			var refs []portRef // a task outside a group (containers): no ports
+			t.Checks = d.checks(p, v, false, &refs)
+			d.checkPortRefs(nil, refs)
 		case "pidsLimit":
 			if l, ok := d.integer(p, v); ok {
 				switch {
