@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/health"
+)
+
+// newHealth builds the allocation's health runner: its checks run while
+// their tasks run, a change marks the allocation for the next report,
+// and a failed liveness check restarts its task.
+func (ar *allocRunner) newHealth() {
+	alloc := ar.allocation()
+	env := func(task string) map[string]string {
+		if tr := ar.task(task); tr != nil {
+			return tr.cfg.Env
+		}
+		return nil
+	}
+	dir := func(task string) string { return filepath.Join(ar.dir, task) }
+	prober := ar.agent.cfg.HealthProber
+	if prober == nil {
+		prober = health.NetProber{}
+	}
+	set := health.NewSet(alloc, env, dir)
+	ar.started = map[string]time.Time{}
+	ar.health = health.NewRunner(set, prober, health.SystemClock{},
+		func() { ar.agent.markDirty(ar.id()) },
+		func(task, reason string) {
+			if tr := ar.task(task); tr != nil {
+				ar.log.Warn("liveness check failed; restarting the task", "task", task, "reason", reason)
+				tr.restartUnhealthy(reason)
+			}
+		})
+}
+
+// startHealth starts the check loop and tells it about tasks that already
+// run (re-attached after an agent restart).
+func (ar *allocRunner) startHealth() {
+	for _, tr := range ar.tasks {
+		ar.followTask(tr.cfg.Name, tr.snapshot())
+	}
+	ar.agent.wg.Add(1)
+	go func() {
+		defer ar.agent.wg.Done()
+		ar.health.Run(ar.agent.ctx)
+	}()
+}
+
+// followTask tells the health runner that a task started (a new
+// StartedAt while running) or stopped running.
+func (ar *allocRunner) followTask(name string, st api.TaskState) {
+	ar.mu.Lock()
+	last, was := ar.started[name]
+	running := st.State == api.TaskRunning
+	switch {
+	case running && (!was || !last.Equal(st.StartedAt)):
+		ar.started[name] = st.StartedAt
+	case !running && was:
+		delete(ar.started, name)
+	default:
+		ar.mu.Unlock()
+		return
+	}
+	ar.mu.Unlock()
+	if running {
+		ar.health.TaskStarted(name)
+	} else {
+		ar.health.TaskStopped(name)
+	}
+}
