@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/state"
 )
 
 func TestServiceEndpoints(t *testing.T) {
@@ -89,10 +91,10 @@ func getServices(t *testing.T, s *Server, path string, out any) uint64 {
 	return idx
 }
 
-func report(t *testing.T, s *Server, id, health string) {
+func report(t *testing.T, s *Server, nodeID, id, health string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"updates":[{"id":%q,"clientStatus":"running","health":{"status":%q,"checks":[{"name":"http-0","task":"web","type":"http","purpose":"readiness","status":"passing","output":"HTTP 200"}]}}]}`, id, health)
-	if code, _, _, out := rawCall(t, "POST", s.Addr()+"/v1/agent/allocations", body); code != http.StatusOK {
+	if code, _, out := agentRequest(t, s, "POST", "/v1/agent/allocations", body, testAgentHeaders(s, nodeID)); code != http.StatusOK {
 		t.Fatalf("report: %d %s", code, out)
 	}
 }
@@ -104,7 +106,8 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	s := quietServer(t)
 	node := &api.Node{ID: "node-a", Name: "a", Status: api.NodeReady, HTTPAddr: "http://192.0.2.10:4690",
 		Capacity: api.Resources{CPUMilli: 8000, MemoryBytes: 8 << 30}}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node}); err != nil {
+	key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
+	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, servedWorkload)
@@ -123,8 +126,8 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	if len(eps) != 0 {
 		t.Fatalf("endpoints before any health report: %+v", eps)
 	}
-	report(t, s, allocs[0].ID, api.HealthHealthy)
-	report(t, s, allocs[1].ID, api.HealthHealthy)
+	report(t, s, "node-a", allocs[0].ID, api.HealthHealthy)
+	report(t, s, "node-a", allocs[1].ID, api.HealthHealthy)
 	idx := getServices(t, s, "/v1/services/shop-web", &eps)
 	if len(eps) != 2 || eps[0].Address != "192.0.2.10" || eps[0].Port != allocs[0].Port("http") && eps[0].Port != allocs[1].Port("http") || eps[0].Tags[0] != "blue" || eps[0].NodeID != "node-a" {
 		t.Fatalf("endpoints %+v", eps)
@@ -138,7 +141,7 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 		t.Fatal("the blocking query returned before anything changed")
 	case <-time.After(100 * time.Millisecond):
 	}
-	report(t, s, allocs[1].ID, api.HealthUnhealthy)
+	report(t, s, "node-a", allocs[1].ID, api.HealthUnhealthy)
 	var idx2 uint64
 	select {
 	case idx2 = <-done:
