@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	healthServerOnce sync.Once
+	healthServerOnce sync.Once // built by the first test that asks, removed when it ends
 	healthServerBin  string
 	healthServerErr  error
 )
@@ -26,7 +26,18 @@ var (
 func healthServer(t *testing.T) string {
 	t.Helper()
 	healthServerOnce.Do(func() {
-		healthServerBin = filepath.Join(filepath.Dir(strataBin), "healthserver")
+		// Tasks run as nobody with a private /tmp: the binary goes where
+		// they can see and enter it.
+		dir, err := os.MkdirTemp("/var/tmp", "strata-e2e-healthserver")
+		if err == nil {
+			err = os.Chmod(dir, 0o755)
+		}
+		if err != nil {
+			healthServerErr = err
+			return
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) }) // one test uses it; a second would build its own Once
+		healthServerBin = filepath.Join(dir, "healthserver")
 		build := exec.Command("go", "build", "-o", healthServerBin, "./healthserver")
 		out, err := build.CombinedOutput()
 		if err != nil {
@@ -83,7 +94,7 @@ func TestHTTPReadinessThenFailure(t *testing.T) {
 	resp.Body.Close()
 
 	// The task starts failing its readiness check.
-	marker := filepath.Join(c.dir, "agent-n1", "allocs", eps[0].AllocID, "server", "unready")
+	marker := filepath.Join(c.dir, "agent-n1", "allocs", eps[0].AllocID, "server", "local", "unready") // $STRATA_TASK_DIR
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
