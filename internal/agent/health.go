@@ -1,10 +1,10 @@
 package agent
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/health"
 )
 
@@ -13,18 +13,26 @@ import (
 // and a failed liveness check restarts its task.
 func (ar *allocRunner) newHealth() {
 	alloc := ar.allocation()
-	env := func(task string) map[string]string {
-		if tr := ar.task(task); tr != nil {
-			return tr.cfg.Env
+	// An exec check runs as its task's user, never with more rights.
+	info := func(task string) health.TaskInfo {
+		tr := ar.task(task)
+		if tr == nil {
+			return health.TaskInfo{IdentityErr: "no task " + task}
 		}
-		return nil
+		ti := health.TaskInfo{Env: tr.cfg.Env, Dir: tr.cfg.TaskDir}
+		uid, gid, err := exec.ResolveUser(tr.cfg.Task.User)
+		if err != nil {
+			ti.IdentityErr = err.Error()
+		} else {
+			ti.Identity = &health.Identity{UID: uid, GID: gid}
+		}
+		return ti
 	}
-	dir := func(task string) string { return filepath.Join(ar.dir, task) }
 	prober := ar.agent.cfg.HealthProber
 	if prober == nil {
 		prober = health.NetProber{}
 	}
-	set := health.NewSet(alloc, env, dir)
+	set := health.NewSet(alloc, info)
 	ar.started = map[string]time.Time{}
 	ar.health = health.NewRunner(set, prober, health.SystemClock{},
 		func() { ar.agent.markDirty(ar.id()) },

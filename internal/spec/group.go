@@ -119,6 +119,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	d.refs = nil
 	g.Services = d.services(join(path, "services"), services, &refs)
 	d.checkPortRefs(g.Ports, refs)
+	d.checkIsolatedPorts(join(path, "ports"), n, g)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g
 }
@@ -266,6 +267,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
+	d.checkIsolatedChecks(path, n, t)
 	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t

@@ -343,3 +343,32 @@ func (d *decoder) checkPortRefs(ports []api.PortRequest, refs []portRef) {
 		}
 	}
 }
+
+// checkIsolatedChecks refuses http and tcp checks on a task with its own
+// network namespace: the agent probes the node's loopback, which is not
+// the task's. An exec check still works.
+func (d *decoder) checkIsolatedChecks(path string, n *yaml.Node, t *api.Task) {
+	if t.Network != NetworkIsolated {
+		return
+	}
+	for i, c := range t.Checks {
+		if c.Type == api.CheckHTTP || c.Type == api.CheckTCP {
+			d.missing(join(index(join(path, "checks"), i), "type"), n,
+				"a %s check cannot reach a task with network %s (the agent probes the node's loopback); use an exec check", c.Type, NetworkIsolated)
+		}
+	}
+}
+
+// checkIsolatedPorts refuses ports on a group whose tasks all have their
+// own network namespace: nothing could listen on the node's port.
+func (d *decoder) checkIsolatedPorts(path string, n *yaml.Node, g *api.TaskGroup) {
+	if len(g.Ports) == 0 || len(g.Tasks) == 0 {
+		return
+	}
+	for _, t := range g.Tasks {
+		if t.Network != NetworkIsolated {
+			return
+		}
+	}
+	d.missing(path, n, "every task of the group has network %s: no task can listen on a node port", NetworkIsolated)
+}

@@ -94,11 +94,17 @@ func TestHealthValidation(t *testing.T) {
 		{"service without a name", port, "        - {port: http}\n", "", "services[0].name", "required"},
 		{"liveness on a service", port, "        - name: web\n          port: http\n          checks: [{type: tcp, purpose: liveness}]\n", "", "services[0].checks[0].purpose", "readiness checks"},
 		{"bad tag", port, "        - {name: web, port: http, tags: [\"a b\"]}\n", "", "services[0].tags[0]", "invalid label value"},
+		{"http check on an isolated task", port, "", "          - {type: http, port: http}\n", "checks[0].type", "cannot reach a task with network isolated"},
+		{"ports on an isolated group", port, "", "", "groups[0].ports", "no task can listen"},
 		{"duplicate services", port, "        - {name: web, port: http}\n        - {name: web, port: http}\n", "", "services[1].name", "duplicate service name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(healthDoc(tc.ports, tc.services, tc.check)))
+			doc := healthDoc(tc.ports, tc.services, tc.check)
+			if strings.Contains(tc.name, "isolated") {
+				doc = strings.Replace(doc, "          command: [\"/bin/true\"]\n", "          command: [\"/bin/true\"]\n          network: isolated\n", 1)
+			}
+			_, err := Parse([]byte(doc))
 			var se *Errors
 			if !errors.As(err, &se) {
 				t.Fatalf("Parse accepted it (err %v)", err)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -80,10 +81,16 @@ func probeExec(ctx context.Context, t Target) Outcome {
 	if len(t.Check.Command) == 0 {
 		return Outcome{Output: "no command"}
 	}
+	if t.IdentityErr != "" {
+		return Outcome{Output: t.IdentityErr}
+	}
 	cmd := exec.CommandContext(ctx, t.Check.Command[0], t.Check.Command[1:]...)
 	cmd.Dir = t.Dir
 	cmd.Env = envList(t.Env)
 	cmd.WaitDelay = time.Second // a child holding the pipe must not hang the check
+	if id := t.Identity; id != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID)}}
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limited{&out, maxOutput}, &limited{&out, maxOutput}
 	err := cmd.Run()

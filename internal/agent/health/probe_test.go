@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,22 @@ func TestNetProber(t *testing.T) {
 		{"exec exit 3", Target{Check: api.Check{Type: api.CheckExec, Command: []string{"/bin/sh", "-c", "echo nope; exit 3"}}}, false, "exit code 3 nope"},
 		{"exec missing program", Target{Check: api.Check{Type: api.CheckExec, Command: []string{"/no/such/program"}}}, false, "no such file"},
 	}
+	if os.Geteuid() == 0 { // only root can run a check as another user
+		tests = append(tests, struct {
+			name   string
+			target Target
+			ok     bool
+			output string
+		}{"exec as the task's user", Target{Check: api.Check{Type: api.CheckExec, Command: []string{"/bin/sh", "-c", "id -u"}},
+			Identity: &Identity{UID: 65534, GID: 65534}}, true, "65534"})
+	}
+	tests = append(tests, struct {
+		name   string
+		target Target
+		ok     bool
+		output string
+	}{"exec whose user does not resolve", Target{Check: api.Check{Type: api.CheckExec, Command: []string{"/bin/true"}},
+		IdentityErr: `task user "ghost": unknown user ghost`}, false, "unknown user ghost"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -83,7 +83,7 @@ type harness struct {
 
 func newHarness(t *testing.T, a *api.Allocation, script map[string][]Outcome) *harness {
 	h := &harness{t: t, clock: &fakeClock{now: time.Unix(1000, 0)}, prober: &scriptProber{script: script, calls: map[string]int{}}}
-	set := NewSet(a, func(string) map[string]string { return nil }, func(string) string { return "" })
+	set := NewSet(a, func(string) TaskInfo { return TaskInfo{} })
 	h.r = NewRunner(set, h.prober, h.clock, func() { h.changes++ }, func(task, reason string) { h.restarts = append(h.restarts, task+": "+reason) })
 	return h
 }

@@ -17,6 +17,22 @@ type Target struct {
 	Port    int // resolved from Check.Port; 0 for exec checks
 	Env     map[string]string
 	Dir     string
+	// Identity is who an exec check runs as (the task's user); nil runs
+	// it as the agent, for tests. IdentityErr, when set, fails the check.
+	Identity    *Identity
+	IdentityErr string
+}
+
+// Identity is a uid and gid.
+type Identity struct{ UID, GID int }
+
+// TaskInfo is what exec checks of a task need: its environment, working
+// directory and user.
+type TaskInfo struct {
+	Env         map[string]string
+	Dir         string
+	Identity    *Identity
+	IdentityErr string
 }
 
 // Outcome is what one run of a check found.
@@ -97,20 +113,24 @@ type Set struct {
 }
 
 // NewSet builds the checks of alloc: every task's, then every service's,
-// with port names resolved against the allocation's assigned ports. env
-// and dir give each task's environment and working directory for exec
-// checks; a service's exec checks run with the first task's.
-func NewSet(alloc *api.Allocation, env func(task string) map[string]string, dir func(task string) string) *Set {
+// with port names resolved against the allocation's assigned ports. info
+// gives each task's environment, working directory and user for exec
+// checks; a service's exec checks run as the first task.
+func NewSet(alloc *api.Allocation, info func(task string) TaskInfo) *Set {
 	s := &Set{running: map[string]bool{}}
 	tg := alloc.TaskGroup
 	if tg == nil {
 		return s
 	}
 	s.tasks = len(tg.Tasks)
+	target := func(c api.Check, task, service, infoOf string) *tracker {
+		ti := info(infoOf)
+		return &tracker{status: api.CheckPending, target: Target{Check: c, Task: task, Service: service,
+			Port: alloc.Port(c.Port), Env: ti.Env, Dir: ti.Dir, Identity: ti.Identity, IdentityErr: ti.IdentityErr}}
+	}
 	for _, task := range tg.Tasks {
 		for _, c := range task.Checks {
-			s.trackers = append(s.trackers, &tracker{status: api.CheckPending, target: Target{
-				Check: c, Task: task.Name, Port: alloc.Port(c.Port), Env: env(task.Name), Dir: dir(task.Name)}})
+			s.trackers = append(s.trackers, target(c, task.Name, "", task.Name))
 		}
 	}
 	first := ""
@@ -119,8 +139,7 @@ func NewSet(alloc *api.Allocation, env func(task string) map[string]string, dir 
 	}
 	for _, svc := range tg.Services {
 		for _, c := range svc.Checks {
-			s.trackers = append(s.trackers, &tracker{status: api.CheckPending, target: Target{
-				Check: c, Service: svc.Name, Port: alloc.Port(c.Port), Env: env(first), Dir: dir(first)}})
+			s.trackers = append(s.trackers, target(c, "", svc.Name, first))
 		}
 	}
 	return s
