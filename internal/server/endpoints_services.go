@@ -15,7 +15,7 @@ import (
 // The built-in service registry: a read-only view over allocations, so it
 // needs no table of its own and can never disagree with them. A service's
 // endpoints are the healthy allocations (api.Allocation.Healthy) whose
-// group offers it, at the port the scheduler gave them. Both endpoints are
+// group offers it, at the port the scheduler gave them, on nodes not down. Both endpoints are
 // blocking queries on the allocation and node tables: any change to
 // either wakes a watcher, who compares what it gets with what it has.
 
@@ -23,7 +23,8 @@ import (
 // allocation offers, with its healthy and total counts.
 func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		out := listServices(snap.Allocs(ws))
+		snap.NodesWatch(ws)
+		out := listServices(snap.Allocs(ws), snap.Node)
 		return out, registryIndex(snap, ws), nil
 	})
 }
@@ -60,12 +61,12 @@ func serviceEndpoints(name string, allocs []*api.Allocation, node func(string) *
 			if svc.Name != name {
 				continue
 			}
-			port := a.Port(svc.Port)
-			if port == 0 {
-				continue // placed before the group had the port: nothing listens
+			n, port := listed(a, svc, node)
+			if n == nil {
+				continue
 			}
 			out = append(out, api.ServiceEndpoint{
-				Service: name, Address: nodeAddress(node(a.NodeID)), Port: port,
+				Service: name, Address: nodeAddress(n), Port: port,
 				AllocID: a.ID, Workload: a.Workload, Group: a.Group, NodeID: a.NodeID, NodeName: a.NodeName,
 				Tags: svc.Tags, Labels: svc.Labels,
 			})
@@ -77,8 +78,24 @@ func serviceEndpoints(name string, allocs []*api.Allocation, node func(string) *
 	return out
 }
 
+// listed returns the node and port at which a healthy allocation a offers
+// svc, or nil when it is not listed: the port is missing (placed before
+// the group had it: nothing listens) or the node is down (its last report
+// is stale).
+func listed(a *api.Allocation, svc api.Service, node func(string) *api.Node) (*api.Node, int) {
+	port := a.Port(svc.Port)
+	if port == 0 {
+		return nil, 0
+	}
+	n := node(a.NodeID)
+	if n == nil || n.Status == api.NodeDown {
+		return nil, 0
+	}
+	return n, port
+}
+
 // listServices summarises every service offered by a wanted allocation.
-func listServices(allocs []*api.Allocation) []api.ServiceSummary {
+func listServices(allocs []*api.Allocation, node func(string) *api.Node) []api.ServiceSummary {
 	byName := map[string]*api.ServiceSummary{}
 	for _, a := range allocs {
 		if a.TaskGroup == nil || a.DesiredStatus != api.DesiredRun || a.Terminal() {
@@ -91,7 +108,7 @@ func listServices(allocs []*api.Allocation) []api.ServiceSummary {
 				byName[svc.Name] = sum
 			}
 			sum.Instances++
-			if a.Healthy() && a.Port(svc.Port) != 0 {
+			if n, _ := listed(a, svc, node); a.Healthy() && n != nil {
 				sum.Healthy++
 			}
 			if !slices.Contains(sum.Workloads, a.Workload) {

@@ -35,9 +35,11 @@ func TestServiceEndpoints(t *testing.T) {
 		alloc("d-unhealthy", "n1", api.HealthUnhealthy, api.DesiredRun),
 		alloc("f-stopping", "n1", api.HealthHealthy, api.DesiredStop),
 		alloc("g-unreported", "n1", "", api.DesiredRun),
+		alloc("h-on-a-down-node", "n3", api.HealthHealthy, api.DesiredRun),
 		noPort,
 	}
-	nodes := map[string]*api.Node{"n1": {ID: "n1", HTTPAddr: "http://10.0.0.1:4690"}, "n2": {ID: "n2", HTTPAddr: "http://0.0.0.0:4690"}}
+	nodes := map[string]*api.Node{"n1": {ID: "n1", HTTPAddr: "http://10.0.0.1:4690"}, "n2": {ID: "n2", HTTPAddr: "http://0.0.0.0:4690"},
+		"n3": {ID: "n3", HTTPAddr: "http://10.0.0.3:4690", Status: api.NodeDown}}
 	got := serviceEndpoints("web", allocs, func(id string) *api.Node { return nodes[id] })
 	want := []string{"a-healthy 10.0.0.1:20000 [v1] map[team:a]", "c-healthy :20000 [v1] map[team:a]"}
 	var gotText []string
@@ -50,8 +52,8 @@ func TestServiceEndpoints(t *testing.T) {
 	if e := serviceEndpoints("nobody", allocs, func(string) *api.Node { return nil }); e == nil || len(e) != 0 {
 		t.Fatalf("unknown service: %v, want an empty list", e)
 	}
-	sums := listServices(allocs)
-	if len(sums) != 2 || sums[0].Name != "other" || sums[1].Name != "web" || sums[1].Healthy != 2 || sums[1].Instances != 6 {
+	sums := listServices(allocs, func(id string) *api.Node { return nodes[id] })
+	if len(sums) != 2 || sums[0].Name != "other" || sums[1].Name != "web" || sums[1].Healthy != 2 || sums[1].Instances != 7 {
 		t.Fatalf("summaries %+v", sums)
 	}
 }
