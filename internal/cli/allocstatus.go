@@ -103,3 +103,31 @@ func printAllocStatus(w io.Writer, a *api.Allocation) {
 		t.flush()
 	}
 }
+
+// printChecks lists, under a workload's status, the wanted allocations
+// that are not healthy with the reason, and each check's last result.
+func printChecks(w io.Writer, allocs []*api.Allocation) {
+	header := false
+	for _, a := range sortedAllocs(allocs) {
+		h := a.Health
+		if a.DesiredStatus != api.DesiredRun || a.Terminal() || h == nil || (h.Status == api.HealthHealthy && len(h.Checks) == 0) {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\nHealth:")
+			header = true
+		}
+		line := fmt.Sprintf("  %s %s[%d] on %s: %s", shortID(a.ID), a.Group, a.Index, a.NodeName, h.Status)
+		if h.Reason != "" {
+			line += " (" + h.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+		for _, c := range h.Checks {
+			out := c.Output
+			if out == "" {
+				out = "-"
+			}
+			fmt.Fprintf(w, "    %s check %s: %s, %s\n", c.Purpose, c.Name, c.Status, out)
+		}
+	}
+}

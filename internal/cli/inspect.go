@@ -48,7 +48,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, st)
 			}
-			return printWorkloadStatus(g.stdout, st)
+			if err := printWorkloadStatus(g.stdout, st); err != nil {
+				return err
+			}
+			if allocs, _, err := c.Allocations(cmd.Context(), args[0], nil); err == nil {
+				printChecks(g.stdout, allocs)
+			}
+			return nil
 		},
 	}
 	addOutputFlag(cmd, g)

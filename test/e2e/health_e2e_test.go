@@ -114,6 +114,9 @@ func TestHTTPReadinessThenFailure(t *testing.T) {
 	if events := c.mustStrata("events", "--workload", "served"); !strings.Contains(events, "readiness check ready of task server is failing: HTTP 503") {
 		t.Fatalf("events do not show the failing check:\n%s", events)
 	}
+	if status := c.mustStrata("status", "served"); !strings.Contains(status, "readiness check ready: failing, HTTP 503") {
+		t.Fatalf("status does not show the failing check:\n%s", status)
+	}
 	allocs := runningAllocs(c.allocs("served"))
 	if len(allocs) != 1 {
 		t.Fatalf("want 1 running allocation, got %d", len(allocs))
