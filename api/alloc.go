@@ -49,6 +49,8 @@ type Allocation struct {
 	ClientStatusTime time.Time `json:"clientStatusTime,omitempty"`
 
 	TaskStates map[string]*TaskState `json:"taskStates,omitempty"`
+	// Health is the agent's last health report; Healthy() is what to ask.
+	Health *AllocHealth `json:"health,omitempty"`
 
 	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
 	PreemptedBy   string    `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
@@ -63,6 +65,8 @@ type Assignment struct {
 	NUMANode int      `json:"numaNode"`           // -1 when not pinned
 	GPUs     []string `json:"gpus,omitempty"`     // GPU ids on the node
 	GPUMilli int64    `json:"gpuMilli,omitempty"` // share of GPUs[0] for a fractional request
+	// Ports are the group's ports on the node, in the group's order.
+	Ports []AssignedPort `json:"ports,omitempty"`
 }
 
 // TaskState is the agent's view of one task.
@@ -99,6 +103,12 @@ func (a *Allocation) Copy() *Allocation {
 	c := *a
 	c.Assignment.CPUs = append([]int(nil), a.Assignment.CPUs...)
 	c.Assignment.GPUs = append([]string(nil), a.Assignment.GPUs...)
+	c.Assignment.Ports = append([]AssignedPort(nil), a.Assignment.Ports...)
+	if a.Health != nil {
+		h := *a.Health
+		h.Checks = append([]CheckResult(nil), a.Health.Checks...)
+		c.Health = &h
+	}
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
@@ -120,4 +130,5 @@ type AllocUpdate struct {
 	ClientStatus string                `json:"clientStatus"`
 	ClientReason string                `json:"clientReason,omitempty"`
 	TaskStates   map[string]*TaskState `json:"taskStates,omitempty"`
+	Health       *AllocHealth          `json:"health,omitempty"`
 }

@@ -16,6 +16,10 @@ const (
 	EventAllocFailed        = "allocation-failed"
 	EventUnplaceable        = "unplaceable"
 	EventCellConfig         = "cell-config"
+	// EventAllocHealth is an allocation becoming healthy or unhealthy;
+	// EventCheck a health check changing status, with its last output.
+	EventAllocHealth = "allocation-health"
+	EventCheck       = "check"
 	// EventCellCreated is the cell's identity being made, once per cell.
 	EventCellCreated = "cell-created"
 	// EventNodeAgent is something a node's agent reported about itself:

@@ -24,13 +24,16 @@ type WorkloadStatus struct {
 
 // GroupStatus counts a group's allocations by client status.
 type GroupStatus struct {
-	Name     string `json:"name"`
-	Desired  int    `json:"desired"`
-	Pending  int    `json:"pending"`
-	Running  int    `json:"running"`
-	Complete int    `json:"complete"`
-	Failed   int    `json:"failed"`
-	Lost     int    `json:"lost"`
+	Name    string `json:"name"`
+	Desired int    `json:"desired"`
+	Pending int    `json:"pending"`
+	Running int    `json:"running"`
+	// Healthy counts running allocations that are healthy
+	// (Allocation.Healthy), of any version.
+	Healthy  int `json:"healthy"`
+	Complete int `json:"complete"`
+	Failed   int `json:"failed"`
+	Lost     int `json:"lost"`
 	// Preempted counts allocations evicted by higher-priority work.
 	Preempted int `json:"preempted"`
 	// Dead counts replicas that failed and will not be replaced, and

@@ -81,6 +81,12 @@ type TaskGroup struct {
 	RestartPolicy RestartPolicy `json:"restartPolicy"`
 	// Gang, when set, places the group all-or-nothing.
 	Gang *GangPolicy `json:"gang,omitempty"`
+	// Ports are node ports the group's tasks listen on (health.go); each
+	// task sees them as STRATA_PORT_<NAME>.
+	Ports []PortRequest `json:"ports,omitempty"`
+	// Services are registered in the cell's service registry for every
+	// healthy allocation of the group.
+	Services []Service `json:"services,omitempty"`
 	// Reschedule and Disconnect are the server's replacement policies
 	// (api/lifecycle.go); nil means the defaults (ReschedulePolicyOf).
 	Reschedule *ReschedulePolicy `json:"reschedule,omitempty"`
@@ -148,6 +154,9 @@ type Task struct {
 
 	KillTimeout time.Duration `json:"killTimeout"` // grace between SIGTERM and SIGKILL
 	PidsLimit   int64         `json:"pidsLimit"`   // max processes in the task's cgroup
+
+	// Checks are the task's health checks (readiness, liveness).
+	Checks []Check `json:"checks,omitempty"`
 
 	// User runs the task as this user: a name or a uid, optionally with
 	// ":group" or ":gid". Empty means the node's default, nobody; root

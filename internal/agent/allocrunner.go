@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/health"
 	"github.com/strata-dev/strata/internal/agent/state"
+	"github.com/strata-dev/strata/internal/spec"
 )
 
 // allocRunner runs the tasks of one allocation and derives its client
@@ -24,6 +27,10 @@ type allocRunner struct {
 	dir   string
 
 	tasks []*taskRunner // in TaskGroup order
+	// health runs the allocation's checks (health.go); started tracks,
+	// per task, the StartedAt its checks were last started for.
+	health  *health.Runner
+	started map[string]time.Time
 
 	mu        sync.Mutex
 	alloc     *api.Allocation // the server's latest copy
@@ -77,6 +84,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		}
 		ar.tasks = append(ar.tasks, tr)
 	}
+	ar.newHealth()
 	return ar, nil
 }
 
@@ -89,6 +97,9 @@ func (a *Agent) taskEnv(alloc *api.Allocation, task *api.Task, taskDir string) m
 		"STRATA_TASK_NAME": task.Name,
 		"STRATA_TASK_DIR":  taskDir,
 		"STRATA_NODE_ID":   a.nodeID,
+	}
+	for _, p := range alloc.Assignment.Ports {
+		env[spec.PortEnv(p.Name)] = strconv.Itoa(p.Port)
 	}
 	if len(alloc.Assignment.GPUs) > 0 {
 		env["CUDA_VISIBLE_DEVICES"] = strings.Join(alloc.Assignment.GPUs, ",")
@@ -133,6 +144,7 @@ func (ar *allocRunner) start() {
 			tr.run(ar.agent.ctx)
 		}()
 	}
+	ar.startHealth()
 }
 
 // stop asks every task to stop; it does not wait.
@@ -150,9 +162,11 @@ func (ar *allocRunner) wait() {
 }
 
 func (ar *allocRunner) taskChanged(tr *taskRunner) {
-	if st := tr.snapshot(); st.State == api.TaskDead && st.Failed {
+	st := tr.snapshot()
+	if st.State == api.TaskDead && st.Failed {
 		ar.stop() // the group failed: its other tasks must not run on
 	}
+	ar.followTask(tr.cfg.Name, st)
 	ar.persist()
 	ar.agent.markDirty(ar.id())
 }
@@ -191,7 +205,11 @@ func (ar *allocRunner) status() (status, reason string, states map[string]*api.T
 // update is the report for the server.
 func (ar *allocRunner) update() *api.AllocUpdate {
 	status, reason, states := ar.status()
-	return &api.AllocUpdate{ID: ar.id(), ClientStatus: status, ClientReason: reason, TaskStates: states}
+	u := &api.AllocUpdate{ID: ar.id(), ClientStatus: status, ClientReason: reason, TaskStates: states}
+	if status == api.AllocRunning || status == api.AllocPending {
+		u.Health = ar.health.Health()
+	}
+	return u
 }
 
 func (ar *allocRunner) persist() {

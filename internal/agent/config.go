@@ -16,6 +16,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+	"github.com/strata-dev/strata/internal/agent/health"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
@@ -135,6 +136,9 @@ type Config struct {
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.
 	Drivers map[string]Driver
+	// HealthProber runs health checks; nil means health.NetProber (HTTP
+	// and TCP on the node's loopback, exec as a process). Tests inject one.
+	HealthProber health.Prober
 
 	Logger *slog.Logger
 }

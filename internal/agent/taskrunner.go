@@ -32,6 +32,9 @@ type taskRunner struct {
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
 	doneCh   chan struct{} // closed when run returns
+	// unhealthyCh carries a failed liveness check's reason: the running
+	// task is killed and its restart policy decides what follows.
+	unhealthyCh chan string
 
 	mu     sync.Mutex
 	state  api.TaskState
@@ -41,10 +44,11 @@ type taskRunner struct {
 func newTaskRunner(cfg drivers.TaskConfig, driver Driver, policy api.RestartPolicy, log *slog.Logger, rec *state.TaskRecord) *taskRunner {
 	tr := &taskRunner{
 		cfg: cfg, driver: driver, policy: policy,
-		log:    log.With("task", cfg.Name),
-		stopCh: make(chan struct{}),
-		doneCh: make(chan struct{}),
-		state:  api.TaskState{State: api.TaskPending},
+		log:         log.With("task", cfg.Name),
+		stopCh:      make(chan struct{}),
+		doneCh:      make(chan struct{}),
+		unhealthyCh: make(chan string, 1),
+		state:       api.TaskState{State: api.TaskPending},
 	}
 	if rec != nil {
 		tr.state, tr.handle = rec.State, rec.Handle
@@ -78,6 +82,16 @@ func (tr *taskRunner) update(fn func(*api.TaskState)) {
 	fn(&tr.state)
 	tr.mu.Unlock()
 	tr.changed(tr)
+}
+
+// restartUnhealthy asks for the running task to be killed because a
+// liveness check failed; the exit counts as a failure with that reason.
+// It does not wait, and a request while one is pending is dropped.
+func (tr *taskRunner) restartUnhealthy(reason string) {
+	select {
+	case tr.unhealthyCh <- reason:
+	default:
+	}
 }
 
 // stop asks the task to end for good; it does not wait (see doneCh).
@@ -120,6 +134,10 @@ func (tr *taskRunner) run(ctx context.Context) {
 		if tr.stopping() {
 			tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			return
+		}
+		select { // a liveness failure of the previous run is settled
+		case <-tr.unhealthyCh:
+		default:
 		}
 		if ok, err := tr.fence.beforeStart(ctx, tr.stopCh, tr.cfg.TaskDir); err != nil {
 			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
@@ -173,11 +191,21 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 		results <- outcome{res, err}
 	}()
 	stopped := false
+	unhealthy := ""
 	var out outcome
 	select {
 	case <-ctx.Done():
 		return false // the agent is going away; the task keeps running
 	case out = <-results:
+	case unhealthy = <-tr.unhealthyCh:
+		timeout := tr.cfg.Task.KillTimeout
+		if timeout <= 0 {
+			timeout = defaultKillTimeout
+		}
+		if err := tr.driver.StopTask(tr.cfg.ID, timeout); err != nil {
+			tr.log.Error("task stop failed", "err", err)
+		}
+		out = <-results
 	case <-tr.stopCh:
 		stopped = true
 		timeout := tr.cfg.Task.KillTimeout
@@ -194,6 +222,11 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 			return false
 		}
 		out.res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("wait: %v", out.err), FinishedAt: time.Now()}
+	}
+	if unhealthy != "" && !tr.stopping() {
+		res := *out.res
+		res.Err = "killed: " + unhealthy
+		out.res = &res
 	}
 	if err := tr.driver.DestroyTask(tr.cfg.ID); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
 		tr.log.Error("task cleanup failed", "err", err)

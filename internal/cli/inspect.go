@@ -48,7 +48,13 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, st)
 			}
-			return printWorkloadStatus(g.stdout, st)
+			if err := printWorkloadStatus(g.stdout, st); err != nil {
+				return err
+			}
+			if allocs, _, err := c.Allocations(cmd.Context(), args[0], nil); err == nil {
+				printChecks(g.stdout, allocs)
+			}
+			return nil
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -64,9 +70,9 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 	fmt.Fprintf(w, "Name:      %s\nStatus:    %s\nVersion:   %d\nPriority:  %s (%d)\nPolicy:    %s\n",
 		wl.Name, st.Status, wl.Version, wl.PriorityClass, wl.Priority, policy)
 	fmt.Fprintln(w)
-	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "COMPLETE", "FAILED", "LOST", "PREEMPTED")
+	t := newTable(w, "GROUP", "DESIRED", "PENDING", "RUNNING", "HEALTHY", "COMPLETE", "FAILED", "LOST", "PREEMPTED")
 	for _, g := range st.Groups {
-		t.row(g.Name, strconv.Itoa(g.Desired), strconv.Itoa(g.Pending), strconv.Itoa(g.Running),
+		t.row(g.Name, strconv.Itoa(g.Desired), strconv.Itoa(g.Pending), strconv.Itoa(g.Running), strconv.Itoa(g.Healthy),
 			strconv.Itoa(g.Complete), strconv.Itoa(g.Failed), strconv.Itoa(g.Lost), strconv.Itoa(g.Preempted))
 	}
 	t.flush()
@@ -122,7 +128,7 @@ func newAllocsCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, allocs)
 			}
-			t := newTable(g.stdout, "ID", "WORKLOAD", "GROUP", "NODE", "DESIRED", "STATUS", "TASKS", "REASON")
+			t := newTable(g.stdout, "ID", "WORKLOAD", "GROUP", "NODE", "DESIRED", "STATUS", "HEALTH", "TASKS", "REASON")
 			for _, a := range allocs {
 				reason := a.ClientReason
 				switch {
@@ -134,7 +140,11 @@ func newAllocsCmd(g *globals) *cobra.Command {
 				if reason == "" {
 					reason = "-"
 				}
-				t.row(shortID(a.ID), a.Workload, fmt.Sprintf("%s[%d]", a.Group, a.Index), a.NodeName, a.DesiredStatus, a.ClientStatus, taskSummary(a), reason)
+				health := "-"
+				if a.Health != nil {
+					health = a.Health.Status
+				}
+				t.row(shortID(a.ID), a.Workload, fmt.Sprintf("%s[%d]", a.Group, a.Index), a.NodeName, a.DesiredStatus, a.ClientStatus, health, taskSummary(a), reason)
 			}
 			return t.flush()
 		},

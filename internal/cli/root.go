@@ -149,6 +149,7 @@ fails over between them.`,
 		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newNodeCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g),
+		newServicesCmd(g), newAllocStatusCmd(g),
 	)
 	return root
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,18 +70,23 @@ func newValidateCmd(g *globals) *cobra.Command {
 func newRunCmd(g *globals) *cobra.Command {
 	var file string
 	var wait bool
-	var timeout time.Duration
+	var timeout, minHealthy time.Duration
 	cmd := &cobra.Command{
 		Use:   "run -f FILE [--wait]",
 		Short: "Create or update a workload",
 		Long: `Create or update a workload from a YAML file. The file is validated locally
 first, then by the server; nothing is written when either rejects it.
 
-With --wait, strata run returns when every instance runs, and fails with the
-scheduler's reasons when some cannot be placed, or with the task's reason
-when an allocation fails.`,
-		Example: `  strata run -f examples/hello.yaml --wait`,
-		Args:    cobra.NoArgs,
+With --wait, strata run returns when every instance of the submitted version
+is healthy (its readiness checks pass or, for tasks without checks, its tasks
+run) and has stayed so for --min-healthy. Allocations of an earlier version
+that the update replaces are not counted. It fails with the scheduler's
+reasons when some instances cannot be placed, and with the task's reason when
+an allocation of this version fails, crashes (even if restarted), is
+OOM-killed or becomes unhealthy; and when --timeout passes first.`,
+		Example: `  strata run -f examples/hello.yaml --wait
+  strata run -f examples/web.yaml --wait --timeout 2m --min-healthy 10s`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := readSpecFile(file)
 			if err != nil {
@@ -103,22 +107,30 @@ when an allocation fails.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return waitRunning(ctx, g, c, resp)
+			return waitRunning(ctx, g, c, resp, minHealthy)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "Workload YAML file (- for stdin)")
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every instance runs; fail with the reason otherwise")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every instance of this version is healthy; fail with the reason otherwise")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&minHealthy, "min-healthy", DefaultMinHealthy, "with --wait: how long each instance must stay healthy before it counts")
 	return cmd
 }
 
 // waitRunning follows the workload with blocking queries until every wanted
-// instance of this version runs, or something says it will not.
-func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.RegisterResponse) error {
+// instance of this version is healthy, or something says it will not be
+// (judgeWait).
+func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.RegisterResponse, minHealthy time.Duration) error {
 	var index uint64
 	last := ""
+	mem := &waitMemory{minHealthy: minHealthy}
+	recheck := time.Time{}
 	for {
-		st, meta, err := c.WorkloadStatus(ctx, reg.Name, &api.Query{Index: index, Wait: 10 * time.Second})
+		wait := 10 * time.Second
+		if !recheck.IsZero() {
+			wait = min(wait, max(time.Until(recheck), 10*time.Millisecond))
+		}
+		st, meta, err := c.WorkloadStatus(ctx, reg.Name, &api.Query{Index: index, Wait: wait})
 		if err != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return failf("timed out waiting for %q: last state: %s", reg.Name, last)
@@ -130,45 +142,19 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 		if err != nil {
 			return failf("allocations of %q: %v", reg.Name, err)
 		}
-		desired, running := 0, 0
-		for _, gs := range st.Groups {
-			desired += gs.Desired
+		v := judgeWait(reg, st, allocs, time.Now(), mem)
+		if v.fail != "" {
+			return failf("%s", v.fail)
 		}
-		// Allocations whose spec did not change keep their old version
-		// (a scale-up or a re-submit), so every running one counts; a
-		// failure counts only for this version.
-		for _, a := range allocs {
-			if a.DesiredStatus != api.DesiredRun {
-				continue
-			}
-			switch {
-			case a.ClientStatus == api.AllocRunning:
-				running++
-			case a.ClientStatus == api.AllocFailed && a.WorkloadVersion == reg.Version:
-				return failf("allocation %s (%s[%d]) on %s failed: %s", shortID(a.ID), a.Group, a.Index, a.NodeName, a.ClientReason)
-			}
+		if v.progress != last {
+			fmt.Fprintf(g.stdout, "  %s\n", v.progress)
+			last = v.progress
 		}
-		if e := st.LatestEval; e != nil && e.Status == api.EvalBlocked && e.CreateIndex >= reg.Index {
-			var b strings.Builder
-			for _, f := range e.Failures {
-				fmt.Fprintf(&b, "\n  group %s: %d not placed: %s", f.Group, f.Missing, f.Summary)
-			}
-			return failf("%q cannot be fully placed:%s", reg.Name, b.String())
-		}
-		now := fmt.Sprintf("%d/%d running", running, desired)
-		if now != last {
-			fmt.Fprintf(g.stdout, "  %s\n", now)
-			last = now
-		}
-		if desired == 0 {
-			fmt.Fprintf(g.stdout, "workload %q wants no instances (stopped or 0 replicas)\n", reg.Name)
+		if v.done {
+			fmt.Fprintf(g.stdout, "workload %q version %d is running and healthy\n", reg.Name, reg.Version)
 			return nil
 		}
-		evaluated := st.LatestEval != nil && st.LatestEval.CreateIndex >= reg.Index && st.LatestEval.Status == api.EvalComplete
-		if evaluated && running >= desired {
-			fmt.Fprintf(g.stdout, "workload %q is running\n", reg.Name)
-			return nil
-		}
+		recheck = v.recheck
 		if ctx.Err() != nil {
 			return failf("timed out waiting for %q: %s", reg.Name, last)
 		}

@@ -11,10 +11,11 @@ import (
 // preferring GPUs attached to that NUMA node.
 func (c *cell) assign(g *group, i int) api.Assignment {
 	asg := api.Assignment{NUMANode: -1}
-	if g.cores == 0 && g.gpus == 0 && g.gpuMilli == 0 {
+	if !g.needsDetail() {
 		return asg
 	}
 	d := c.detail(i)
+	asg.Ports = assignPorts(g, d)
 	numaID := -1
 	if g.cores > 0 {
 		nu := pickNUMA(g, d)

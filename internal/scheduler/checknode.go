@@ -13,7 +13,7 @@ import (
 // place the plan's new allocations for the node. It returns false
 // with a reason when committing would overcommit an aggregate dimension,
 // double-assign an exclusive core or a whole GPU, push a GPU's shares over
-// 1000 milli, overcommit a NUMA node's memory, give an allocation an
+// 1000 milli, overcommit a NUMA node's memory, hand out a port twice, give an allocation an
 // assignment that does not match its request, or when the node is missing
 // or not ready. A part that only stops allocations always fits.
 func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]bool, place []*api.Allocation) (ok bool, reason string) {
@@ -36,7 +36,7 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	// existing ones' conflicts are not this plan's to judge.
 	var d *nodeDetail
 	for _, a := range place {
-		if asg := &a.Assignment; len(asg.CPUs) > 0 || len(asg.GPUs) > 0 || asg.GPUMilli > 0 {
+		if asg := &a.Assignment; len(asg.CPUs) > 0 || len(asg.GPUs) > 0 || asg.GPUMilli > 0 || len(asg.Ports) > 0 {
 			d = newNodeDetail(node)
 			break
 		}
@@ -96,5 +96,5 @@ func assignmentMismatch(a *api.Allocation) string {
 	case len(asg.CPUs) > 0 && asg.NUMANode < 0:
 		return "pinned cores without a NUMA node"
 	}
-	return ""
+	return portsMismatch(a)
 }

@@ -101,12 +101,19 @@ func (g *group) pipeline() []filter {
 		{gpu, gpuModelFilter{}},               // fingerprint only, before any occupancy is loaded
 		{g.cores > 0, numaFilter{}},           // pinned cores on one NUMA node: loads occupancy
 		{gpu, gpuFitFilter{}},                 // free whole GPUs or room for the share
+		{len(g.tg.Ports) > 0, portFilter{}},   // static ports free, room in the dynamic range: loads occupancy
 	} {
 		if s.on {
 			chain = append(chain, s.f)
 		}
 	}
 	return chain
+}
+
+// needsDetail reports whether placing the group reads the occupancy of a
+// node's cores, GPUs or ports (nodeDetail), not only its free totals.
+func (g *group) needsDetail() bool {
+	return g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 || len(g.tg.Ports) > 0
 }
 
 // AcceptedGPUModels is the GPU models every task of tg accepts: the

@@ -23,10 +23,11 @@ type nodeDetail struct {
 	coreNUMA  []int32 // core position → NUMA index
 	coreCPU   []int   // core position → cpu id
 	coreTaken []bool
-	numaFree  []int   // free cores per NUMA index
-	numaMem   []int64 // memory left for pinned allocations per NUMA index
-	gpuWhole  []bool  // GPU index → held whole
-	gpuMilli  []int64 // GPU index → milli held by shares
+	numaFree  []int    // free cores per NUMA index
+	numaMem   []int64  // memory left for pinned allocations per NUMA index
+	gpuWhole  []bool   // GPU index → held whole
+	gpuMilli  []int64  // GPU index → milli held by shares
+	ports     []uint16 // ports held, sorted (ports.go)
 	// conflicted is set once apply found a conflict: release is then no
 	// longer the inverse of apply.
 	conflicted bool
@@ -137,6 +138,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 		}
 	}
 	asg := &a.Assignment
+	d.applyPorts(a, note)
 	for _, cpu := range asg.CPUs {
 		switch p := d.corePos(cpu); {
 		case p < 0:
@@ -206,6 +208,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 // must not release on a conflicted detail.
 func (d *nodeDetail) release(a *api.Allocation) {
 	asg := &a.Assignment
+	d.releasePorts(a)
 	for _, cpu := range asg.CPUs {
 		if p := d.corePos(cpu); p >= 0 && d.coreTaken[p] {
 			d.coreTaken[p] = false
@@ -241,5 +244,6 @@ func (d *nodeDetail) cloneInto(dst *nodeDetail) {
 	dst.numaMem = append(dst.numaMem[:0], d.numaMem...)
 	dst.gpuWhole = append(dst.gpuWhole[:0], d.gpuWhole...)
 	dst.gpuMilli = append(dst.gpuMilli[:0], d.gpuMilli...)
+	dst.ports = append(dst.ports[:0], d.ports...)
 	dst.conflicted = d.conflicted
 }

@@ -298,7 +298,7 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 	if fitCount(&g.req.Resources, &probe.free, 1) == 0 {
 		return false
 	}
-	if g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 {
+	if g.needsDetail() {
 		if base := c.detail(i); !base.conflicted {
 			base.cloneInto(&pr.scratch)
 			for _, v := range victims {

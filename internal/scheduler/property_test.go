@@ -52,12 +52,27 @@ func genGroup(t *rapid.T, name string) *groupBuilder {
 	return g
 }
 
+// genPorts adds ports to a generated group: a few static ones shared
+// across workloads (so they collide and preempt), one of them inside the
+// dynamic range, and dynamic ones. It is kept out of genGroup so that the
+// plan digest's scenarios (which draw from genGroup) stay as they were.
+func genPorts(t *rapid.T, g *groupBuilder) *groupBuilder {
+	for k := range rapid.IntRange(0, 2).Draw(t, "ports") {
+		static := rapid.SampledFrom([]int{0, 0, 8080, 8081, api.DynamicPortMin + 1}).Draw(t, "static")
+		if slices.ContainsFunc(g.g.Ports, func(p api.PortRequest) bool { return static != 0 && p.Static == static }) {
+			static = 0
+		}
+		g.port(fmt.Sprint("p", k), static)
+	}
+	return g
+}
+
 // TestPropertyNeverOvercommits drives random cells through random sequences
 // of submissions, scalings, updates, node failures and task failures, with
 // random priorities so that workloads preempt each other. Every
 // plan must pass CheckNode against the state it was computed on, and after
-// it is applied no node may be overcommitted or hand out a core or a GPU
-// twice.
+// it is applied no node may be overcommitted or hand out a core, a GPU or
+// a port twice.
 func TestPropertyNeverOvercommits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var nodes []*nodeBuilder
@@ -72,7 +87,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 			case 0, 1: // submit or update
 				w := workload(name)
 				for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
-					g := genGroup(t, fmt.Sprintf("g%d", gi))
+					g := genPorts(t, genGroup(t, fmt.Sprintf("g%d", gi)))
 					if rapid.IntRange(0, 3).Draw(t, "gangRoll") == 0 {
 						g.gang(0, "rack")
 					}
@@ -165,11 +180,18 @@ func checkState(t fataler, f *fakeState) {
 		cores := map[int]string{}
 		whole := map[string]string{}
 		milli := map[string]int64{}
+		ports := map[int]string{}
 		for _, a := range f.AllocsByNode(n.ID) {
 			if a.Terminal() {
 				continue
 			}
 			used = used.Add(a.Resources)
+			for _, p := range a.Assignment.Ports {
+				if other, taken := ports[p.Port]; taken {
+					t.Fatalf("node %s: port %d held by %s and %s", n.ID, p.Port, other, a.ID)
+				}
+				ports[p.Port] = a.ID
+			}
 			for _, c := range a.Assignment.CPUs {
 				if other, taken := cores[c]; taken {
 					t.Fatalf("node %s: cpu %d held by %s and %s", n.ID, c, other, a.ID)

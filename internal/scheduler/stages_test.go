@@ -16,7 +16,7 @@ import (
 func TestStagesDescribeThemselves(t *testing.T) {
 	f := newFake(node("n1").cpu(8000).mem("16Gi").label("rack", "r1").numa(0, "8Gi", cpus(0, 4)...).numa(1, "8Gi", cpus(4, 8)...).gpu("0", "A100", 0))
 	f.putWorkload(workload("db", taskGroup("db").cpu(100).mem("64Mi")))
-	tg := taskGroup("train").cpu(1000).mem("1Gi").exclusive().gpus(1).models("A100").require("rack", "!=", "r9")
+	tg := taskGroup("train").cpu(1000).mem("1Gi").exclusive().gpus(1).models("A100").require("rack", "!=", "r9").port("http", 0)
 	tg.g.Placement.AntiAffinity = []api.AffinityRule{{Key: "rack", Workload: "db", Mode: api.ModeHard}}
 	w := workload("w", tg)
 	f.putWorkload(w)

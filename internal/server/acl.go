@@ -74,6 +74,8 @@ var routeRules = map[string]aclRule{
 	"GET /v1/evaluations":                  nsRead,
 	"GET /v1/evaluations/{id}":             nsRead,
 	"GET /v1/events":                       nsRead,
+	"GET /v1/services":                     nsRead,
+	"GET /v1/services/{name}":              nsRead,
 
 	"GET /v1/nodes":                       cellRead,
 	"GET /v1/nodes/{id}":                  cellRead,

@@ -101,6 +101,8 @@ var routeCalls = map[string][2]string{
 	"GET /v1/evaluations":                  {"/v1/evaluations", ""},
 	"GET /v1/evaluations/{id}":             {"/v1/evaluations/nope", ""},
 	"GET /v1/events":                       {"/v1/events", ""},
+	"GET /v1/services":                     {"/v1/services", ""},
+	"GET /v1/services/{name}":              {"/v1/services/nope", ""},
 	"GET /v1/nodes":                        {"/v1/nodes", ""},
 	"GET /v1/nodes/{id}":                   {"/v1/nodes/nope", ""},
 	"GET /v1/nodes/{id}/status":            {"/v1/nodes/nope/status", ""},

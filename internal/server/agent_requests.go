@@ -206,6 +206,7 @@ func validateAllocUpdates(req *allocUpdatesRequest) error {
 			f.add(p+".clientStatus", "unknown status %.64q (want %s)", u.ClientStatus, strings.Join(agentClientStatuses, ", "))
 		}
 		f.check(p+".clientReason", checkText(u.ClientReason, maxTextBytes))
+		validateHealth(&f, p+".health", u.Health)
 		for _, name := range slices.Sorted(maps.Keys(u.TaskStates)) {
 			validateTaskState(&f, fieldpath.Join(p+".taskStates", name), name, u.TaskStates[name])
 		}

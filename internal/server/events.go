@@ -60,6 +60,12 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
 			old := snap.Alloc(u.ID)
+			if old != nil && old.ClientStatus != api.AllocLost {
+				for _, e := range healthEvents(old, u) {
+					e.Time = c.Time
+					out = append(out, e)
+				}
+			}
 			if old == nil || u.ClientStatus != api.AllocFailed || old.ClientStatus == api.AllocFailed {
 				continue
 			}

@@ -49,6 +49,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/evaluations", s.handleListEvals)
 	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
 	mux.HandleFunc("GET /v1/events", s.handleListEvents)
+	mux.HandleFunc("GET /v1/services", s.handleListServices)
+	mux.HandleFunc("GET /v1/services/{name}", s.handleService)
 	mux.HandleFunc("GET /v1/status/leader", s.handleLeader)
 	mux.HandleFunc("GET /v1/status/ready", s.handleReady)
 	// This server's own view of the raft configuration, served even before

@@ -55,6 +55,9 @@ func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Eval
 			gs.Pending++
 		case api.AllocRunning:
 			gs.Running++
+			if a.Healthy() {
+				gs.Healthy++
+			}
 		case api.AllocComplete:
 			gs.Complete++
 		case api.AllocFailed:

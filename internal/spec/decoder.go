@@ -29,6 +29,9 @@ type decoder struct {
 	notices   []notice
 	visited   int
 	exhausted bool
+	// refs collects the port names a group's task checks refer to while
+	// its tasks are decoded (nil outside a group).
+	refs *[]portRef
 }
 
 // notice is an api.Notice with the line it came from, so notices can be

@@ -57,7 +57,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks, minMember, replace *yaml.Node
+	var name, tasks, minMember, replace, services *yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
@@ -99,6 +99,10 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			}
 		case "tasks":
 			tasks = v
+		case "ports":
+			g.Ports = d.ports(p, v)
+		case "services":
+			services = v
 		default:
 			return false
 		}
@@ -113,7 +117,13 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	d.checkGang(gangPath, g, minMember)
 	d.checkAtMostOnce(path, g, replace)
 	defaultLifecycle(g)
+	var refs []portRef
+	d.refs = &refs
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
+	d.refs = nil
+	g.Services = d.services(join(path, "services"), services, &refs)
+	d.checkPortRefs(g.Ports, refs)
+	d.checkIsolatedPorts(join(path, "ports"), n, g)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g
 }
@@ -230,6 +240,14 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			if v, ok := d.boundedDuration(p, v, MaxKillTimeout); ok {
 				t.KillTimeout = v
 			}
+		case "checks":
+			if d.refs != nil {
+				t.Checks = d.checks(p, v, false, d.refs)
+				break
+			}
+			var refs []portRef // a task outside a group (containers): no ports
+			t.Checks = d.checks(p, v, false, &refs)
+			d.checkPortRefs(nil, refs)
 		case "pidsLimit":
 			if l, ok := d.integer(p, v); ok {
 				switch {
@@ -253,6 +271,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
+	d.checkIsolatedChecks(path, n, t)
 	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t

@@ -274,6 +274,9 @@ func (w *WriteTxn) UpdateAllocFromClientAt(u *api.AllocUpdate, at time.Time) err
 	if u.TaskStates != nil {
 		a.TaskStates = u.TaskStates
 	}
+	// A report without health (a finished allocation's) clears it: the
+	// last health of a stopped allocation would only mislead.
+	a.Health = u.Health
 	return w.UpsertAlloc(a)
 }
 

@@ -58,3 +58,12 @@ func resolveUser(spec string) (taskUser, error) {
 	}
 	return u, nil
 }
+
+// ResolveUser is the uid and gid a task of spec's user runs as on this
+// node (the default user when spec is empty): what the agent runs a
+// task's exec health checks as, so a check never has more rights than
+// its task.
+func ResolveUser(spec string) (uid, gid int, err error) {
+	u, err := resolveUser(spec)
+	return u.UID, u.GID, err
+}
