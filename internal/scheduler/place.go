@@ -79,6 +79,7 @@ func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.A
 	n := p.cell.node(i)
 	return &api.Allocation{
 		ID:              id,
+		Namespace:       api.NamespaceOf(p.w.Namespace),
 		Workload:        p.w.Name,
 		Group:           g.tg.Name,
 		Index:           intent.index,

@@ -177,7 +177,7 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
-	failed := map[string]bool{}
+	failed := map[workloadKey]bool{}
 	var refused []api.RefusedUpdate
 	for _, u := range req.Updates {
 		old := snap.Alloc(u.ID)
@@ -189,9 +189,9 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		cmd.Updates = append(cmd.Updates, u)
-		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[old.Workload] {
-			failed[old.Workload] = true
-			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[keyOfAlloc(old)] {
+			failed[keyOfAlloc(old)] = true
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Namespace, old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
 		}
 	}
 	if len(refused) > 0 {

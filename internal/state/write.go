@@ -72,7 +72,11 @@ func NextWorkloadVersion(old *api.Workload) uint64 {
 
 // UpsertWorkload stores w (a fresh object owned by the store from now on).
 func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
-	old := w.Snapshot().Workload(wl.Name)
+	wl.Namespace = api.NamespaceOf(wl.Namespace)
+	if wl.Namespace != api.DefaultNamespace && w.Snapshot().Namespace(wl.Namespace) == nil {
+		return fmt.Errorf("workload %q: namespace %q: %w", wl.Name, wl.Namespace, ErrNamespaceMissing)
+	}
+	old := w.Snapshot().Workload(wl.Namespace, wl.Name)
 	// Versions are assigned here, in log order, so two concurrent
 	// submissions never share one.
 	wl.Version = NextWorkloadVersion(old)
@@ -86,10 +90,10 @@ func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
 }
 
 // StopWorkload marks a workload stopped, keeping its version.
-func (w *WriteTxn) StopWorkload(name string) error {
-	old := w.Snapshot().Workload(name)
+func (w *WriteTxn) StopWorkload(ns, name string) error {
+	old := w.Snapshot().Workload(ns, name)
 	if old == nil {
-		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+		return fmt.Errorf("workload %q in namespace %q: %w", name, api.NamespaceOf(ns), ErrNotFound)
 	}
 	wl := *old
 	wl.Stopped, wl.ModifyIndex = true, w.index
@@ -98,10 +102,10 @@ func (w *WriteTxn) StopWorkload(name string) error {
 
 // DeleteWorkload removes the workload (purge). Its allocations and
 // evaluations stay until collected; the scheduler stops what still runs.
-func (w *WriteTxn) DeleteWorkload(name string) error {
-	old := w.Snapshot().Workload(name)
+func (w *WriteTxn) DeleteWorkload(ns, name string) error {
+	old := w.Snapshot().Workload(ns, name)
 	if old == nil {
-		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+		return fmt.Errorf("workload %q in namespace %q: %w", name, api.NamespaceOf(ns), ErrNotFound)
 	}
 	w.touched[tableWorkloads] = true
 	return w.txn.Delete(tableWorkloads, old)
@@ -109,6 +113,7 @@ func (w *WriteTxn) DeleteWorkload(name string) error {
 
 // UpsertEval stores an evaluation.
 func (w *WriteTxn) UpsertEval(e *api.Evaluation) error {
+	e.Namespace = api.NamespaceOf(e.Namespace)
 	if old := w.Snapshot().Eval(e.ID); old != nil {
 		e.CreateIndex = old.CreateIndex
 	} else {
@@ -150,6 +155,7 @@ func (w *WriteTxn) UpdateNodeStatus(id, status, reason string) error {
 // UpsertAlloc stores an allocation and moves its resources between the old
 // and new record's node accounting.
 func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
+	a.Namespace = api.NamespaceOf(a.Namespace)
 	old := w.Snapshot().Alloc(a.ID)
 	if old != nil {
 		a.CreateIndex = old.CreateIndex
@@ -169,9 +175,21 @@ func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
 }
 
 // account keeps Node.Allocated equal to the sum of the node's non-terminal
-// allocations, by applying the difference one allocation write makes.
+// allocations, and each namespace's usage equal to the sum over its
+// non-terminal allocations, by applying the difference one allocation
+// write makes.
 func (w *WriteTxn) account(old, updated *api.Allocation) error {
 	holds := func(a *api.Allocation) bool { return a != nil && !a.Terminal() }
+	if holds(old) {
+		if err := w.addToNamespace(old.Namespace, negateUsage(api.UsageOf(old.Resources))); err != nil {
+			return err
+		}
+	}
+	if holds(updated) {
+		if err := w.addToNamespace(updated.Namespace, api.UsageOf(updated.Resources)); err != nil {
+			return err
+		}
+	}
 	if holds(old) == holds(updated) && (old == nil || old.NodeID == updated.NodeID) {
 		return nil
 	}
