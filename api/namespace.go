@@ -32,9 +32,8 @@ type Namespace struct {
 }
 
 // Quota is a namespace's limits. A nil field is unbounded; a zero one
-// allows none of it. Usage counts every allocation of the namespace that
-// holds resources (api.Allocation.Terminal is false), placed or not yet
-// running.
+// allows none of it. Usage counts every allocation of the namespace the
+// cell wants running (CountsAgainstQuota), placed or not yet running.
 type Quota struct {
 	CPUMilli    *int64 `json:"cpuMilli,omitempty"`
 	MemoryBytes *int64 `json:"memoryBytes,omitempty"`
@@ -49,6 +48,14 @@ type Quota struct {
 	// MaxPriority is the highest priority a workload of the namespace may
 	// have; a workload above it is refused at submission.
 	MaxPriority *int `json:"maxPriority,omitempty"`
+}
+
+// CountsAgainstQuota reports whether a counts in its namespace's usage:
+// the cell wants it running and it is not finished. A stopped allocation
+// stops counting when the stop is committed, as its node's resources are
+// free for a plan from then on (the agent is killing it).
+func CountsAgainstQuota(a *Allocation) bool {
+	return a != nil && a.DesiredStatus == DesiredRun && !a.Terminal()
 }
 
 // QuotaUsage is what a namespace holds, in the dimensions of Quota.

@@ -94,6 +94,7 @@ func (g *group) pipeline() []filter {
 		on bool
 		f  filter
 	}{
+		{true, newQuotaFilter()},              // the namespace's quota: one verdict per plan change, the same on every node
 		{true, readyFilter{}},                 // down and draining nodes take nothing; one bool
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
 		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals

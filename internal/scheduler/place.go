@@ -42,6 +42,9 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
+		if overQuota(g, p.cell) {
+			return k // candidates were judged before the quota filled up
+		}
 		set.fill()
 		j, ok := set.best()
 		if ok {

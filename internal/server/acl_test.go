@@ -130,6 +130,10 @@ var routeCalls = map[string][2]string{
 	"GET /v1/acl/tokens/{accessor}":        {"/v1/acl/tokens/nope", ""},
 	"POST /v1/acl/tokens":                  {"/v1/acl/tokens", "{}"},
 	"DELETE /v1/acl/tokens/{accessor}":     {"/v1/acl/tokens/nope", ""},
+	"GET /v1/namespaces":                   {"/v1/namespaces", ""},
+	"GET /v1/namespaces/{name}":            {"/v1/namespaces/default", ""},
+	"PUT /v1/namespaces":                   {"/v1/namespaces", "{}"},
+	"DELETE /v1/namespaces/{name}":         {"/v1/namespaces/nope", ""},
 }
 
 // TestEveryRouteHasAnACLRule: every route the server registers has a rule
@@ -296,7 +300,7 @@ func contentIndex(s *Server) uint64 {
 	snap := s.State().Snapshot()
 	var idx uint64
 	for _, t := range []string{state.TableWorkloads, state.TableNodes, state.TableAllocs, state.TableEvals, state.TableEvents,
-		state.TableConfig, state.TableACLPolicies, state.TableACLTokens} {
+		state.TableConfig, state.TableACLPolicies, state.TableACLTokens, state.TableNamespaces} {
 		idx = max(idx, snap.TableIndex(nil, t))
 	}
 	return idx

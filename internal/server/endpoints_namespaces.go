@@ -17,7 +17,7 @@ import (
 
 func (s *Server) namespaceRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/namespaces", s.handleListNamespaces)
-	mux.HandleFunc(namespaceShowRoute, s.handleGetNamespace)
+	mux.HandleFunc("GET /v1/namespaces/{name}", s.handleGetNamespace) // namespaceShowRoute
 	mux.HandleFunc("PUT /v1/namespaces", s.handleApplyNamespace)
 	mux.HandleFunc("DELETE /v1/namespaces/{name}", s.handleDeleteNamespace)
 }

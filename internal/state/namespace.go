@@ -167,6 +167,3 @@ func (w *WriteTxn) addToNamespace(ns string, delta api.QuotaUsage) error {
 	}
 	return nil
 }
-
-// negateUsage is -u.
-func negateUsage(u api.QuotaUsage) api.QuotaUsage { return api.QuotaUsage{}.Sub(u) }

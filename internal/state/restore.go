@@ -88,7 +88,7 @@ func Restore(d *Dump) (*Store, error) {
 		if err := insert(tableAllocs, a); err != nil {
 			return nil, err
 		}
-		if !a.Terminal() {
+		if api.CountsAgainstQuota(a) {
 			ns := api.NamespaceOf(a.Namespace)
 			usage[ns] = usage[ns].Add(api.UsageOf(a.Resources))
 		}

@@ -176,20 +176,20 @@ func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
 
 // account keeps Node.Allocated equal to the sum of the node's non-terminal
 // allocations, and each namespace's usage equal to the sum over its
-// non-terminal allocations, by applying the difference one allocation
-// write makes.
+// allocations that count against a quota (api.CountsAgainstQuota), by
+// applying the difference one allocation write makes.
 func (w *WriteTxn) account(old, updated *api.Allocation) error {
-	holds := func(a *api.Allocation) bool { return a != nil && !a.Terminal() }
-	if holds(old) {
-		if err := w.addToNamespace(old.Namespace, negateUsage(api.UsageOf(old.Resources))); err != nil {
+	switch counted, counts := api.CountsAgainstQuota(old), api.CountsAgainstQuota(updated); {
+	case counted && !counts:
+		if err := w.addToNamespace(old.Namespace, api.QuotaUsage{}.Sub(api.UsageOf(old.Resources))); err != nil {
 			return err
 		}
-	}
-	if holds(updated) {
+	case counts && !counted:
 		if err := w.addToNamespace(updated.Namespace, api.UsageOf(updated.Resources)); err != nil {
 			return err
 		}
 	}
+	holds := func(a *api.Allocation) bool { return a != nil && !a.Terminal() }
 	if holds(old) == holds(updated) && (old == nil || old.NodeID == updated.NodeID) {
 		return nil
 	}
