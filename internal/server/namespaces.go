@@ -140,3 +140,8 @@ func aclNamespace(r *http.Request, pattern string) string {
 	}
 	return requestNamespace(r)
 }
+
+// evalKey is the broker's key of an evaluation's workload: evaluations of
+// one workload are serialized and supersede each other, never those of a
+// workload of the same name in another namespace.
+func evalKey(e *api.Evaluation) string { return qualified(e.Namespace, e.Workload) }

@@ -197,3 +197,18 @@ func TestTwoTenants(t *testing.T) {
 		t.Fatalf("delete team-b with a workload: %v", err)
 	}
 }
+
+// TestBrokerKeepsNamespacesApart: evaluations of workloads of one name in
+// two namespaces neither serialize nor supersede each other.
+func TestBrokerKeepsNamespacesApart(t *testing.T) {
+	b := newEvalBroker()
+	b.SetEnabled(true)
+	a, other := ev("a", "web", 100, 1), ev("b", "web", 100, 2)
+	a.Namespace, other.Namespace = "team-a", "team-b"
+	b.Enqueue(a)
+	b.Enqueue(other)
+	got := map[string]bool{dequeue(t, b).ID: true, dequeue(t, b).ID: true}
+	if !got["a"] || !got["b"] {
+		t.Fatalf("dequeued %v, want both a and b", got)
+	}
+}
