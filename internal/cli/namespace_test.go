@@ -20,7 +20,9 @@ func TestNamespaceCommands(t *testing.T) {
 	c := servertest.Start(t, 1, nil)
 	c.WaitReady(0)
 	addr := c.Addr(0)
-	cli := func(args ...string) (string, string, int) { return runCLI(append([]string{"--addr", addr}, args...)...) }
+	cli := func(args ...string) (string, string, int) {
+		return runCLI(append([]string{"--addr", addr}, args...)...)
+	}
 	dir := t.TempDir()
 	nsFile := filepath.Join(dir, "team-a.yaml")
 	os.WriteFile(nsFile, []byte("name: team-a\nquota:\n  cpuMilli: 500\n  allocations: 2\n  maxPriority: 999\n"), 0o644)
