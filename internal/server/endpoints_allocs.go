@@ -36,6 +36,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		out = snap.Current(out) // never a purged predecessor's beside its successor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}

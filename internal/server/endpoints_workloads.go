@@ -84,7 +84,7 @@ func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := []api.WorkloadSummary{}
 		for _, wl := range snap.WorkloadsIn(ws, ns) {
-			out = append(out, summarize(workloadStatus(wl, snap.AllocsByWorkload(ns, wl.Name), snap.EvalsByWorkload(nil, ns, wl.Name))))
+			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(ns, wl.Name)), snap.EvalsByWorkload(nil, ns, wl.Name))))
 		}
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return out, idx, nil
@@ -107,7 +107,7 @@ func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
 		if wl == nil {
 			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
-		st := workloadStatus(wl, snap.AllocsByWorkloadWatch(ws, ns, name), snap.EvalsByWorkload(ws, ns, name))
+		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)), snap.EvalsByWorkload(ws, ns, name))
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return st, idx, nil
 	})
@@ -167,7 +167,7 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 		if snap.Workload(ns, name) == nil && len(snap.AllocsByWorkload(ns, name)) == 0 {
 			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
-		out := snap.AllocsByWorkloadWatch(ws, ns, name)
+		out := snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)) // never a purged predecessor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}
