@@ -26,12 +26,13 @@ const (
 
 // Allocation is one instance of a task group placed on one node.
 type Allocation struct {
-	ID       string `json:"id"`
-	Workload string `json:"workload"`
-	Group    string `json:"group"`
-	Index    int    `json:"index"` // replica index within the group, 0..replicas-1
-	NodeID   string `json:"nodeId"`
-	NodeName string `json:"nodeName,omitempty"`
+	ID        string `json:"id"`
+	Namespace string `json:"namespace"` // the workload's
+	Workload  string `json:"workload"`
+	Group     string `json:"group"`
+	Index     int    `json:"index"` // replica index within the group, 0..replicas-1
+	NodeID    string `json:"nodeId"`
+	NodeName  string `json:"nodeName,omitempty"`
 
 	WorkloadVersion uint64     `json:"workloadVersion"`
 	Priority        int        `json:"priority"`

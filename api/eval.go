@@ -26,6 +26,7 @@ const (
 // Evaluation is a request to reconcile one workload with the cell.
 type Evaluation struct {
 	ID          string `json:"id"`
+	Namespace   string `json:"namespace"` // the workload's
 	Workload    string `json:"workload"`
 	Priority    int    `json:"priority"`
 	TriggeredBy string `json:"triggeredBy"`
@@ -80,9 +81,10 @@ type GroupFailure struct {
 // Plan is what a scheduler worker proposes for one evaluation. Only the plan
 // applier turns a plan into committed state.
 type Plan struct {
-	EvalID   string `json:"evalId"`
-	Workload string `json:"workload"`
-	Priority int    `json:"priority"`
+	EvalID    string `json:"evalId"`
+	Namespace string `json:"namespace"` // the workload's
+	Workload  string `json:"workload"`
+	Priority  int    `json:"priority"`
 	// SnapshotIndex is the state index the plan was computed on.
 	SnapshotIndex uint64 `json:"snapshotIndex"`
 

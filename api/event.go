@@ -34,12 +34,13 @@ const (
 // The FSM derives events from the commands it applies, so every server
 // holds the same list; the newest are kept, the oldest dropped.
 type Event struct {
-	ID       string    `json:"id"` // raft index and sequence, sortable
-	Index    uint64    `json:"index"`
-	Time     time.Time `json:"time"`
-	Type     string    `json:"type"`
-	Workload string    `json:"workload,omitempty"`
-	NodeID   string    `json:"nodeId,omitempty"`
-	AllocID  string    `json:"allocId,omitempty"`
-	Message  string    `json:"message"`
+	ID        string    `json:"id"` // raft index and sequence, sortable
+	Index     uint64    `json:"index"`
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	Namespace string    `json:"namespace,omitempty"`
+	Workload  string    `json:"workload,omitempty"`
+	NodeID    string    `json:"nodeId,omitempty"`
+	AllocID   string    `json:"allocId,omitempty"`
+	Message   string    `json:"message"`
 }

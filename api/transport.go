@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ type Client struct {
 	Token string
 	// Node, when set, authenticates every request as that node (an agent).
 	Node *NodeIdentity
+	// Namespace, when set, is sent as ?namespace= with every request but
+	// the agents' (NewClient takes $STRATA_NAMESPACE); empty: the
+	// server's default namespace.
+	Namespace string
 
 	addrs []string
 	// configErr fails every call: the client's configuration is unusable.
@@ -103,6 +108,7 @@ func NewClientWithTLS(addr, caFile, certFile, keyFile string) (*Client, error) {
 	}
 	c := NewClientFor(splitAddrs(addr, cfg != nil))
 	c.Token = strings.TrimSpace(os.Getenv("STRATA_TOKEN"))
+	c.Namespace = strings.TrimSpace(os.Getenv("STRATA_NAMESPACE"))
 	if cfg != nil {
 		c.SetTLS(cfg)
 	}
@@ -368,7 +374,7 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 		defer rc.Close()
 		body = rc
 	}
-	hreq, err := http.NewRequestWithContext(actx, req.method, base+req.path, body)
+	hreq, err := http.NewRequestWithContext(actx, req.method, base+c.namespaced(req.path), body)
 	if err != nil {
 		return nil, cancel, err
 	}
@@ -464,4 +470,17 @@ func (c *Client) authenticate(r *http.Request) {
 			r.Header.Set(HeaderJoinToken, n.JoinToken) // only registration needs it
 		}
 	}
+}
+
+// namespaced adds the client's namespace to path's query (not to the
+// agents' endpoints, which are the node's, nor to a path that names one).
+func (c *Client) namespaced(path string) string {
+	if c.Namespace == "" || strings.HasPrefix(path, "/v1/agent/") || strings.Contains(path, QueryNamespace+"=") {
+		return path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + QueryNamespace + "=" + url.QueryEscape(c.Namespace)
 }

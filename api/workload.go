@@ -39,8 +39,11 @@ const (
 // It is the validated, defaulted form of a `kind: Workload` YAML document;
 // internal/spec produces it.
 type Workload struct {
-	Name   string            `json:"name"`
-	Labels map[string]string `json:"labels,omitempty"`
+	// Namespace is the tenant the workload belongs to (DefaultNamespace
+	// when the spec names none); a workload is known by (Namespace, Name).
+	Namespace string            `json:"namespace"`
+	Name      string            `json:"name"`
+	Labels    map[string]string `json:"labels,omitempty"`
 
 	PriorityClass string `json:"priorityClass"`
 	Priority      int    `json:"priority"`

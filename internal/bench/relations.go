@@ -27,7 +27,7 @@ import (
 func checkRelations(st *State, wls []*api.Workload) (violations []string, unchecked int) {
 	ck := &relationCheck{st: st, domains: map[string][]string{}, eligible: map[string]map[string]bool{}}
 	for _, w := range wls {
-		allocs := st.AllocsByWorkload(w.Name)
+		allocs := st.AllocsByWorkload(w.Namespace, w.Name)
 		for _, g := range w.Groups {
 			var mine []*api.Allocation
 			preempted := false

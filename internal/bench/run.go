@@ -177,7 +177,7 @@ func Run(cfg Config) (*Result, error) {
 					continue
 				}
 				seen[v.Workload] = true
-				next = append(next, evaluate(st.Workload(v.Workload), api.TriggerPreemption)...)
+				next = append(next, evaluate(st.Workload(v.Namespace, v.Workload), api.TriggerPreemption)...)
 			}
 			queue = next
 		}
@@ -201,7 +201,7 @@ func Run(cfg Config) (*Result, error) {
 	for _, w := range wls {
 		live := map[string]int{}
 		preempted := map[string]bool{}
-		for _, a := range st.AllocsByWorkload(w.Name) {
+		for _, a := range st.AllocsByWorkload(w.Namespace, w.Name) {
 			if !a.Terminal() {
 				live[a.Group]++
 			}

@@ -73,11 +73,12 @@ func (s *State) Node(id string) *api.Node {
 	return nil
 }
 
-// Workload returns the workload called name, or nil.
-func (s *State) Workload(name string) *api.Workload { return s.workloads[name] }
+// Workload returns the workload called name, or nil. The bench's cell has
+// one namespace, so ns is not read.
+func (s *State) Workload(_, name string) *api.Workload { return s.workloads[name] }
 
 // AllocsByWorkload returns the workload's allocations (any status).
-func (s *State) AllocsByWorkload(name string) []*api.Allocation { return s.byWorkload[name] }
+func (s *State) AllocsByWorkload(_, name string) []*api.Allocation { return s.byWorkload[name] }
 
 // AllocsByNode returns the node's allocations (any status).
 func (s *State) AllocsByNode(id string) []*api.Allocation {

@@ -32,11 +32,14 @@ func failf(format string, args ...any) error {
 
 // globals are the flags every client command shares.
 type globals struct {
-	addr   string
-	token  string
-	output string
-	stdout io.Writer
-	stderr io.Writer
+	addr  string
+	token string
+	// namespace is -n/--namespace: the namespace of every workload and
+	// allocation command (default $STRATA_NAMESPACE, else "default").
+	namespace string
+	output    string
+	stdout    io.Writer
+	stderr    io.Writer
 }
 
 func (g *globals) client() *api.Client {
@@ -52,6 +55,9 @@ func (g *globals) client() *api.Client {
 	}
 	if g.token != "" {
 		c.Token = g.token
+	}
+	if g.namespace != "" {
+		c.Namespace = g.namespace
 	}
 	if c.Token == "" {
 		c.Token = devToken()
@@ -144,7 +150,9 @@ fails over between them.`,
 	}
 	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address, or several comma-separated (default $STRATA_ADDR or "+api.DefaultAddr+")")
 	root.PersistentFlags().StringVar(&g.token, "token", "", "ACL token secret (default $STRATA_TOKEN, else the management token of a 'strata dev --acl' cell in ./strata-data)")
+	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", "", "namespace of the workloads, allocations, evaluations and events a command names (default $STRATA_NAMESPACE, else \"default\"; docs/tenants.md)")
 	root.AddCommand(
+		newNamespaceCmd(g), newQuotaCmd(g),
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newNodeCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),

@@ -92,10 +92,14 @@ OOM-killed or becomes unhealthy; and when --timeout passes first.`,
 			if err != nil {
 				return err
 			}
-			if _, err := spec.Parse(doc); err != nil {
+			wl, err := spec.Parse(doc)
+			if err != nil {
 				return failf("%s is not a valid Workload:\n%v", file, err)
 			}
 			c := g.client()
+			if wl.Namespace != "" && g.namespace == "" {
+				c.Namespace = wl.Namespace // the spec's metadata.namespace, unless -n says otherwise (then the server refuses the mismatch)
+			}
 			resp, err := c.RegisterWorkload(cmd.Context(), doc)
 			if err != nil {
 				return failf("submit %s: %v", file, err)

@@ -68,6 +68,17 @@ func Decide(v View, plan *api.Plan) Decision {
 		}
 		d.Committed = append(d.Committed, id)
 	}
+	if why := overQuota(v, plan, d.Committed); why != "" {
+		// The namespace's quota holds for the plan as a whole: commit no
+		// placement of it (the worker retries on the newest state, where
+		// its group waits for the quota with the reason).
+		for _, id := range d.Committed {
+			d.Rejected = append(d.Rejected, id)
+			d.Reasons = append(d.Reasons, id+": "+why)
+		}
+		d.Committed = nil
+		slices.Sort(d.Rejected)
+	}
 	if len(d.Rejected) > 0 && HasGang(plan) {
 		// A gang is all-or-nothing: if any node of the plan no longer
 		// fits, commit no placement of it.

@@ -12,6 +12,10 @@
 //     snapshot);
 //   - every placement must have an id no allocation ever had and no other
 //     placement of the plan uses (ids are never reused, invariant 8);
+//   - the placements of the nodes that passed may not take the plan's
+//     namespace beyond its quota (quota.go), counting the namespace's
+//     usage in the newest state less what the plan stops; otherwise no
+//     placement is committed;
 //   - a plan that places a gang member is all-or-nothing (invariant 4):
 //     if any node is rejected, no placement is committed;
 //   - stops never overcommit anything and are committed in a stable

@@ -39,12 +39,17 @@ func (f *fakeState) Node(id string) *api.Node {
 	return nil
 }
 
-func (f *fakeState) Workload(name string) *api.Workload { return f.workloads[name] }
+func (f *fakeState) Workload(ns, name string) *api.Workload {
+	if w := f.workloads[name]; w != nil && api.NamespaceOf(w.Namespace) == api.NamespaceOf(ns) {
+		return w
+	}
+	return nil
+}
 
-func (f *fakeState) AllocsByWorkload(name string) []*api.Allocation {
+func (f *fakeState) AllocsByWorkload(ns, name string) []*api.Allocation {
 	var out []*api.Allocation
 	for _, a := range f.allocs {
-		if a.Workload == name {
+		if a.Workload == name && api.NamespaceOf(a.Namespace) == api.NamespaceOf(ns) {
 			out = append(out, a)
 		}
 	}

@@ -23,7 +23,7 @@ func followUps(eval *api.Evaluation, w *api.Workload, rec reconciliation, now ti
 		return nil // this very evaluation, run early: it is still pending
 	}
 	return []*api.Evaluation{{
-		ID: followUpID(w.Name, rec.followUp), Workload: w.Name, Priority: w.Priority,
+		ID: followUpID(followUpKey(w), rec.followUp), Namespace: api.NamespaceOf(w.Namespace), Workload: w.Name, Priority: w.Priority,
 		TriggeredBy: api.TriggerFollowUp, Status: api.EvalPending,
 		WaitUntil: rec.followUp, CreateTime: now,
 	}}
@@ -38,4 +38,14 @@ func followUpID(workload string, at time.Time) string {
 	h.Write(b[:])
 	s := h.Sum(nil)
 	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+
+// followUpKey is the name the follow-up id hashes: the workload's name in
+// the default namespace (ids stay what they were before namespaces),
+// "namespace/name" elsewhere, so two tenants' workloads never share one.
+func followUpKey(w *api.Workload) string {
+	if ns := api.NamespaceOf(w.Namespace); ns != api.DefaultNamespace {
+		return ns + "/" + w.Name
+	}
+	return w.Name
 }

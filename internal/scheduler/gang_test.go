@@ -148,7 +148,7 @@ func TestPropertyGangAllOrNothing(t *testing.T) {
 			plan := Schedule(f, &api.Evaluation{ID: fmt.Sprint("e", step), Workload: "gang"}, Options{Seed: int64(step)})
 			checkPlan(t, f, plan)
 			kept := 0
-			for _, a := range f.AllocsByWorkload("gang") {
+			for _, a := range f.AllocsByWorkload("", "gang") {
 				if live(a) {
 					kept++
 				}

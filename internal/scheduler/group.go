@@ -94,6 +94,7 @@ func (g *group) pipeline() []filter {
 		on bool
 		f  filter
 	}{
+		{true, newQuotaFilter()},              // the namespace's quota: one verdict per plan change, the same on every node
 		{true, readyFilter{}},                 // down nodes take nothing; one bool
 		{true, eligibleFilter{}},              // cordoned, draining, quarantined: operator states; one string
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only

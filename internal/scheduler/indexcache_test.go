@@ -14,12 +14,14 @@ import (
 // plainState hides the snapshot's topology version from the scheduler.
 type plainState struct{ s *state.Snapshot }
 
-func (p plainState) Nodes() []*api.Node                          { return p.s.Nodes() }
-func (p plainState) Node(id string) *api.Node                    { return p.s.Node(id) }
-func (p plainState) Workload(name string) *api.Workload          { return p.s.Workload(name) }
-func (p plainState) AllocsByWorkload(n string) []*api.Allocation { return p.s.AllocsByWorkload(n) }
-func (p plainState) AllocsByNode(id string) []*api.Allocation    { return p.s.AllocsByNode(id) }
-func (p plainState) Index() uint64                               { return p.s.Index() }
+func (p plainState) Nodes() []*api.Node                     { return p.s.Nodes() }
+func (p plainState) Node(id string) *api.Node               { return p.s.Node(id) }
+func (p plainState) Workload(ns, name string) *api.Workload { return p.s.Workload(ns, name) }
+func (p plainState) AllocsByWorkload(ns, n string) []*api.Allocation {
+	return p.s.AllocsByWorkload(ns, n)
+}
+func (p plainState) AllocsByNode(id string) []*api.Allocation { return p.s.AllocsByNode(id) }
+func (p plainState) Index() uint64                            { return p.s.Index() }
 
 func mustWrite(t *testing.T, s *state.Store, index uint64, fn func(w *state.WriteTxn) error) {
 	t.Helper()

@@ -24,7 +24,7 @@ func failAt(f *fakeState, id string, at time.Time, reason string) {
 }
 
 func liveAlloc(f *fakeState, name string) *api.Allocation {
-	for _, a := range f.AllocsByWorkload(name) {
+	for _, a := range f.AllocsByWorkload("", name) {
 		if live(a) {
 			return a
 		}

@@ -104,7 +104,7 @@ func TestPropertyNeverOvercommitsAtExtremes(t *testing.T) {
 				g := hugeTasks("g", rapid.IntRange(1, 3).Draw(t, "tasks"), r).replicas(rapid.IntRange(0, 4).Draw(t, "replicas"))
 				w := workload(name, g)
 				w.Priority = rapid.IntRange(0, 100).Draw(t, "priority")
-				if old := f.Workload(name); old != nil {
+				if old := f.Workload("", name); old != nil {
 					w.Version = old.Version + 1
 				}
 				f.putWorkload(w)

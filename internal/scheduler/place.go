@@ -42,6 +42,9 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
+		if overQuota(g, p.cell) {
+			return k // candidates were judged before the quota filled up
+		}
 		set.fill()
 		j, ok := set.best()
 		if ok {
@@ -79,6 +82,7 @@ func (p *placer) newAlloc(g *group, intent placeIntent, i int, id string) *api.A
 	n := p.cell.node(i)
 	return &api.Allocation{
 		ID:              id,
+		Namespace:       api.NamespaceOf(p.w.Namespace),
 		Workload:        p.w.Name,
 		Group:           g.tg.Name,
 		Index:           intent.index,

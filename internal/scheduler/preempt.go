@@ -135,10 +135,10 @@ func (pr *preemptor) unit(a *api.Allocation) (members []*api.Allocation, ok bool
 	if a.TaskGroup == nil || a.TaskGroup.Gang == nil {
 		return []*api.Allocation{a}, true
 	}
-	key := a.Workload + "/" + a.Group
+	key := api.NamespaceOf(a.Namespace) + "/" + a.Workload + "/" + a.Group
 	all, cached := pr.units[key]
 	if !cached {
-		for _, m := range pr.p.cell.st.AllocsByWorkload(a.Workload) {
+		for _, m := range pr.p.cell.st.AllocsByWorkload(a.Namespace, a.Workload) {
 			if m.Group == a.Group && live(m) {
 				all = append(all, m)
 			}
@@ -330,7 +330,7 @@ func (pr *preemptor) fitsWithout(i int, victims []*api.Allocation) bool {
 // ask it; a group may further keep what it has affinity to (group.keeps).
 func (p *placer) evictable(a *api.Allocation) bool {
 	// Cheapest tests first: most allocations fail on priority alone.
-	return a.Priority < p.w.Priority && !a.Terminal() && a.Workload != p.w.Name && !p.cell.stopping[a.ID]
+	return a.Priority < p.w.Priority && !a.Terminal() && !sameWorkload(a, p.w) && !p.cell.stopping[a.ID]
 }
 
 // cheaperSet compares two victim sets on one node the way victimSet.cheaper
@@ -374,4 +374,9 @@ func cmpDesc(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// sameWorkload reports whether a belongs to w.
+func sameWorkload(a *api.Allocation, w *api.Workload) bool {
+	return a.Workload == w.Name && api.NamespaceOf(a.Namespace) == api.NamespaceOf(w.Namespace)
 }

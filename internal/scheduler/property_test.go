@@ -93,7 +93,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 					}
 					w.Groups = append(w.Groups, g.g)
 				}
-				if old := f.Workload(name); old != nil {
+				if old := f.Workload("", name); old != nil {
 					w.Version = old.Version + 1
 				}
 				// Random priorities make workloads preempt each other.
@@ -113,7 +113,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 					}
 				}
 			case 4: // stop
-				if w := f.Workload(name); w != nil {
+				if w := f.Workload("", name); w != nil {
 					cp := *w
 					cp.Stopped = true
 					f.putWorkload(&cp)
@@ -162,7 +162,7 @@ func checkPlan(t fataler, f *fakeState, plan *api.Plan) {
 				t.Fatalf("victim %s on %s names preemptor %s, not placed by the plan", a.ID, nodeID, s.PreemptedBy)
 			}
 			if a.TaskGroup != nil && a.TaskGroup.Gang != nil {
-				for _, m := range f.AllocsByWorkload(a.Workload) {
+				for _, m := range f.AllocsByWorkload("", a.Workload) {
 					if m.Group == a.Group && live(m) && !stopped[m.ID] {
 						t.Fatalf("gang member %s preempted but %s of its gang keeps running", a.ID, m.ID)
 					}

@@ -236,7 +236,7 @@ func TestRescheduleChainLimit(t *testing.T) {
 			w := workload("job", taskGroup("g").replicas(1).cpu(1000))
 			deploy(t, f, w)
 			for i := 0; ; i++ {
-				cur := f.AllocsByWorkload("job")
+				cur := f.AllocsByWorkload("", "job")
 				last := cur[slices.IndexFunc(cur, live)]
 				f.setClient(last.ID, api.AllocFailed)
 				if i+1 == tt.failures {
@@ -257,7 +257,7 @@ func TestNewVersionResetsRescheduleBudget(t *testing.T) {
 	w := workload("job", taskGroup("g").replicas(1).cpu(1000))
 	deploy(t, f, w)
 	for i := range MaxReschedules + 1 {
-		cur := f.AllocsByWorkload("job")
+		cur := f.AllocsByWorkload("", "job")
 		f.setClient(cur[slices.IndexFunc(cur, live)].ID, api.AllocFailed)
 		if i < MaxReschedules {
 			f.apply(schedule(f, "job", int64(10+i)), true)

@@ -45,7 +45,7 @@ func weightOf(w int) float64 { return float64(max(w, 1)) / 100 }
 // lifts them), the rest are kept for scoring and selection.
 func (g *group) relate(c *cell, w *api.Workload) {
 	pl := &g.tg.Placement
-	own := target{workload: w.Name, group: g.tg.Name}
+	own := target{namespace: api.NamespaceOf(w.Namespace), workload: w.Name, group: g.tg.Name}
 	var terms []term
 	for _, r := range pl.Spread {
 		terms = append(terms, newSpreadTerm(c, g, r, own))
@@ -83,7 +83,7 @@ func (g *group) relate(c *cell, w *api.Workload) {
 	for _, r := range pl.Affinity {
 		if r.Workload != "" && r.Workload != w.Name {
 			// Never evict what the group wants to be near.
-			g.keep = append(g.keep, target{workload: r.Workload, group: r.Group})
+			g.keep = append(g.keep, target{namespace: api.NamespaceOf(w.Namespace), workload: r.Workload, group: r.Group})
 		}
 	}
 }
@@ -189,9 +189,9 @@ type affinityTerm struct {
 
 func newAffinityTerm(c *cell, g *group, w *api.Workload, r api.AffinityRule, anti bool) *affinityTerm {
 	t := &affinityTerm{anti: anti, hard: r.Mode != api.ModeSoft, weight: weightOf(r.Weight), key: r.Key,
-		t: target{workload: r.Workload, group: r.Group}}
+		t: target{namespace: api.NamespaceOf(w.Namespace), workload: r.Workload, group: r.Group}}
 	if r.Workload == "" {
-		t.t = target{workload: w.Name, group: g.tg.Name}
+		t.t = target{namespace: api.NamespaceOf(w.Namespace), workload: w.Name, group: g.tg.Name}
 	}
 	t.self = t.t.workload == w.Name
 	t.leads = t.self && (t.t.group == "" || t.t.group == g.tg.Name)
@@ -272,7 +272,7 @@ type peerTerm struct {
 }
 
 func newPeerTerm(c *cell, w *api.Workload, own target, r api.PeerRule) *peerTerm {
-	t := &peerTerm{weight: weightOf(r.Weight), t: target{workload: r.Workload}}
+	t := &peerTerm{weight: weightOf(r.Weight), t: target{namespace: api.NamespaceOf(w.Namespace), workload: r.Workload}}
 	if r.Workload == "" {
 		t.t = own
 	}

@@ -73,7 +73,7 @@ func TestAffinityToSiblingGroupIsEnforced(t *testing.T) {
 	f.putWorkload(w)
 	run(t, f, "w", 1)
 	run(t, f, "w", 2) // the next evaluation places api next to cache
-	for _, a := range f.AllocsByWorkload("w") {
+	for _, a := range f.AllocsByWorkload("", "w") {
 		if live(a) && a.Group == "api" && f.Node(a.NodeID).Labels["rack"] != "r2" {
 			t.Fatalf("api replica in rack %s, want r2 (the rack of w/cache)", f.Node(a.NodeID).Labels["rack"])
 		}
@@ -139,7 +139,7 @@ func TestPropertyHardRelationsHold(t *testing.T) {
 				}
 				count := func(key string) map[string]int {
 					out := map[string]int{}
-					for _, a := range f.AllocsByWorkload("w") {
+					for _, a := range f.AllocsByWorkload("", "w") {
 						if a.Group == g.Name && live(a) {
 							n := f.Node(a.NodeID)
 							if d, ok := topology.Domain(key, n.ID, n.Labels); ok {

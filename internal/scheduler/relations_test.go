@@ -66,7 +66,7 @@ func run(t *testing.T, f *fakeState, name string, seed int64) *api.Plan {
 // liveByLabel counts a workload's live allocations by node label key.
 func liveByLabel(f *fakeState, workload, key string) map[string]int {
 	out := map[string]int{}
-	for _, a := range f.AllocsByWorkload(workload) {
+	for _, a := range f.AllocsByWorkload("", workload) {
 		if live(a) {
 			out[f.Node(a.NodeID).Labels[key]]++
 		}
@@ -377,7 +377,7 @@ func TestPropertySpreadAndAntiAffinity(t *testing.T) {
 					counts[n.Labels[key]] += 0 // a rack with an eligible node counts, even empty
 				}
 			}
-			for _, a := range f.AllocsByWorkload("w") {
+			for _, a := range f.AllocsByWorkload("", "w") {
 				if live(a) {
 					counts[f.Node(a.NodeID).Labels[key]]++
 				}

@@ -14,8 +14,8 @@ import (
 type State interface {
 	Nodes() []*api.Node // every node, any status, sorted by ID
 	Node(id string) *api.Node
-	Workload(name string) *api.Workload // nil if purged
-	AllocsByWorkload(name string) []*api.Allocation
+	Workload(ns, name string) *api.Workload // nil if purged; ns "": the default namespace
+	AllocsByWorkload(ns, name string) []*api.Allocation
 	AllocsByNode(nodeID string) []*api.Allocation
 	Index() uint64
 }
@@ -92,9 +92,10 @@ type strategies struct {
 }
 
 func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies) *api.Plan {
-	w := st.Workload(eval.Workload)
+	w := st.Workload(eval.Namespace, eval.Workload)
 	plan := &api.Plan{
 		EvalID:        eval.ID,
+		Namespace:     api.NamespaceOf(eval.Namespace),
 		Workload:      eval.Workload,
 		Priority:      eval.Priority,
 		SnapshotIndex: st.Index(),
@@ -103,7 +104,7 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 		plan.Priority = w.Priority
 	}
 
-	allocs := slices.Clone(st.AllocsByWorkload(eval.Workload))
+	allocs := slices.Clone(st.AllocsByWorkload(eval.Namespace, eval.Workload))
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
 	rec := reconcile(w, allocs, clusterView{node: st.Node, now: opts.Now})
 	plan.FollowUps = followUps(eval, w, rec, opts.Now)

@@ -82,10 +82,11 @@ func newDomainIndex(nodes []*api.Node, domainOf func(*api.Node) (string, bool)) 
 
 // target names the allocations a rule is about: every group of a workload,
 // or one group of it.
-type target struct{ workload, group string }
+// Relations are about workloads of the placing workload's namespace.
+type target struct{ namespace, workload, group string }
 
 func (t target) matches(a *api.Allocation) bool {
-	return a.Workload == t.workload && (t.group == "" || a.Group == t.group)
+	return a.Workload == t.workload && (t.group == "" || a.Group == t.group) && api.NamespaceOf(a.Namespace) == t.namespace
 }
 
 // String is "web" or "web/api".
@@ -127,7 +128,7 @@ type tally struct {
 // registered to follow this plan's placements.
 func (c *cell) newTally(ix *domainIndex, t target, self bool) *tally {
 	tl := &tally{ix: ix, t: t, counts: make([]int32, len(ix.names))}
-	for _, a := range c.st.AllocsByWorkload(t.workload) {
+	for _, a := range c.st.AllocsByWorkload(t.namespace, t.workload) {
 		if !t.matches(a) || !live(a) || c.stopping[a.ID] {
 			continue
 		}

@@ -77,6 +77,15 @@ var routeRules = map[string]aclRule{
 	"GET /v1/services":                     nsRead,
 	"GET /v1/services/{name}":              nsRead,
 
+	// Namespaces: reading one's own (its quota and usage) is a read in
+	// it; listing them all, creating, changing and deleting are the
+	// cell's (docs/tenants.md). The namespace is the path's, so
+	// namespaceRoutes name it for the ACL check.
+	"GET /v1/namespaces":           cellRead,
+	"GET /v1/namespaces/{name}":    nsRead,
+	"PUT /v1/namespaces":           cellMgmt,
+	"DELETE /v1/namespaces/{name}": cellMgmt,
+
 	"GET /v1/nodes":                       cellRead,
 	"GET /v1/nodes/{id}":                  cellRead,
 	"GET /v1/nodes/{id}/status":           cellRead,
@@ -251,24 +260,25 @@ func (s *Server) authorizeAndServe(w http.ResponseWriter, r *http.Request, mux h
 		s.fail(w, err)
 		return
 	case tok == nil:
-		s.fail(w, aclError("acl-no-token", "ACLs are on: %s %s needs a token (STRATA_TOKEN or --token) with %s", r.Method, r.URL.Path, describe(rule)))
+		s.fail(w, aclError("acl-no-token", "ACLs are on: %s %s needs a token (STRATA_TOKEN or --token) with %s", r.Method, r.URL.Path, describe(rule, aclNamespace(r, pattern))))
 		return
 	case rule.scope == scopeToken:
 		mux.ServeHTTP(w, r)
 		return
 	}
-	if !allows(snap, tok, rule, api.DefaultNamespace) {
-		s.fail(w, aclError("acl-denied", "token %s (%s) lacks %s (policies: %s)", tok.AccessorID, tok.Name, describe(rule), policyList(tok)))
+	ns := aclNamespace(r, pattern)
+	if !allows(snap, tok, rule, ns) {
+		s.fail(w, aclError("acl-denied", "token %s (%s) lacks %s (policies: %s)", tok.AccessorID, tok.Name, describe(rule, ns), policyList(tok)))
 		return
 	}
 	mux.ServeHTTP(w, r)
 }
 
-func describe(rule aclRule) string {
+func describe(rule aclRule, ns string) string {
 	if rule.scope == scopeCell {
 		return fmt.Sprintf("capability %q on the cell", rule.cap)
 	}
-	return fmt.Sprintf("capability %q in namespace %q", rule.cap, api.DefaultNamespace)
+	return fmt.Sprintf("capability %q in namespace %q", rule.cap, ns)
 }
 
 func policyList(t *state.ACLToken) string {

@@ -137,6 +137,10 @@ var routeCalls = map[string][2]string{
 	"GET /v1/acl/tokens/{accessor}":        {"/v1/acl/tokens/nope", ""},
 	"POST /v1/acl/tokens":                  {"/v1/acl/tokens", "{}"},
 	"DELETE /v1/acl/tokens/{accessor}":     {"/v1/acl/tokens/nope", ""},
+	"GET /v1/namespaces":                   {"/v1/namespaces", ""},
+	"GET /v1/namespaces/{name}":            {"/v1/namespaces/default", ""},
+	"PUT /v1/namespaces":                   {"/v1/namespaces", "{}"},
+	"DELETE /v1/namespaces/{name}":         {"/v1/namespaces/nope", ""},
 }
 
 // TestEveryRouteHasAnACLRule: every route the server registers has a rule
@@ -234,6 +238,44 @@ func TestACLMatrix(t *testing.T) {
 	}
 }
 
+// TestACLMatrixAcrossNamespaces: every namespace route asked in namespace
+// "other" (?namespace=) is allowed to the token of "other" and refused,
+// naming the namespace, to the tokens of "default"; nothing is written.
+func TestACLMatrixAcrossNamespaces(t *testing.T) {
+	s, management, _ := aclServer(t)
+	admin := api.NewClient(s.Addr())
+	admin.Token = management
+	if _, err := admin.ApplyNamespace(context.Background(), &api.Namespace{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	other := tokenWith(t, s, management, &api.ACLPolicy{Name: "other", Namespaces: map[string][]string{"other": api.NamespaceCapabilities}}, "").SecretID
+	defaults := tokenWith(t, s, management, &api.ACLPolicy{Name: "default-all", Namespaces: map[string][]string{"default": api.NamespaceCapabilities}}, "").SecretID
+	for pattern, rule := range routeRules {
+		if rule.scope != scopeNamespace {
+			continue
+		}
+		call := routeCalls[pattern]
+		path := call[0] + "?namespace=other"
+		if pattern == namespaceShowRoute {
+			path = "/v1/namespaces/other"
+		}
+		method, _, _ := strings.Cut(pattern, " ")
+		t.Run(pattern, func(t *testing.T) {
+			before := contentIndex(s)
+			got := send(t, s, defaults, method, path, call[1])
+			if got.status != http.StatusForbidden || !strings.Contains(got.msg, `in namespace "other"`) {
+				t.Fatalf("%s %s with a token of default: %+v, want 403 naming namespace other", method, path, got)
+			}
+			if contentIndex(s) != before {
+				t.Fatal("a refused request wrote the state")
+			}
+			if got := send(t, s, other, method, path, call[1]); got.status == http.StatusForbidden {
+				t.Fatalf("%s %s with the token of other: %+v, want allowed", method, path, got)
+			}
+		})
+	}
+}
+
 // TestBadTokens: a malformed, unknown, revoked or expired token gets a
 // 403 naming what was wrong, for reads and writes alike, and changes
 // nothing.
@@ -303,7 +345,7 @@ func contentIndex(s *Server) uint64 {
 	snap := s.State().Snapshot()
 	var idx uint64
 	for _, t := range []string{state.TableWorkloads, state.TableNodes, state.TableAllocs, state.TableEvals, state.TableEvents,
-		state.TableConfig, state.TableACLPolicies, state.TableACLTokens} {
+		state.TableConfig, state.TableACLPolicies, state.TableACLTokens, state.TableNamespaces} {
 		idx = max(idx, snap.TableIndex(nil, t))
 	}
 	return idx

@@ -108,7 +108,7 @@ func TestPropertyAllocationIDsAreNeverReused(t *testing.T) {
 					rt.Skip("no workload yet")
 				}
 				name := rapid.SampledFrom(workloads).Draw(rt, "workload")
-				evals := s.State().Snapshot().EvalsByWorkload(nil, name)
+				evals := s.State().Snapshot().EvalsByWorkload(nil, "", name)
 				sort.Slice(evals, func(i, j int) bool { return evals[i].CreateIndex < evals[j].CreateIndex })
 				e := *rapid.SampledFrom(evals).Draw(rt, "eval")
 				e.Status = api.EvalPending // as a failed plan's 1s retry or a new leader re-runs it
@@ -130,7 +130,7 @@ func TestPropertyAllocationIDsAreNeverReused(t *testing.T) {
 				live := map[string]string{}
 				for _, name := range workloads {
 					count := 0
-					for _, a := range snap.AllocsByWorkload(name) {
+					for _, a := range snap.AllocsByWorkload("", name) {
 						id := allocIdentity{a.Workload, a.Group, a.Index, a.NodeID, a.CreateIndex}
 						if old, ok := seen[a.ID]; ok && old != id {
 							rt.Fatalf("allocation id %s reused: was %+v, now %+v", a.ID, old, id)

@@ -42,7 +42,7 @@ func addNode(tb testing.TB, s *Server, id string) {
 func markRunning(tb fataler, s *Server, workload string) {
 	tb.Helper()
 	var ups []*api.AllocUpdate
-	for _, a := range s.State().Snapshot().AllocsByWorkload(workload) {
+	for _, a := range s.State().Snapshot().AllocsByWorkload("", workload) {
 		if a.ClientStatus == api.AllocPending && a.DesiredStatus == api.DesiredRun {
 			ups = append(ups, &api.AllocUpdate{ID: a.ID, ClientStatus: api.AllocRunning})
 		}
@@ -81,7 +81,7 @@ func TestRetriedEvaluationNeverReusesARunningAllocationsID(t *testing.T) {
 	submit(t, s, fmt.Sprintf(bigWorkload, "w", 2))
 	waitPlaced(t, s, "w", 1)
 	markRunning(t, s, "w")
-	first := s.State().Snapshot().AllocsByWorkload("w")
+	first := s.State().Snapshot().AllocsByWorkload("", "w")
 	if len(first) != 1 {
 		t.Fatalf("want 1 allocation before the node joins, got %d", len(first))
 	}
@@ -91,7 +91,7 @@ func TestRetriedEvaluationNeverReusesARunningAllocationsID(t *testing.T) {
 	s.broker.Unblock() // what a node registration does: the blocked evaluation is retried
 	waitFor(t, 10*time.Second, "the second replica", func() error {
 		live := 0
-		for _, a := range s.State().Snapshot().AllocsByWorkload("w") {
+		for _, a := range s.State().Snapshot().AllocsByWorkload("", "w") {
 			if a.DesiredStatus == api.DesiredRun && !a.Terminal() {
 				live++
 			}

@@ -93,7 +93,7 @@ func (b *evalBroker) Enqueue(e *api.Evaluation) {
 }
 
 func (b *evalBroker) enqueueLocked(e *api.Evaluation) {
-	w := e.Workload
+	w := evalKey(e)
 	if old := b.blocked[w]; old != nil && old.ID != e.ID {
 		// A fresh evaluation of the workload covers what the blocked one wanted.
 		b.superseded[w] = append(b.superseded[w], old)
@@ -127,8 +127,8 @@ func (b *evalBroker) Dequeue(ctx context.Context) (*api.Evaluation, error) {
 		b.mu.Lock()
 		if b.enabled && b.ready.Len() > 0 {
 			e := heap.Pop(&b.ready).(*api.Evaluation)
-			delete(b.queued, e.Workload)
-			b.inflight[e.Workload] = e.ID
+			delete(b.queued, evalKey(e))
+			b.inflight[evalKey(e)] = e.ID
 			b.dequeuedAt[e.ID] = b.unblocks
 			if b.ready.Len() > 0 {
 				b.signal()
@@ -151,7 +151,7 @@ func (b *evalBroker) Dequeue(ctx context.Context) (*api.Evaluation, error) {
 func (b *evalBroker) Ack(e *api.Evaluation, blocked bool) []*api.Evaluation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := e.Workload
+	w := evalKey(e)
 	if b.inflight[w] != e.ID {
 		return nil // a late Ack from a previous leadership term: not ours
 	}

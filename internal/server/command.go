@@ -71,10 +71,11 @@ type upsertWorkloadCmd struct {
 
 // stopWorkloadCmd marks a workload stopped, or purges it.
 type stopWorkloadCmd struct {
-	Name  string          `json:"name"`
-	Purge bool            `json:"purge"`
-	Eval  *api.Evaluation `json:"eval"`
-	Time  time.Time       `json:"time"` // stamped by the proposer, for events
+	Namespace string          `json:"namespace,omitempty"` // "": the default namespace (entries from before namespaces)
+	Name      string          `json:"name"`
+	Purge     bool            `json:"purge"`
+	Eval      *api.Evaluation `json:"eval"`
+	Time      time.Time       `json:"time"` // stamped by the proposer, for events
 }
 
 // upsertNodeCmd registers a node (and re-evaluates blocked work).

@@ -24,6 +24,21 @@ const (
 	cmdAppendAudit
 )
 
+// The tenants' commands (endpoints_namespaces.go), from 96 like the
+// security ones from 64. Values are persisted: never renumber.
+const (
+	// cmdUpsertNamespace creates or replaces a namespace and its quota.
+	cmdUpsertNamespace commandType = 96 + iota
+	// cmdDeleteNamespace deletes an empty namespace.
+	cmdDeleteNamespace
+)
+
+// namespaceCmd stores a namespace, or deletes the namespace Name.
+type namespaceCmd struct {
+	Namespace *api.Namespace `json:"namespace,omitempty"`
+	Name      string         `json:"name,omitempty"`
+}
+
 // appendAuditCmd carries a batch of audit entries, stamped by the leader.
 type appendAuditCmd struct {
 	Entries []*api.AuditEntry `json:"entries"`
@@ -63,6 +78,10 @@ func securityCommandName(c commandType) string {
 		return "upsert-acl-token"
 	case cmdAppendAudit:
 		return "append-audit"
+	case cmdUpsertNamespace:
+		return "upsert-namespace"
+	case cmdDeleteNamespace:
+		return "delete-namespace"
 	}
 	return ""
 }
@@ -79,6 +98,8 @@ func newSecurityBody(t commandType) any {
 		return &aclPolicyCmd{}
 	case cmdAppendAudit:
 		return &appendAuditCmd{}
+	case cmdUpsertNamespace, cmdDeleteNamespace:
+		return &namespaceCmd{}
 	}
 	return nil
 }
@@ -99,6 +120,11 @@ func applySecurity(w *state.WriteTxn, body any) (handled bool, err error) {
 		return true, nil
 	case *appendAuditCmd:
 		return true, w.AppendAudit(c.Entries)
+	case *namespaceCmd:
+		if c.Namespace != nil {
+			return true, w.UpsertNamespace(c.Namespace)
+		}
+		return true, w.DeleteNamespace(c.Name)
 	case *aclTokenCmd:
 		if c.Token == nil {
 			return true, errors.New("acl token command without a token")

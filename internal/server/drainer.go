@@ -58,7 +58,7 @@ func (d *drainer) run(ctx context.Context) {
 
 // wantsEval reports whether workload has allocations left on a draining
 // node, so that a change of its allocations may let a drain move on.
-func (d *drainer) wantsEval(workload string) bool {
+func (d *drainer) wantsEval(workload string) bool { // workload: qualified(namespace, name)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.workloads[workload]
@@ -76,7 +76,7 @@ func (d *drainer) step() {
 		}
 		left := leftOnNode(snap, n)
 		for _, a := range left {
-			workloads[a.Workload] = true
+			workloads[qualified(a.Namespace, a.Workload)] = true
 		}
 		if len(left) == 0 {
 			done := *n.Drain
@@ -122,7 +122,7 @@ func leftOnNode(snap *state.Snapshot, n *api.Node) []*api.Allocation {
 		if a.Terminal() || (!n.Alive() && a.DesiredStatus == api.DesiredStop) {
 			continue
 		}
-		if wl := snap.Workload(a.Workload); wl != nil && n.Drain.Keeps(wl.PriorityClass) {
+		if wl := snap.Workload(a.Namespace, a.Workload); wl != nil && n.Drain.Keeps(wl.PriorityClass) {
 			continue
 		}
 		out = append(out, a)

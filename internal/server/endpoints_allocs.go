@@ -17,6 +17,7 @@ import (
 func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	workload := q.checked("workload", spec.CheckName)
+	ns := q.namespace()
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
@@ -24,12 +25,16 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		var out []*api.Allocation
 		if workload != "" {
-			out = snap.AllocsByWorkloadWatch(ws, workload)
-			if out == nil && snap.Workload(workload) == nil {
-				return nil, 0, notFound("workload %q not found", workload)
+			out = snap.AllocsByWorkloadWatch(ws, ns, workload)
+			if out == nil && snap.Workload(ns, workload) == nil {
+				return nil, 0, notFound("workload %q not found in namespace %q", workload, ns)
 			}
 		} else {
-			out = snap.Allocs(ws)
+			for _, a := range snap.Allocs(ws) {
+				if api.NamespaceOf(a.Namespace) == ns {
+					out = append(out, a)
+				}
+			}
 		}
 		out = snap.Current(out) // never a purged predecessor's beside its successor's
 		if out == nil {
@@ -39,18 +44,24 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// findAlloc resolves an allocation id or a unique prefix of one.
-func findAlloc(snap *state.Snapshot, id string) (*api.Allocation, error) {
-	if a := snap.Alloc(id); a != nil {
+// findAlloc resolves an allocation id or a unique prefix of one, among
+// namespace ns's allocations.
+func findAlloc(snap *state.Snapshot, ns, id string) (*api.Allocation, error) {
+	if a := snap.Alloc(id); a != nil && api.NamespaceOf(a.Namespace) == ns {
 		return a, nil
 	}
 	if id == "" {
 		return nil, notFound("allocation id is empty")
 	}
-	matches := snap.AllocsByIDPrefix(id)
+	var matches []*api.Allocation
+	for _, a := range snap.AllocsByIDPrefix(id) {
+		if api.NamespaceOf(a.Namespace) == ns {
+			matches = append(matches, a)
+		}
+	}
 	switch len(matches) {
 	case 0:
-		return nil, notFound("allocation %q not found", id)
+		return nil, notFound("allocation %q not found in namespace %q", id, ns)
 	case 1:
 		return matches[0], nil
 	}
@@ -63,8 +74,13 @@ func (s *Server) handleGetAlloc(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if err := checkRequestNamespace(r); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ns := requestNamespace(r)
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		a, err := findAlloc(snap, id)
+		a, err := findAlloc(snap, ns, id)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -84,12 +100,13 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 	stream := q.oneOf("stream", "stdout", "stderr")
 	follow := q.boolean("follow")
 	offset := q.nonNegative("offset")
+	ns := q.namespace()
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
 	}
 	snap := s.State().Snapshot()
-	a, err := findAlloc(snap, id)
+	a, err := findAlloc(snap, ns, id)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -179,10 +196,17 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListEvals(w http.ResponseWriter, r *http.Request) {
+	if err := checkRequestNamespace(r); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ns := requestNamespace(r)
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		out := snap.Evals(ws)
-		if out == nil {
-			out = []*api.Evaluation{}
+		out := []*api.Evaluation{}
+		for _, e := range snap.Evals(ws) {
+			if api.NamespaceOf(e.Namespace) == ns {
+				out = append(out, e)
+			}
 		}
 		return out, snap.TableIndex(ws, state.TableEvals), nil
 	})
@@ -194,16 +218,27 @@ func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if err := checkRequestNamespace(r); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ns := requestNamespace(r)
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		if e := snap.Eval(id); e != nil {
+		if e := snap.Eval(id); e != nil && api.NamespaceOf(e.Namespace) == ns {
 			return e, snap.TableIndex(ws, state.TableEvals), nil
 		}
-		switch m := snap.EvalsByIDPrefix(id); {
+		var m []*api.Evaluation
+		for _, e := range snap.EvalsByIDPrefix(id) {
+			if api.NamespaceOf(e.Namespace) == ns {
+				m = append(m, e)
+			}
+		}
+		switch {
 		case len(m) == 1:
 			return m[0], snap.TableIndex(ws, state.TableEvals), nil
 		case len(m) > 1:
 			return nil, 0, badRequest("evaluation prefix %q is ambiguous: %d evaluations match", id, len(m))
 		}
-		return nil, 0, notFound("evaluation %q not found", id)
+		return nil, 0, notFound("evaluation %q not found in namespace %q", id, ns)
 	})
 }

@@ -158,7 +158,7 @@ func (s *Server) movesOn(snap *state.Snapshot, old *api.Allocation, u *api.Alloc
 	if prev := snap.Alloc(old.PreviousAlloc); prev != nil && prev.DesiredStatus == api.DesiredRun && !prev.Terminal() {
 		return true
 	}
-	return s.drainer.wantsEval(old.Workload)
+	return s.drainer.wantsEval(qualified(old.Namespace, old.Workload))
 }
 
 // handleAllocUpdates applies agents' reports. An allocation that newly
@@ -190,7 +190,7 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
-	failed := map[string]bool{}
+	failed := map[workloadKey]bool{}
 	var refused []api.RefusedUpdate
 	for _, u := range req.Updates {
 		old := snap.Alloc(u.ID)
@@ -202,13 +202,13 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		cmd.Updates = append(cmd.Updates, u)
-		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[old.Workload] {
-			failed[old.Workload] = true
-			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[keyOfAlloc(old)] {
+			failed[keyOfAlloc(old)] = true
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Namespace, old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
 		}
-		if s.movesOn(snap, old, u) && !failed[old.Workload] {
-			failed[old.Workload] = true
-			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerNodeDrain, old.NodeID))
+		if s.movesOn(snap, old, u) && !failed[keyOfAlloc(old)] {
+			failed[keyOfAlloc(old)] = true
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Namespace, old.Workload, old.Priority, api.TriggerNodeDrain, old.NodeID))
 		}
 	}
 	if len(refused) > 0 {

@@ -23,14 +23,35 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, specError(err))
 		return
 	}
-	if err := s.sealSecrets(wl, s.State().Snapshot().Workload(wl.Name)); err != nil {
+	if err := checkRequestNamespace(r); err != nil {
+		s.fail(w, err)
+		return
+	}
+	// The request's namespace is the one the ACLs checked: a workload
+	// that names another is refused, never moved there.
+	ns := requestNamespace(r)
+	if wl.Namespace != "" && wl.Namespace != ns {
+		s.fail(w, fieldError("namespace-mismatch", "metadata.namespace",
+			"the workload names namespace %q but the request is in namespace %q (?namespace=, strata -n)", wl.Namespace, ns))
+		return
+	}
+	wl.Namespace = ns
+	snap := s.State().Snapshot()
+	if err := admitToNamespace(snap, wl); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := s.sealSecrets(wl, snap.Workload(ns, wl.Name)); err != nil {
 		s.fail(w, err)
 		return
 	}
 	wl.SubmitTime = s.cfg.Now()
-	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
-	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
+	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, snap.CellConfig())...)
+	eval := s.newEval(ns, wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
 	idx, answer, err := s.proposeFor(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	if errors.Is(err, state.ErrNamespaceMissing) {
+		err = fieldError("unknown-namespace", "metadata.namespace", "namespace %q was deleted meanwhile", ns)
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -55,10 +76,15 @@ func specError(err error) error {
 }
 
 func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
+	if err := checkRequestNamespace(r); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ns := requestNamespace(r)
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := []api.WorkloadSummary{}
-		for _, wl := range snap.Workloads(ws) {
-			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(wl.Name)), snap.EvalsByWorkload(nil, wl.Name))))
+		for _, wl := range snap.WorkloadsIn(ws, ns) {
+			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(ns, wl.Name)), snap.EvalsByWorkload(nil, ns, wl.Name))))
 		}
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return out, idx, nil
@@ -71,12 +97,17 @@ func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	ns, err := namespaceOf(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		wl := snap.Workload(name)
+		wl := snap.Workload(ns, name)
 		if wl == nil {
-			return nil, 0, notFound("workload %q not found", name)
+			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
-		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, name)), snap.EvalsByWorkload(ws, name))
+		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)), snap.EvalsByWorkload(ws, ns, name))
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return st, idx, nil
 	})
@@ -90,6 +121,7 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 	}
 	q := newQuery(r)
 	purge := q.boolean("purge")
+	ns := q.namespace()
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
@@ -98,23 +130,23 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 	// 404 from this server's state is confirmed by its leadership (as a
 	// read is), and a workload seen here may be purged before the stop
 	// applies (the FSM's answer says).
-	wl := s.State().Snapshot().Workload(name)
+	wl := s.State().Snapshot().Workload(ns, name)
 	if wl == nil {
 		if err := s.confirmLeadership(); err != nil {
 			s.fail(w, err)
 			return
 		}
-		s.fail(w, notFound("workload %q not found", name))
+		s.fail(w, notFound("workload %q not found in namespace %q", name, ns))
 		return
 	}
-	eval := s.newEval(name, wl.Priority, api.TriggerWorkloadStop, "")
-	idx, answer, err := s.proposeFor(cmdStopWorkload, &stopWorkloadCmd{Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
+	eval := s.newEval(ns, name, wl.Priority, api.TriggerWorkloadStop, "")
+	idx, answer, err := s.proposeFor(cmdStopWorkload, &stopWorkloadCmd{Namespace: ns, Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	if a, ok := answer.(stopped); ok && !a.Found {
-		s.fail(w, notFound("workload %q not found", name))
+		s.fail(w, notFound("workload %q not found in namespace %q", name, ns))
 		return
 	}
 	writeJSON(w, http.StatusOK, &api.StopResponse{EvalID: eval.ID, Index: idx})
@@ -126,11 +158,16 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	ns, err := namespaceOf(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		if snap.Workload(name) == nil && len(snap.AllocsByWorkload(name)) == 0 {
-			return nil, 0, notFound("workload %q not found", name)
+		if snap.Workload(ns, name) == nil && len(snap.AllocsByWorkload(ns, name)) == 0 {
+			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
-		out := snap.Current(snap.AllocsByWorkloadWatch(ws, name)) // never a purged predecessor's
+		out := snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)) // never a purged predecessor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}
@@ -144,10 +181,15 @@ func (s *Server) handleWorkloadEvals(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	ns, err := namespaceOf(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		out := snap.EvalsByWorkload(ws, name)
-		if out == nil && snap.Workload(name) == nil {
-			return nil, 0, notFound("workload %q not found", name)
+		out := snap.EvalsByWorkload(ws, ns, name)
+		if out == nil && snap.Workload(ns, name) == nil {
+			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
 		if out == nil {
 			out = []*api.Evaluation{}

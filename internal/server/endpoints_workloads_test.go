@@ -72,7 +72,7 @@ func waitEvalsSettled(tb testing.TB, s *Server, workload string) {
 	for {
 		pending := 0
 		idx, err := s.State().Query(ctx, seen, time.Second, func(snap *state.Snapshot, ws memdb.WatchSet) (uint64, error) {
-			for _, e := range snap.EvalsByWorkload(ws, workload) {
+			for _, e := range snap.EvalsByWorkload(ws, "", workload) {
 				if e.Status == api.EvalPending {
 					pending++
 				}

@@ -19,15 +19,15 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 	var out []api.Event
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
-		version := state.NextWorkloadVersion(snap.Workload(c.Workload.Name))
-		out = append(out, api.Event{Time: c.Workload.SubmitTime, Type: api.EventWorkloadRegistered, Workload: c.Workload.Name,
+		version := state.NextWorkloadVersion(snap.Workload(c.Workload.Namespace, c.Workload.Name))
+		out = append(out, api.Event{Time: c.Workload.SubmitTime, Type: api.EventWorkloadRegistered, Namespace: api.NamespaceOf(c.Workload.Namespace), Workload: c.Workload.Name,
 			Message: fmt.Sprintf("version %d submitted", version)})
 	case *stopWorkloadCmd:
 		t, msg := api.EventWorkloadStopped, "stopped"
 		if c.Purge {
 			t, msg = api.EventWorkloadPurged, "stopped and purged"
 		}
-		out = append(out, api.Event{Time: c.Time, Type: t, Workload: c.Name, Message: msg})
+		out = append(out, api.Event{Time: c.Time, Type: t, Namespace: api.NamespaceOf(c.Namespace), Workload: c.Name, Message: msg})
 	case *upsertNodeCmd:
 		if old := snap.Node(c.Node.ID); old == nil || old.Status == api.NodeDown {
 			out = append(out, api.Event{Time: c.Time, Type: api.EventNodeRegistered, NodeID: c.Node.ID,
@@ -69,7 +69,7 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 			if old == nil || u.ClientStatus != api.AllocFailed || old.ClientStatus == api.AllocFailed {
 				continue
 			}
-			out = append(out, api.Event{Time: c.Time, Type: api.EventAllocFailed, Workload: old.Workload, NodeID: old.NodeID,
+			out = append(out, api.Event{Time: c.Time, Type: api.EventAllocFailed, Namespace: old.Namespace, Workload: old.Workload, NodeID: old.NodeID,
 				AllocID: old.ID, Message: fmt.Sprintf("%s[%d] on %s failed: %s", old.Group, old.Index, old.NodeName, u.ClientReason)})
 		}
 	}
@@ -83,19 +83,21 @@ func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
 	placed := map[string]int{}
 	nodes := map[string]map[string]bool{}
 	for _, a := range c.Place {
-		placed[a.Workload]++
-		if nodes[a.Workload] == nil {
-			nodes[a.Workload] = map[string]bool{}
+		k := qualified(a.Namespace, a.Workload)
+		placed[k]++
+		if nodes[k] == nil {
+			nodes[k] = map[string]bool{}
 		}
-		nodes[a.Workload][a.NodeID] = true
+		nodes[k][a.NodeID] = true
 	}
 	part := ""
 	if c.Parts > 1 {
 		part = fmt.Sprintf(" (plan part %d of %d)", c.Part, c.Parts)
 	}
-	for _, w := range sortedKeys(placed) {
-		out = append(out, api.Event{Time: c.Time, Type: api.EventPlaced, Workload: w,
-			Message: fmt.Sprintf("placed %d allocation(s) on %d node(s)%s", placed[w], len(nodes[w]), part)})
+	for _, k := range sortedKeys(placed) {
+		ns, w := unqualified(k)
+		out = append(out, api.Event{Time: c.Time, Type: api.EventPlaced, Namespace: ns, Workload: w,
+			Message: fmt.Sprintf("placed %d allocation(s) on %d node(s)%s", placed[k], len(nodes[k]), part)})
 	}
 	stopped := map[string]int{}
 	for _, st := range c.Stop {
@@ -104,32 +106,33 @@ func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
 			continue
 		}
 		if st.PreemptedBy != "" {
-			out = append(out, api.Event{Time: c.Time, Type: api.EventPreempted, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
+			out = append(out, api.Event{Time: c.Time, Type: api.EventPreempted, Namespace: a.Namespace, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
 				Message: fmt.Sprintf("%s[%d] (priority %d) on %s %s", a.Group, a.Index, a.Priority, a.NodeName, st.Reason)})
 			continue
 		}
 		if a.ClientStatus == api.AllocFailed {
-			out = append(out, api.Event{Time: c.Time, Type: api.EventNotRescheduled, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
+			out = append(out, api.Event{Time: c.Time, Type: api.EventNotRescheduled, Namespace: a.Namespace, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
 				Message: fmt.Sprintf("%s[%d] on %s failed and is not replaced: %s", a.Group, a.Index, a.NodeName, st.Reason)})
 			continue
 		}
-		stopped[a.Workload+"\x00"+st.Reason]++
+		stopped[qualified(a.Namespace, a.Workload)+"\x00"+st.Reason]++
 	}
 	for _, e := range c.Evals {
 		if e.TriggeredBy == api.TriggerFollowUp && !e.WaitUntil.IsZero() {
-			out = append(out, api.Event{Time: c.Time, Type: api.EventFollowUp, Workload: e.Workload,
+			out = append(out, api.Event{Time: c.Time, Type: api.EventFollowUp, Namespace: e.Namespace, Workload: e.Workload,
 				Message: fmt.Sprintf("evaluating again at %s (%s from now): a delayed replacement or the end of an unknown allocation's grace",
 					e.WaitUntil.UTC().Format(time.RFC3339), e.WaitUntil.Sub(c.Time).Round(time.Millisecond))})
 		}
 	}
 	for _, k := range sortedKeys(stopped) {
-		w, reason, _ := strings.Cut(k, "\x00")
-		out = append(out, api.Event{Time: c.Time, Type: api.EventStopped, Workload: w,
+		q, reason, _ := strings.Cut(k, "\x00")
+		ns, w := unqualified(q)
+		out = append(out, api.Event{Time: c.Time, Type: api.EventStopped, Namespace: ns, Workload: w,
 			Message: fmt.Sprintf("stopping %d allocation(s): %s%s", stopped[k], reason, part)})
 	}
 	if e := c.Eval; e != nil && e.Status == api.EvalBlocked {
 		for _, f := range e.Failures {
-			out = append(out, api.Event{Time: c.Time, Type: api.EventUnplaceable, Workload: e.Workload,
+			out = append(out, api.Event{Time: c.Time, Type: api.EventUnplaceable, Namespace: e.Namespace, Workload: e.Workload,
 				Message: fmt.Sprintf("group %s: %d not placed: %s", f.Group, f.Missing, f.Summary)})
 		}
 	}
@@ -148,13 +151,14 @@ func sortedKeys(m map[string]int) []string {
 func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	workload := q.checked("workload", spec.CheckName)
+	ns := q.namespace()
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
 	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		out := snap.Events(ws, workload)
-		if workload != "" && out == nil && snap.Workload(workload) == nil {
+		out := snap.Events(ws, ns, workload)
+		if workload != "" && out == nil && snap.Workload(ns, workload) == nil {
 			return nil, 0, notFound("workload %q not found and no events name it", workload)
 		}
 		if out == nil {

@@ -167,7 +167,7 @@ func applyCommand(w *state.WriteTxn, body any) (any, error) {
 		}
 		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
 	case *stopWorkloadCmd:
-		found := w.Snapshot().Workload(c.Name) != nil
+		found := w.Snapshot().Workload(c.Namespace, c.Name) != nil
 		return stopped{Found: found}, applyUnanswered(w, body)
 	}
 	return nil, applyUnanswered(w, body)
@@ -178,10 +178,10 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 	switch c := body.(type) {
 	case *stopWorkloadCmd:
 		if c.Purge {
-			if err := w.DeleteWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+			if err := w.DeleteWorkload(c.Namespace, c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
 			}
-		} else if err := w.StopWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+		} else if err := w.StopWorkload(c.Namespace, c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
 			return err
 		}
 		return w.UpsertEval(c.Eval)

@@ -56,7 +56,7 @@ func (r *fsmRig) snap() *state.Snapshot { return r.f.State().Snapshot() }
 // events lists the store's events as "type: message".
 func (r *fsmRig) events() []string {
 	var out []string
-	for _, e := range r.snap().Events(nil, "") {
+	for _, e := range r.snap().Events(nil, "", "") {
 		out = append(out, e.Type+": "+e.Message)
 	}
 	return out
@@ -109,7 +109,7 @@ func TestFSMCommands(t *testing.T) {
 			answer: registered{Version: 2},
 			events: []string{"workload-registered: version 2 submitted"},
 			check: func(t *testing.T, s *state.Snapshot) {
-				if w := s.Workload("low"); w.Version != 2 {
+				if w := s.Workload("", "low"); w.Version != 2 {
 					t.Fatalf("version %d, want 2", w.Version)
 				}
 				if s.Eval("e1") == nil {
@@ -123,7 +123,7 @@ func TestFSMCommands(t *testing.T) {
 			answer: stopped{Found: true},
 			events: []string{"workload-stopped: stopped"},
 			check: func(t *testing.T, s *state.Snapshot) {
-				if !s.Workload("low").Stopped {
+				if !s.Workload("", "low").Stopped {
 					t.Fatal("workload not stopped")
 				}
 			},
@@ -134,7 +134,7 @@ func TestFSMCommands(t *testing.T) {
 			answer: stopped{Found: true},
 			events: []string{"workload-purged: stopped and purged"},
 			check: func(t *testing.T, s *state.Snapshot) {
-				if s.Workload("low") != nil {
+				if s.Workload("", "low") != nil {
 					t.Fatal("workload not purged")
 				}
 			},

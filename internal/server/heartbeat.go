@@ -257,19 +257,19 @@ func (s *Server) markNodeDown(id, reason string) error {
 // evalsForNode makes one pending evaluation per workload with a
 // non-terminal allocation among allocs.
 func (s *Server) evalsForNode(allocs []*api.Allocation, trigger, nodeID string) []*api.Evaluation {
-	seen := map[string]bool{}
+	seen := map[workloadKey]bool{}
 	var evals []*api.Evaluation
 	for _, a := range allocs {
-		if a.Terminal() || seen[a.Workload] {
+		if a.Terminal() || seen[keyOfAlloc(a)] {
 			continue
 		}
-		seen[a.Workload] = true
-		evals = append(evals, s.newEval(a.Workload, a.Priority, trigger, nodeID))
+		seen[keyOfAlloc(a)] = true
+		evals = append(evals, s.newEval(a.Namespace, a.Workload, a.Priority, trigger, nodeID))
 	}
 	return evals
 }
 
-func (s *Server) newEval(workload string, priority int, trigger, nodeID string) *api.Evaluation {
-	return &api.Evaluation{ID: newID(), Workload: workload, Priority: priority, TriggeredBy: trigger,
+func (s *Server) newEval(ns, workload string, priority int, trigger, nodeID string) *api.Evaluation {
+	return &api.Evaluation{ID: newID(), Namespace: api.NamespaceOf(ns), Workload: workload, Priority: priority, TriggeredBy: trigger,
 		NodeID: nodeID, Status: api.EvalPending, CreateTime: s.cfg.Now()}
 }

@@ -74,6 +74,7 @@ func (s *Server) routes() http.Handler {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	s.aclRoutes(mux)
+	s.namespaceRoutes(mux)
 	return s.withMetricsEndpoint(s.gate(s.metrics.instrument(mux, s.authorize(mux))))
 }
 

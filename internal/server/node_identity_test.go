@@ -102,7 +102,7 @@ func agentRequest(t *testing.T, s *Server, method, path, body string, headers ma
 func theAlloc(t *testing.T, s *Server, workload string) *api.Allocation {
 	t.Helper()
 	waitPlaced(t, s, workload, 1)
-	return s.State().Snapshot().AllocsByWorkload(workload)[0]
+	return s.State().Snapshot().AllocsByWorkload("", workload)[0]
 }
 
 // TestForgedFailureStartsNoSecondCopy: a forged POST /v1/agent/allocations
@@ -145,7 +145,7 @@ func TestForgedFailureStartsNoSecondCopy(t *testing.T) {
 	if got := s.State().Snapshot().Alloc(a.ID); got.ClientStatus != api.AllocRunning {
 		t.Fatalf("allocation is %s after forged reports, want running", got.ClientStatus)
 	}
-	if n := len(s.State().Snapshot().AllocsByWorkload("w")); n != 1 {
+	if n := len(s.State().Snapshot().AllocsByWorkload("", "w")); n != 1 {
 		t.Fatalf("%d allocations of w after forged failures, want 1 (no second copy)", n)
 	}
 }

@@ -137,7 +137,7 @@ func moveable(snap *state.Snapshot, id string, d *api.DrainSpec) int {
 		if a.Terminal() {
 			continue
 		}
-		if wl := snap.Workload(a.Workload); wl != nil && d.Keeps(wl.PriorityClass) {
+		if wl := snap.Workload(a.Namespace, a.Workload); wl != nil && d.Keeps(wl.PriorityClass) {
 			continue
 		}
 		n++

@@ -209,7 +209,7 @@ func TestPurgedWorkloadAllocationsAreCollected(t *testing.T) {
 		t.Fatal("a running allocation was collected before its agent stopped it")
 	}
 	r.must(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: fsmWorkload("low", 10), Eval: fsmEval("e-again", "low")})
-	if got := r.snap().Current(r.snap().AllocsByWorkload("low")); len(got) != 0 {
+	if got := r.snap().Current(r.snap().AllocsByWorkload("", "low")); len(got) != 0 {
 		t.Fatalf("the new workload lists %d allocations of its purged predecessor", len(got))
 	}
 	r.must(cmdApplyPlan, &applyPlanCmd{Stop: []api.StopRequest{{AllocID: "a1", Reason: "workload purged"}}, Time: fsmTime})

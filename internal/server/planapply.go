@@ -79,11 +79,12 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	cmd.Place, cmd.Stop = d.Place, d.Stop
 	// A preempted allocation's workload is re-evaluated so it gets a
 	// replacement when capacity allows (blocked until then).
-	victims := map[string]bool{}
+	victims := map[workloadKey]bool{}
+	own := workloadKey{api.NamespaceOf(plan.Namespace), plan.Workload}
 	for _, a := range d.Preempted {
-		if a.Workload != plan.Workload && !victims[a.Workload] {
-			victims[a.Workload] = true
-			cmd.Evals = append(cmd.Evals, p.srv.newEval(a.Workload, a.Priority, api.TriggerPreemption, ""))
+		if k := keyOfAlloc(a); k != own && !victims[k] {
+			victims[k] = true
+			cmd.Evals = append(cmd.Evals, p.srv.newEval(a.Namespace, a.Workload, a.Priority, api.TriggerPreemption, ""))
 		}
 	}
 	if len(res.Rejected) == 0 {

@@ -85,6 +85,7 @@ type placedAlloc struct {
 // templateKey is what allocations sharing a template have in common:
 // every field except the per-instance ones.
 type templateKey struct {
+	namespace              string
 	workload, group        string
 	version                uint64
 	priority               int
@@ -100,7 +101,7 @@ type templateKey struct {
 }
 
 func keyOf(a *api.Allocation) templateKey {
-	k := templateKey{workload: a.Workload, group: a.Group, version: a.WorkloadVersion, priority: a.Priority,
+	k := templateKey{namespace: a.Namespace, workload: a.Workload, group: a.Group, version: a.WorkloadVersion, priority: a.Priority,
 		spec: a.TaskGroup, resources: a.Resources, desired: a.DesiredStatus, desiredReason: a.DesiredReason,
 		client: a.ClientStatus, clientReason: a.ClientReason, preemptedBy: a.PreemptedBy, created: a.CreateTime}
 	if a.TaskStates != nil || a.CreateIndex != 0 || a.ModifyIndex != 0 {

@@ -85,8 +85,8 @@ func TestPlanAllocationsShareTheWorkloadSpec(t *testing.T) {
 	submit(t, s, fmt.Sprintf(largePlanWorkload, "w", 40))
 	waitPlaced(t, s, "w", 40)
 	snap := s.State().Snapshot()
-	own := snap.Workload("w").Groups[0]
-	for _, a := range snap.AllocsByWorkload("w") {
+	own := snap.Workload("", "w").Groups[0]
+	for _, a := range snap.AllocsByWorkload("", "w") {
 		if a.TaskGroup != own {
 			t.Fatalf("allocation %s holds its own copy of the group spec", a.ID)
 		}

@@ -80,7 +80,7 @@ func TestRestartServesNothingBeforeReplay(t *testing.T) {
 	before := s.State().Index()
 	submit(t, s, fmt.Sprintf(benchWorkload, "late", 1))
 	waitPlaced(t, s, "late", 1)
-	late := s.State().Snapshot().AllocsByWorkload("late")[0]
+	late := s.State().Snapshot().AllocsByWorkload("", "late")[0]
 	s.Close()
 
 	s, release := heldReplay(t, dir, before)

@@ -85,13 +85,13 @@ func TestSecretsReturnedByNoAPI(t *testing.T) {
 	register(t, s, fmt.Sprintf(secretWorkload, envSecret, fileSecret))
 	var alloc *api.Allocation
 	waitFor(t, 10*time.Second, "the allocation", func() error {
-		if as := s.State().Snapshot().AllocsByWorkload("w"); len(as) == 1 {
+		if as := s.State().Snapshot().AllocsByWorkload("", "w"); len(as) == 1 {
 			alloc = as[0]
 			return nil
 		}
 		return fmt.Errorf("no allocation yet")
 	})
-	stored := s.State().Snapshot().Workload("w").Groups[0].Tasks[0]
+	stored := s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0]
 	if len(stored.Secrets) != 2 || stored.Secrets[0].Value != "" || !strings.Contains(stored.Secrets[0].Sealed, ":") {
 		t.Fatalf("stored secrets %+v: want sealed values only", stored.Secrets)
 	}
@@ -135,7 +135,7 @@ func TestSecretsReturnedByNoAPI(t *testing.T) {
 	if !strings.Contains(agentView, envSecret) || !strings.Contains(agentView, fileSecret) || strings.Contains(agentView, `"sealed"`) {
 		t.Errorf("the agent does not get its task's secrets opened: %.600s", agentView)
 	}
-	if again := s.State().Snapshot().Workload("w").Groups[0].Tasks[0].Secrets[0]; again.Sealed != sealed || again.Value != "" {
+	if again := s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0].Secrets[0]; again.Sealed != sealed || again.Value != "" {
 		t.Error("answering a request changed the stored secret")
 	}
 }
@@ -146,7 +146,7 @@ func TestResubmitKeepsSealedValueUnlessChanged(t *testing.T) {
 	s := quietServer(t)
 	sealed := func() []string {
 		var out []string
-		for _, sec := range s.State().Snapshot().Workload("w").Groups[0].Tasks[0].Secrets {
+		for _, sec := range s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0].Secrets {
 			out = append(out, sec.Sealed)
 		}
 		return out
@@ -170,7 +170,7 @@ func TestResubmitKeepsSealedValueUnlessChanged(t *testing.T) {
 func TestSealedValueBoundToItsSecret(t *testing.T) {
 	s := quietServer(t)
 	register(t, s, fmt.Sprintf(secretWorkload, "a", "b"))
-	sealed := s.State().Snapshot().Workload("w").Groups[0].Tasks[0].Secrets[1].Sealed
+	sealed := s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0].Secrets[1].Sealed
 	alloc := &api.Allocation{ID: "x", Workload: "other", TaskGroup: &api.TaskGroup{Name: "g",
 		Tasks: []*api.Task{{Name: "t", Secrets: []*api.Secret{{Name: "tls-key", Sealed: sealed}}}}}}
 	if _, err := s.openAlloc(alloc); err == nil || !strings.Contains(err.Error(), "fails authentication") {

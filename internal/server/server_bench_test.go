@@ -104,7 +104,7 @@ func waitPlaced(tb testing.TB, s *Server, workload string, want int) {
 	for {
 		n := 0
 		idx, err := s.State().Query(ctx, seen, time.Second, func(snap *state.Snapshot, ws memdb.WatchSet) (uint64, error) {
-			n = len(snap.AllocsByWorkloadWatch(ws, workload))
+			n = len(snap.AllocsByWorkloadWatch(ws, "", workload))
 			return snap.TableIndex(ws, state.TableAllocs), nil
 		})
 		if n >= want {

@@ -80,7 +80,7 @@ func TestOverflowingWorkloadIsRefused(t *testing.T) {
 	wantRefused(t, s, "POST", "/v1/workloads", overflowWorkload,
 		"spec.groups[0].tasks[0].resources.cpu", "spec.groups[0].tasks[0].resources.memory",
 		"spec.groups[0].tasks[1].resources.cpu", "spec.groups[0].tasks[1].resources.memory")
-	if snap := s.State().Snapshot(); snap.Index() != before || snap.Workload("overflow") != nil {
+	if snap := s.State().Snapshot(); snap.Index() != before || snap.Workload("", "overflow") != nil {
 		t.Fatal("a refused workload wrote something")
 	}
 }

@@ -66,7 +66,7 @@ func TestWorkerProcess(t *testing.T) {
 			}
 			snap := s.State().Snapshot()
 			live := 0
-			for _, a := range snap.AllocsByWorkload(name) {
+			for _, a := range snap.AllocsByWorkload("", name) {
 				if !a.Terminal() {
 					live++
 				}

@@ -172,6 +172,15 @@ func (d *decoder) metadata(path string, n *yaml.Node, w *api.Workload) {
 					d.fail(p, v, "%s", problem)
 				}
 			}
+		case "namespace":
+			// Left empty when absent: the server puts the workload in the
+			// request's namespace (docs/tenants.md).
+			if s, ok := d.str(p, v); ok {
+				w.Namespace = s
+				if problem := checkName(s); problem != "" {
+					d.fail(p, v, "%s", problem)
+				}
+			}
 		case "labels":
 			w.Labels = d.labels(p, v)
 		default:

@@ -44,8 +44,10 @@ func (w *WriteTxn) eventCount() uint64 {
 	return obj.(*indexEntry).Value
 }
 
-// Events returns the stored events, oldest first, optionally of one workload.
-func (s *Snapshot) Events(ws watchSetAdder, workload string) []*api.Event {
+// Events returns the stored events, oldest first: with ns set, those of
+// the namespace's workloads and those of no workload (nodes'); with
+// workload set too, that workload's.
+func (s *Snapshot) Events(ws watchSetAdder, ns, workload string) []*api.Event {
 	it, err := s.txn.Get(tableEvents, "id")
 	if err != nil {
 		return nil
@@ -56,6 +58,9 @@ func (s *Snapshot) Events(ws watchSetAdder, workload string) []*api.Event {
 	var out []*api.Event
 	for obj := it.Next(); obj != nil; obj = it.Next() {
 		e := obj.(*api.Event)
+		if ns != "" && e.Workload != "" && api.NamespaceOf(e.Namespace) != ns {
+			continue
+		}
 		if workload == "" || e.Workload == workload {
 			out = append(out, e)
 		}

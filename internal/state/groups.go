@@ -17,18 +17,18 @@ import (
 // from one raft entry (which share a decoded spec) costs one comparison
 // per distinct spec, not one per allocation.
 type groupSharer struct {
-	workload func(name string) *api.Workload
+	workload func(ns, name string) *api.Workload
 	resolved map[*api.TaskGroup]*api.TaskGroup
 	// kept lists the specs kept so far by workload, version and group name.
 	kept map[groupKey][]*api.TaskGroup
 }
 
 type groupKey struct {
-	workload, group string
-	version         uint64
+	namespace, workload, group string
+	version                    uint64
 }
 
-func newGroupSharer(workload func(name string) *api.Workload) *groupSharer {
+func newGroupSharer(workload func(ns, name string) *api.Workload) *groupSharer {
 	return &groupSharer{workload: workload, resolved: map[*api.TaskGroup]*api.TaskGroup{}, kept: map[groupKey][]*api.TaskGroup{}}
 }
 
@@ -46,7 +46,7 @@ func (g *groupSharer) canonical(a *api.Allocation) *api.TaskGroup {
 		return canon
 	}
 	canon := tg
-	if wl := g.workload(a.Workload); wl != nil && wl.Version == a.WorkloadVersion {
+	if wl := g.workload(a.Namespace, a.Workload); wl != nil && wl.Version == a.WorkloadVersion {
 		for _, own := range wl.Groups {
 			if own == tg || (own.Name == tg.Name && reflect.DeepEqual(own, tg)) {
 				canon = own
@@ -56,7 +56,7 @@ func (g *groupSharer) canonical(a *api.Allocation) *api.TaskGroup {
 	}
 	if canon == tg {
 		// Not the stored workload's: share it among this batch's equals.
-		key := groupKey{workload: a.Workload, group: tg.Name, version: a.WorkloadVersion}
+		key := groupKey{namespace: api.NamespaceOf(a.Namespace), workload: a.Workload, group: tg.Name, version: a.WorkloadVersion}
 		found := false
 		for _, c := range g.kept[key] {
 			if reflect.DeepEqual(c, tg) {

@@ -49,7 +49,7 @@ func TestShareGroupsKeepsOneSpecPerGroupVersion(t *testing.T) {
 		return nil
 	})
 	snap := s.Snapshot()
-	own := snap.Workload("w").Groups[0]
+	own := snap.Workload("", "w").Groups[0]
 	tests := []struct {
 		id   string
 		want *api.TaskGroup
@@ -126,7 +126,7 @@ func TestDumpListsEachSpecOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := r.Snapshot()
-			own := snap.Workload("w").Groups[0]
+			own := snap.Workload("", "w").Groups[0]
 			allocs := snap.Allocs(nil)
 			if len(allocs) != 200 || snap.Node("n1").Allocated.CPUMilli != 200*100 {
 				t.Fatalf("restored %d allocations, allocated %d", len(allocs), snap.Node("n1").Allocated.CPUMilli)

@@ -15,7 +15,7 @@ import (
 // OfEarlierIncarnation reports whether a belongs to no stored workload: its
 // workload was purged, or purged and registered again since a was made.
 func (s *Snapshot) OfEarlierIncarnation(a *api.Allocation) bool {
-	wl := s.Workload(a.Workload)
+	wl := s.Workload(a.Namespace, a.Workload)
 	return wl == nil || (a.CreateIndex != 0 && a.CreateIndex < wl.CreateIndex)
 }
 
@@ -45,6 +45,11 @@ func (w *WriteTxn) deleteAlloc(a *api.Allocation) error {
 			return err
 		}
 	}
+	if api.CountsAgainstQuota(a) {
+		if err := w.addToNamespace(a.Namespace, api.QuotaUsage{}.Sub(api.UsageOf(a.Resources))); err != nil {
+			return err
+		}
+	}
 	w.touched[tableAllocs] = true
 	if err := w.txn.Delete(tableAllocs, a); err != nil {
 		return fmt.Errorf("delete allocation %q: %w", a.ID, err)
@@ -52,10 +57,10 @@ func (w *WriteTxn) deleteAlloc(a *api.Allocation) error {
 	return nil
 }
 
-// collectWorkload deletes the terminal allocations of workload name, which
-// was just purged; the live ones follow as they stop.
-func (w *WriteTxn) collectWorkload(name string) error {
-	for _, a := range w.Snapshot().AllocsByWorkload(name) {
+// collectWorkload deletes the terminal allocations of workload name in
+// namespace ns, which was just purged; the live ones follow as they stop.
+func (w *WriteTxn) collectWorkload(ns, name string) error {
+	for _, a := range w.Snapshot().AllocsByWorkload(ns, name) {
 		if err := w.collectIfOrphan(a); err != nil {
 			return err
 		}
@@ -71,14 +76,16 @@ func (w *WriteTxn) collectWorkload(name string) error {
 // they are collected.
 func (s *Snapshot) Current(allocs []*api.Allocation) []*api.Allocation {
 	out := allocs[:0:0]
-	created := map[string]uint64{} // workload → CreateIndex, 0 when not stored
+	type key struct{ ns, name string }
+	created := map[key]uint64{} // workload → CreateIndex, 0 when not stored
 	for _, a := range allocs {
-		ci, seen := created[a.Workload]
+		k := key{api.NamespaceOf(a.Namespace), a.Workload}
+		ci, seen := created[k]
 		if !seen {
-			if wl := s.Workload(a.Workload); wl != nil {
+			if wl := s.Workload(a.Namespace, a.Workload); wl != nil {
 				ci = wl.CreateIndex
 			}
-			created[a.Workload] = ci
+			created[k] = ci
 		}
 		if a.CreateIndex == 0 || a.CreateIndex >= ci {
 			out = append(out, a)

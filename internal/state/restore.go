@@ -23,25 +23,28 @@ type Dump struct {
 	ACLPolicies []*api.ACLPolicy  `json:"aclPolicies,omitempty"`
 	ACLTokens   []*ACLToken       `json:"aclTokens,omitempty"`
 	Audit       []*api.AuditEntry `json:"audit,omitempty"`
+	// Namespaces (namespace.go); their usage is recomputed on restore.
+	Namespaces []*api.Namespace `json:"namespaces,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
 func (s *Snapshot) Dump() *Dump {
 	d := &Dump{
-		Index:     s.Index(),
-		Workloads: s.Workloads(nil),
-		Nodes:     s.Nodes(),
-		Allocs:    s.Allocs(nil),
-		Evals:     s.Evals(nil),
-		Events:    s.Events(nil, ""),
-		Indexes:   map[string]uint64{},
-		CellID:    s.CellID(),
+		Index:      s.Index(),
+		Workloads:  s.Workloads(nil),
+		Nodes:      s.Nodes(),
+		Allocs:     s.Allocs(nil),
+		Evals:      s.Evals(nil),
+		Events:     s.Events(nil, "", ""),
+		Namespaces: s.Namespaces(nil),
+		Indexes:    map[string]uint64{},
+		CellID:     s.CellID(),
 	}
 	s.dumpSecurity(d)
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit, tableNamespaces} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -69,11 +72,13 @@ func Restore(d *Dump) (*Store, error) {
 			return nil, err
 		}
 	}
-	workloads := make(map[string]*api.Workload, len(d.Workloads))
+	type wkey struct{ ns, name string }
+	workloads := make(map[wkey]*api.Workload, len(d.Workloads))
 	for _, w := range d.Workloads {
-		workloads[w.Name] = w
+		workloads[wkey{api.NamespaceOf(w.Namespace), w.Name}] = w
 	}
-	groups := newGroupSharer(func(name string) *api.Workload { return workloads[name] })
+	groups := newGroupSharer(func(ns, name string) *api.Workload { return workloads[wkey{api.NamespaceOf(ns), name}] })
+	usage := map[string]api.QuotaUsage{}
 	for _, a := range d.Allocs {
 		if tg := groups.canonical(a); tg != a.TaskGroup {
 			c := *a // the dump's objects may be another store's
@@ -81,6 +86,20 @@ func Restore(d *Dump) (*Store, error) {
 			a = &c
 		}
 		if err := insert(tableAllocs, a); err != nil {
+			return nil, err
+		}
+		if api.CountsAgainstQuota(a) {
+			ns := api.NamespaceOf(a.Namespace)
+			usage[ns] = usage[ns].Add(api.UsageOf(a.Resources))
+		}
+	}
+	for ns, u := range usage {
+		if err := insert(tableNamespaceUsage, &namespaceUsage{Namespace: ns, Usage: u}); err != nil {
+			return nil, err
+		}
+	}
+	for _, ns := range d.Namespaces {
+		if err := insert(tableNamespaces, ns); err != nil {
 			return nil, err
 		}
 	}

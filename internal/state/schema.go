@@ -29,7 +29,8 @@ type indexEntry struct {
 func schema() *memdb.DBSchema {
 	db := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		tableWorkloads: {Name: tableWorkloads, Indexes: map[string]*memdb.IndexSchema{
-			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+			"id":        {Name: "id", Unique: true, Indexer: byWorkload("Name")},
+			"namespace": {Name: "namespace", Indexer: namespaceIndex{}},
 		}},
 		tableNodes: {Name: tableNodes, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
@@ -37,11 +38,11 @@ func schema() *memdb.DBSchema {
 		tableAllocs: {Name: tableAllocs, Indexes: map[string]*memdb.IndexSchema{
 			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 			"node":     {Name: "node", Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
-			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+			"workload": {Name: "workload", Indexer: byWorkload("Workload")},
 		}},
 		tableEvals: {Name: tableEvals, Indexes: map[string]*memdb.IndexSchema{
 			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+			"workload": {Name: "workload", Indexer: byWorkload("Workload")},
 		}},
 		tableEvents: {Name: tableEvents, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
@@ -56,6 +57,9 @@ func schema() *memdb.DBSchema {
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
 		}},
 	}}
+	for name, t := range namespaceTables() {
+		db.Tables[name] = t
+	}
 	for name, t := range securityTables() {
 		db.Tables[name] = t
 	}

@@ -59,19 +59,29 @@ const (
 	TableConfig    = tableConfig
 )
 
-// Workload returns the named workload or nil.
-func (s *Snapshot) Workload(name string) *api.Workload {
-	obj, err := s.txn.First(tableWorkloads, "id", name)
+// Workload returns the workload named name in namespace ns ("": the
+// default namespace) or nil.
+func (s *Snapshot) Workload(ns, name string) *api.Workload {
+	obj, err := s.txn.First(tableWorkloads, "id", ns, name)
 	if err != nil || obj == nil {
 		return nil
 	}
 	return obj.(*api.Workload)
 }
 
-// Workloads returns every workload, sorted by name.
+// Workloads returns every workload, sorted by namespace and name.
 func (s *Snapshot) Workloads(ws memdb.WatchSet) []*api.Workload {
+	return s.workloads(ws, "id")
+}
+
+// WorkloadsIn returns the workloads of namespace ns, sorted by name.
+func (s *Snapshot) WorkloadsIn(ws memdb.WatchSet, ns string) []*api.Workload {
+	return s.workloads(ws, "namespace", ns)
+}
+
+func (s *Snapshot) workloads(ws memdb.WatchSet, index string, args ...interface{}) []*api.Workload {
 	var out []*api.Workload
-	it, err := s.txn.Get(tableWorkloads, "id")
+	it, err := s.txn.Get(tableWorkloads, index, args...)
 	if err != nil {
 		return nil
 	}
@@ -141,14 +151,15 @@ func (s *Snapshot) AllocsByNodeWatch(ws memdb.WatchSet, nodeID string) []*api.Al
 	return s.allocs(ws, "node", nodeID)
 }
 
-// AllocsByWorkload returns the workload's allocations (any status).
-func (s *Snapshot) AllocsByWorkload(name string) []*api.Allocation {
-	return s.AllocsByWorkloadWatch(nil, name)
+// AllocsByWorkload returns the allocations (any status) of workload name
+// in namespace ns.
+func (s *Snapshot) AllocsByWorkload(ns, name string) []*api.Allocation {
+	return s.AllocsByWorkloadWatch(nil, ns, name)
 }
 
 // AllocsByWorkloadWatch is AllocsByWorkload, adding a watch to ws.
-func (s *Snapshot) AllocsByWorkloadWatch(ws memdb.WatchSet, name string) []*api.Allocation {
-	return s.allocs(ws, "workload", name)
+func (s *Snapshot) AllocsByWorkloadWatch(ws memdb.WatchSet, ns, name string) []*api.Allocation {
+	return s.allocs(ws, "workload", ns, name)
 }
 
 func (s *Snapshot) allocs(ws memdb.WatchSet, index string, args ...interface{}) []*api.Allocation {
@@ -180,9 +191,9 @@ func (s *Snapshot) Evals(ws memdb.WatchSet) []*api.Evaluation {
 	return s.evals(ws, "id")
 }
 
-// EvalsByWorkload returns the workload's evaluations.
-func (s *Snapshot) EvalsByWorkload(ws memdb.WatchSet, name string) []*api.Evaluation {
-	return s.evals(ws, "workload", name)
+// EvalsByWorkload returns the evaluations of workload name in namespace ns.
+func (s *Snapshot) EvalsByWorkload(ws memdb.WatchSet, ns, name string) []*api.Evaluation {
+	return s.evals(ws, "workload", ns, name)
 }
 
 func (s *Snapshot) evals(ws memdb.WatchSet, index string, args ...interface{}) []*api.Evaluation {

@@ -178,7 +178,7 @@ func TestDumpRestoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := r.Snapshot()
-	if snap.Index() != 3 || snap.Workload("w") == nil || snap.Eval("e1") == nil || snap.Node("n1").Allocated.CPUMilli != 100 || len(snap.AllocsByNode("n1")) != 1 {
+	if snap.Index() != 3 || snap.Workload("", "w") == nil || snap.Eval("e1") == nil || snap.Node("n1").Allocated.CPUMilli != 100 || len(snap.AllocsByNode("n1")) != 1 {
 		t.Fatalf("restored store differs: index=%d", snap.Index())
 	}
 }
@@ -190,7 +190,7 @@ func TestEventsAreBoundedAndSurviveRestore(t *testing.T) {
 			return w.AddEvent(api.Event{Type: api.EventPlaced, Workload: "w", Message: fmt.Sprint(i)})
 		})
 	}
-	evs := s.Snapshot().Events(nil, "w")
+	evs := s.Snapshot().Events(nil, "", "w")
 	if len(evs) != MaxEvents || evs[0].Message != "6" || evs[len(evs)-1].Message != fmt.Sprint(MaxEvents+5) {
 		t.Fatalf("kept %d events, first %q", len(evs), evs[0].Message)
 	}
@@ -199,7 +199,7 @@ func TestEventsAreBoundedAndSurviveRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWrite(t, r, MaxEvents+6, func(w *WriteTxn) error { return w.AddEvent(api.Event{Type: api.EventPlaced}) })
-	if n := len(r.Snapshot().Events(nil, "")); n != MaxEvents {
+	if n := len(r.Snapshot().Events(nil, "", "")); n != MaxEvents {
 		t.Fatalf("after restore and one more event: %d events, want %d", n, MaxEvents)
 	}
 }

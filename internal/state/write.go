@@ -72,7 +72,11 @@ func NextWorkloadVersion(old *api.Workload) uint64 {
 
 // UpsertWorkload stores w (a fresh object owned by the store from now on).
 func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
-	old := w.Snapshot().Workload(wl.Name)
+	wl.Namespace = api.NamespaceOf(wl.Namespace)
+	if wl.Namespace != api.DefaultNamespace && w.Snapshot().Namespace(wl.Namespace) == nil {
+		return fmt.Errorf("workload %q: namespace %q: %w", wl.Name, wl.Namespace, ErrNamespaceMissing)
+	}
+	old := w.Snapshot().Workload(wl.Namespace, wl.Name)
 	// Versions are assigned here, in log order, so two concurrent
 	// submissions never share one.
 	wl.Version = NextWorkloadVersion(old)
@@ -86,10 +90,10 @@ func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
 }
 
 // StopWorkload marks a workload stopped, keeping its version.
-func (w *WriteTxn) StopWorkload(name string) error {
-	old := w.Snapshot().Workload(name)
+func (w *WriteTxn) StopWorkload(ns, name string) error {
+	old := w.Snapshot().Workload(ns, name)
 	if old == nil {
-		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+		return fmt.Errorf("workload %q in namespace %q: %w", name, api.NamespaceOf(ns), ErrNotFound)
 	}
 	wl := *old
 	wl.Stopped, wl.ModifyIndex = true, w.index
@@ -99,20 +103,21 @@ func (w *WriteTxn) StopWorkload(name string) error {
 // DeleteWorkload removes the workload (purge). Its terminal allocations go
 // with it; the scheduler stops what still runs, and those go as they end
 // (orphans.go). Evaluations stay.
-func (w *WriteTxn) DeleteWorkload(name string) error {
-	old := w.Snapshot().Workload(name)
+func (w *WriteTxn) DeleteWorkload(ns, name string) error {
+	old := w.Snapshot().Workload(ns, name)
 	if old == nil {
-		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
+		return fmt.Errorf("workload %q in namespace %q: %w", name, api.NamespaceOf(ns), ErrNotFound)
 	}
 	w.touched[tableWorkloads] = true
 	if err := w.txn.Delete(tableWorkloads, old); err != nil {
 		return err
 	}
-	return w.collectWorkload(name)
+	return w.collectWorkload(ns, name)
 }
 
 // UpsertEval stores an evaluation.
 func (w *WriteTxn) UpsertEval(e *api.Evaluation) error {
+	e.Namespace = api.NamespaceOf(e.Namespace)
 	if old := w.Snapshot().Eval(e.ID); old != nil {
 		e.CreateIndex = old.CreateIndex
 	} else {
@@ -162,6 +167,7 @@ func (w *WriteTxn) UpdateNodeStatus(id, status, reason string) error {
 // UpsertAlloc stores an allocation and moves its resources between the old
 // and new record's node accounting.
 func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
+	a.Namespace = api.NamespaceOf(a.Namespace)
 	old := w.Snapshot().Alloc(a.ID)
 	if old != nil {
 		a.CreateIndex = old.CreateIndex
@@ -181,8 +187,20 @@ func (w *WriteTxn) UpsertAlloc(a *api.Allocation) error {
 }
 
 // account keeps Node.Allocated equal to the sum of the node's non-terminal
-// allocations, by applying the difference one allocation write makes.
+// allocations, and each namespace's usage equal to the sum over its
+// allocations that count against a quota (api.CountsAgainstQuota), by
+// applying the difference one allocation write makes.
 func (w *WriteTxn) account(old, updated *api.Allocation) error {
+	switch counted, counts := api.CountsAgainstQuota(old), api.CountsAgainstQuota(updated); {
+	case counted && !counts:
+		if err := w.addToNamespace(old.Namespace, api.QuotaUsage{}.Sub(api.UsageOf(old.Resources))); err != nil {
+			return err
+		}
+	case counts && !counted:
+		if err := w.addToNamespace(updated.Namespace, api.UsageOf(updated.Resources)); err != nil {
+			return err
+		}
+	}
 	holds := func(a *api.Allocation) bool { return a != nil && !a.Terminal() }
 	if holds(old) == holds(updated) && (old == nil || old.NodeID == updated.NodeID) {
 		return nil

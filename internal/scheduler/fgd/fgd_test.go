@@ -28,9 +28,9 @@ func (c *cell) Node(id string) *api.Node {
 	}
 	return nil
 }
-func (c *cell) Workload(name string) *api.Workload        { return c.w }
-func (c *cell) AllocsByWorkload(string) []*api.Allocation { return nil }
-func (c *cell) Index() uint64                             { return 1 }
+func (c *cell) Workload(_, name string) *api.Workload          { return c.w }
+func (c *cell) AllocsByWorkload(_, _ string) []*api.Allocation { return nil }
+func (c *cell) Index() uint64                                  { return 1 }
 func (c *cell) AllocsByNode(id string) (out []*api.Allocation) {
 	for _, a := range c.allocs {
 		if a.NodeID == id {

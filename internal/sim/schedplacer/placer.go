@@ -248,14 +248,14 @@ func (p *Placer) Node(id string) *api.Node {
 	return nil
 }
 
-func (p *Placer) Workload(name string) *api.Workload {
+func (p *Placer) Workload(_, name string) *api.Workload { // one namespace
 	if p.wl != nil && p.wl.Name == name {
 		return p.wl
 	}
 	return nil
 }
 
-func (p *Placer) AllocsByWorkload(string) []*api.Allocation { return nil }
+func (p *Placer) AllocsByWorkload(_, _ string) []*api.Allocation { return nil }
 
 func (p *Placer) AllocsByNode(id string) []*api.Allocation {
 	if i, ok := p.ids[id]; ok {

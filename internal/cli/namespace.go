@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// strata namespace … and strata quota … (docs/tenants.md). A quota is
+// part of its namespace: `namespace apply` sets both; `quota list|show`
+// are the views of limits against usage.
+
+func newNamespaceCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "namespace",
+		Aliases: []string{"namespaces", "ns"},
+		Short:   "Tenants: create, list, show and delete namespaces (with their quotas)",
+		Long: `Workloads live in namespaces; ACL policies grant capabilities per
+namespace, and a namespace's quota bounds what its allocations may hold.
+Creating, changing and deleting a namespace needs "cell-manage" on the
+cell; showing one needs "read" in it. The default namespace always exists.`,
+		Example: `  strata namespace apply -f team-a.yaml
+  strata namespace list
+  strata namespace show team-a -o json
+  strata run -n team-a -f web.yaml
+  strata namespace delete team-a       # refused while it holds workloads`,
+	}
+	cmd.AddCommand(newNamespaceApplyCmd(g), newNamespaceListCmd(g, "list"), newNamespaceShowCmd(g, "show"), newNamespaceDeleteCmd(g))
+	return cmd
+}
+
+func newQuotaCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "quota",
+		Short: "Namespaces' quotas against their usage (set with 'strata namespace apply')",
+		Long: `A quota is part of its namespace and is set with 'strata namespace apply'.
+These commands show each limit next to what the namespace holds now.`,
+		Example: "  strata quota list\n  strata quota show team-a -o json",
+	}
+	cmd.AddCommand(newNamespaceListCmd(g, "list"), newNamespaceShowCmd(g, "show"))
+	return cmd
+}
+
+func newNamespaceApplyCmd(g *globals) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create or replace a namespace and its quota from a YAML or JSON file",
+		Long: `Create or replace a namespace. A namespace file looks like this (every
+quota field is optional: an absent one is unbounded, 0 allows none):
+
+  name: team-a
+  description: the web team
+  quota:
+    cpuMilli: 16000          # 16 cores
+    memoryBytes: 68719476736 # 64 GiB
+    gpuMilli: 2000           # 2 GPUs (a share counts its thousandths)
+    devices: 4               # GPUs and GPU shares held
+    allocations: 50
+    maxPriority: 999         # batch and best-effort only`,
+		Example: "  strata namespace apply -f team-a.yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return failf("-f: %v", err)
+			}
+			var n api.Namespace
+			if err := yaml.UnmarshalStrict(b, &n); err != nil {
+				return failf("%s: %v", file, err)
+			}
+			out, err := g.client().ApplyNamespace(cmd.Context(), &n)
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, out)
+			}
+			fmt.Fprintf(g.stdout, "namespace %s applied\n", out.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "namespace file (YAML or JSON)")
+	cmd.MarkFlagRequired("file")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newNamespaceListCmd(g *globals, use string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "List namespaces with their quotas and usage (needs cell read)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			list, err := g.client().Namespaces(cmd.Context())
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, list)
+			}
+			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
+			for _, n := range list {
+				t.row(quotaRow(n)...)
+			}
+			return t.flush()
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newNamespaceShowCmd(g *globals, use string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use + " NAME",
+		Short: "Show a namespace: its quota and what it holds (needs read in it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			n, err := g.client().NamespaceStatus(cmd.Context(), args[0])
+			if err != nil {
+				return failf("%v", err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, n)
+			}
+			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
+			t.row(quotaRow(n)...)
+			if err := t.flush(); err != nil {
+				return err
+			}
+			if n.Description != "" {
+				fmt.Fprintf(g.stdout, "\n%s\n", n.Description)
+			}
+			return nil
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newNamespaceDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a namespace (refused while it holds workloads)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.client().DeleteNamespace(cmd.Context(), args[0]); err != nil {
+				return failf("%v", err)
+			}
+			fmt.Fprintf(g.stdout, "namespace %s deleted\n", args[0])
+			return nil
+		},
+	}
+}
+
+// quotaRow is a namespace's line: each dimension "used/limit" ("used"
+// alone when unbounded).
+func quotaRow(n *api.NamespaceStatus) []string {
+	q := n.Quota
+	if q == nil {
+		q = &api.Quota{}
+	}
+	of := func(used int64, limit *int64) string {
+		if limit == nil {
+			return strconv.FormatInt(used, 10)
+		}
+		return strconv.FormatInt(used, 10) + "/" + strconv.FormatInt(*limit, 10)
+	}
+	prio := "-"
+	if q.MaxPriority != nil {
+		prio = strconv.Itoa(*q.MaxPriority)
+	}
+	u := n.Usage
+	return []string{n.Name, strconv.Itoa(n.Workloads), of(u.CPUMilli, q.CPUMilli), of(u.MemoryBytes, q.MemoryBytes),
+		of(u.GPUMilli, q.GPUMilli), of(u.Devices, q.Devices), of(u.Allocations, q.Allocations), prio}
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// Tenants (docs/tenants.md). Every request that reads or writes workloads,
+// allocations, evaluations or events is in one namespace: ?namespace=,
+// DefaultNamespace when absent, so the paths of before namespaces keep
+// working for the default one. The ACL layer checks capabilities in that
+// namespace, and the handlers serve only that namespace's objects: an
+// allocation of another namespace named by id is "not found", as it would
+// be for a token that may not see it.
+
+// workloadKey is a workload's identity.
+type workloadKey struct{ ns, name string }
+
+func keyOfAlloc(a *api.Allocation) workloadKey {
+	return workloadKey{api.NamespaceOf(a.Namespace), a.Workload}
+}
+
+// qualified is "namespace/name" ('/' is in no name), unqualified its
+// inverse; used as sortable map keys of events.
+func qualified(ns, name string) string { return api.NamespaceOf(ns) + "/" + name }
+
+func unqualified(q string) (ns, name string) {
+	ns, name, _ = strings.Cut(q, "/")
+	return ns, name
+}
+
+// namespace reads ?namespace= (DefaultNamespace when absent).
+func (q *query) namespace() string {
+	ns := q.checked(api.QueryNamespace, spec.CheckName)
+	return api.NamespaceOf(ns)
+}
+
+// requestNamespace is the namespace a request is in; a malformed one is
+// the default (the handler's own query check answers 400 for it).
+func requestNamespace(r *http.Request) string {
+	ns := r.URL.Query().Get(api.QueryNamespace)
+	if ns == "" || spec.CheckName(ns) != "" {
+		return api.DefaultNamespace
+	}
+	return ns
+}
+
+// namespaceOf is the request's namespace, or the 400 for a malformed one.
+func namespaceOf(r *http.Request) (string, error) {
+	if err := checkRequestNamespace(r); err != nil {
+		return "", err
+	}
+	return requestNamespace(r), nil
+}
+
+// checkRequestNamespace is the 400 for a malformed ?namespace=, or nil.
+func checkRequestNamespace(r *http.Request) error {
+	q := newQuery(r)
+	q.namespace()
+	return q.err()
+}
+
+// inNamespace is notFound for an object of another namespace than the
+// request's.
+func inNamespace(objNS, reqNS, what, id string) error {
+	if api.NamespaceOf(objNS) != reqNS {
+		return notFound("%s %q not found in namespace %q", what, id, reqNS)
+	}
+	return nil
+}
+
+// admitToNamespace checks a submitted workload against its namespace, as
+// the namespace is in snap: the namespace exists (the default one always
+// does), the workload's priority is within the quota's maxPriority, and
+// every group could fit the quota with the namespace otherwise empty. A
+// workload that passes may still wait for its quota (the scheduler keeps
+// its groups pending with the reason), but it never waits forever for
+// want of a quota that cannot hold it. The error names the field.
+func admitToNamespace(snap *state.Snapshot, wl *api.Workload) error {
+	ns := api.NamespaceOf(wl.Namespace)
+	n := snap.Namespace(ns)
+	if n == nil {
+		if ns == api.DefaultNamespace {
+			return nil
+		}
+		return fieldError("unknown-namespace", "metadata.namespace",
+			"namespace %q does not exist; a cell manager creates it with `strata namespace apply`", ns)
+	}
+	q := n.Quota
+	if q == nil {
+		return nil
+	}
+	if q.MaxPriority != nil && wl.Priority > *q.MaxPriority {
+		return fieldError("quota-exceeded", "spec.priority",
+			"priority %d (class %s) is above namespace %q's quota.maxPriority %d", wl.Priority, wl.PriorityClass, ns, *q.MaxPriority)
+	}
+	var total api.QuotaUsage
+	for i, g := range wl.Groups {
+		one := api.UsageOf(g.Resources())
+		if why := q.Exceeded(one); why != "" {
+			return fieldError("quota-exceeded", fmt.Sprintf("spec.groups[%d]", i),
+				"one replica of group %s can never fit namespace %q's quota: %s", g.Name, ns, why)
+		}
+		all := one.Times(int64(g.Replicas))
+		if why := q.Exceeded(all); why != "" {
+			return fieldError("quota-exceeded", fmt.Sprintf("spec.groups[%d].replicas", i),
+				"%d replicas of group %s can never fit namespace %q's quota: %s", g.Replicas, g.Name, ns, why)
+		}
+		total = total.Add(all)
+	}
+	if why := q.Exceeded(total); why != "" {
+		return fieldError("quota-exceeded", "spec.groups",
+			"the workload's groups together can never fit namespace %q's quota: %s", ns, why)
+	}
+	return nil
+}
+
+func fieldError(code, path, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return &httpError{status: http.StatusBadRequest, code: code, msg: path + ": " + msg,
+		fields: []api.FieldError{{Path: path, Message: msg}}}
+}
+
+// namespaceShowRoute is the one route whose namespace is in its path.
+const namespaceShowRoute = "GET /v1/namespaces/{name}"
+
+// aclNamespace is the namespace the ACLs check a request in: the path's
+// for namespaceShowRoute, the request's otherwise.
+func aclNamespace(r *http.Request, pattern string) string {
+	if pattern == namespaceShowRoute {
+		if name, err := url.PathUnescape(strings.TrimPrefix(r.URL.Path, "/v1/namespaces/")); err == nil && spec.CheckName(name) == "" {
+			return name
+		}
+	}
+	return requestNamespace(r)
+}
+
+// evalKey is the broker's key of an evaluation's workload: evaluations of
+// one workload are serialized and supersede each other, never those of a
+// workload of the same name in another namespace.
+func evalKey(e *api.Evaluation) string { return qualified(e.Namespace, e.Workload) }
