@@ -5,7 +5,8 @@ import (
 	"net/url"
 )
 
-// Services lists every service offered in the cell (GET /v1/services).
+// Services lists every service offered in the client's namespace (GET
+// /v1/services).
 // With q's Index and Wait set it blocks until something changed.
 func (c *Client) Services(ctx context.Context, q *Query) ([]ServiceSummary, QueryMeta, error) {
 	var out []ServiceSummary

@@ -20,11 +20,18 @@ import (
 // either wakes a watcher, who compares what it gets with what it has.
 
 // handleListServices answers GET /v1/services: every service any wanted
-// allocation offers, with its healthy and total counts.
+// allocation of the request's namespace offers, with its healthy and total
+// counts. A service belongs to its workload's namespace: one tenant never
+// sees another's endpoints.
 func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
+	ns, err := namespaceOf(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		snap.NodesWatch(ws)
-		out := listServices(snap.Allocs(ws), snap.Node)
+		out := listServices(allocsIn(ns, snap.Allocs(ws)), snap.Node)
 		return out, registryIndex(snap, ws), nil
 	})
 }
@@ -39,11 +46,27 @@ func (s *Server) handleService(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	ns, err := namespaceOf(r)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		snap.NodesWatch(ws)
-		out := serviceEndpoints(name, snap.Allocs(ws), snap.Node)
+		out := serviceEndpoints(name, allocsIn(ns, snap.Allocs(ws)), snap.Node)
 		return out, registryIndex(snap, ws), nil
 	})
+}
+
+// allocsIn keeps the allocations of namespace ns.
+func allocsIn(ns string, allocs []*api.Allocation) []*api.Allocation {
+	out := allocs[:0:0]
+	for _, a := range allocs {
+		if api.NamespaceOf(a.Namespace) == ns {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func registryIndex(snap *state.Snapshot, ws watchSet) uint64 {

@@ -114,7 +114,7 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	}
 	submit(t, s, servedWorkload)
 	waitPlaced(t, s, "shop", 2)
-	allocs := s.State().Snapshot().AllocsByWorkload("shop")
+	allocs := s.State().Snapshot().AllocsByWorkload(api.DefaultNamespace, "shop")
 	ports := map[int]bool{}
 	for _, a := range allocs {
 		ports[a.Port("http")] = true
@@ -158,6 +158,13 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	getServices(t, s, "/v1/services", &sums)
 	if len(sums) != 1 || sums[0].Name != "shop-web" || sums[0].Healthy != 1 || sums[0].Instances != 2 {
 		t.Fatalf("services %+v", sums)
+	}
+	// A service belongs to its workload's namespace: another tenant's
+	// listing does not show it.
+	getServices(t, s, "/v1/services?namespace=other", &sums)
+	getServices(t, s, "/v1/services/shop-web?namespace=other", &eps)
+	if len(sums) != 0 || len(eps) != 0 {
+		t.Fatalf("namespace other sees services %+v and endpoints %+v of namespace default", sums, eps)
 	}
 	var evs []*api.Event
 	getServices(t, s, "/v1/events?workload=shop", &evs)
