@@ -102,6 +102,9 @@ type Plan struct {
 	// delayed replacements, unknown allocations whose grace ends. The plan
 	// applier commits them with the plan.
 	FollowUps []*Evaluation `json:"followUps,omitempty"`
+	// Deployment is the progress of the workload's deployment as this
+	// plan sees it (api/deployment.go); the plan applier commits it.
+	Deployment *DeploymentProgress `json:"deployment,omitempty"`
 }
 
 // Explanation says how one evaluation placed one group.
