@@ -53,6 +53,9 @@ type groupIntents struct {
 type reconciliation struct {
 	stops  []stopIntent
 	groups []groupIntents
+	// deployment is the progress of the workload's active deployment
+	// (rolling.go); nil when it has none.
+	deployment *api.DeploymentProgress
 	// followUp, when set, is the earliest time something decided here
 	// changes by the clock alone: a delayed replacement falls due, an
 	// unknown allocation's grace ends.
@@ -97,11 +100,15 @@ type slot struct {
 	replaced string          // a live allocation stopped for a replacement
 	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
 	keep     *api.Allocation // the live allocation that stays
+	outdated *api.Allocation // a live allocation of an older spec, kept until its replacement is healthy
 }
 
 // reconcile compares the workload's desired replicas with its allocations
-// (sorted by ID, so every choice below is deterministic).
-func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reconciliation {
+// (sorted by ID, so every choice below is deterministic). An allocation of
+// an older spec stays until the rolling update (rolling.go, under the
+// workload's deployment d, nil when none) has a healthy replacement beside
+// it.
+func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *api.Deployment) reconciliation {
 	var rec reconciliation
 	if w == nil || w.Stopped {
 		for _, a := range allocs {
@@ -161,10 +168,11 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 				s.replaced = a.ID
 			}
 		case a.WorkloadVersion != w.Version && specs.changed(a.TaskGroup, g):
-			rec.stop(a, reasonUpdated, false)
-			if s.replaced == "" {
-				s.replaced = a.ID
+			if s.outdated != nil {
+				rec.stop(a, reasonDuplicate, false)
+				continue
 			}
+			s.outdated = a
 		case s.keep == nil:
 			s.keep = a
 		default:
@@ -178,13 +186,24 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 		}
 	}
 
+	roll := newRolling(w, d, allocs, view.now)
 	for gi, g := range w.Groups {
 		var place []placeIntent
 		kept := 0
+		rolled := roll.group(g, slots[gi], &rec)
 		for idx := range slots[gi] {
 			s := &slots[gi][idx]
 			if s.keep != nil || s.holds {
 				kept++
+			}
+			if s.outdated != nil {
+				if !rolled[idx] {
+					continue
+				}
+				if s.keep == nil && s.dead == nil {
+					place = append(place, placeIntent{index: idx, previous: s.outdated.ID})
+					continue
+				}
 			}
 			if intent, ok := s.intent(idx, g, w.Version, byID, view.now, &rec); ok {
 				place = append(place, intent)
@@ -194,6 +213,7 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 			rec.groups = append(rec.groups, groupIntents{group: g, place: place, kept: kept})
 		}
 	}
+	rec.deployment = roll.progress()
 	return rec
 }
 

@@ -8,7 +8,8 @@ import (
 
 // specCache compares task-group specs by a canonical encoding: the group as
 // JSON (struct fields in declaration order, map keys sorted) without
-// Replicas, which scaling changes without touching what a replica runs.
+// Replicas and Update, which change how many run and how a new version
+// rolls out, not what a replica runs.
 // Encodings are memoised per pointer because allocations share their spec.
 type specCache struct{ enc map[*api.TaskGroup]string }
 
@@ -42,6 +43,7 @@ func (c *specCache) encode(g *api.TaskGroup) (string, bool) {
 func canonicalGroup(g *api.TaskGroup) (string, bool) {
 	cp := *g
 	cp.Replicas = 0
+	cp.Update = nil // how to roll out is not what a replica runs
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", false
