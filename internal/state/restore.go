@@ -23,6 +23,9 @@ type Dump struct {
 	ACLPolicies []*api.ACLPolicy  `json:"aclPolicies,omitempty"`
 	ACLTokens   []*ACLToken       `json:"aclTokens,omitempty"`
 	Audit       []*api.AuditEntry `json:"audit,omitempty"`
+	// Deployments and the workloads' version history (deployments.go).
+	Deployments []*api.Deployment      `json:"deployments,omitempty"`
+	Versions    []*api.WorkloadVersion `json:"versions,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -38,10 +41,11 @@ func (s *Snapshot) Dump() *Dump {
 		CellID:    s.CellID(),
 	}
 	s.dumpSecurity(d)
+	s.dumpDeployments(d)
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit, tableDeployments, tableVersions} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -105,6 +109,9 @@ func Restore(d *Dump) (*Store, error) {
 		}
 	}
 	if err := restoreSecurity(txn, d); err != nil {
+		return nil, err
+	}
+	if err := restoreDeployments(txn, d); err != nil {
 		return nil, err
 	}
 	if err := txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: uint64(len(d.Events))}); err != nil {

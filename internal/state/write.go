@@ -104,6 +104,9 @@ func (w *WriteTxn) DeleteWorkload(name string) error {
 		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
 	}
 	w.touched[tableWorkloads] = true
+	if err := w.deleteDeploymentsAndVersions(name); err != nil {
+		return err
+	}
 	return w.txn.Delete(tableWorkloads, old)
 }
 

@@ -1,0 +1,334 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// Deployments and the version history of workloads (docs/deployments.md).
+// Both are replicated state: written only by FSM commands, carried by
+// snapshots, removed with their workload on purge.
+
+const (
+	tableDeployments = "deployments"
+	tableVersions    = "workloadVersions"
+	// TableDeployments and TableVersions name the tables for blocking
+	// queries (TableIndex).
+	TableDeployments = tableDeployments
+	TableVersions    = tableVersions
+)
+
+// MaxWorkloadVersions is how many versions of one workload the history
+// keeps: the newest ones, and always the newest stable one (a revert's
+// target), however old.
+const MaxWorkloadVersions = 10
+
+// versionRow is a row of tableVersions.
+type versionRow struct {
+	ID       string // workload + NUL + zero-padded version: sorts by version
+	Workload string
+	V        *api.WorkloadVersion
+}
+
+func versionKey(name string, v uint64) string { return fmt.Sprintf("%s\x00%020d", name, v) }
+
+func deploymentTables() map[string]*memdb.TableSchema {
+	return map[string]*memdb.TableSchema{
+		tableDeployments: {Name: tableDeployments, Indexes: map[string]*memdb.IndexSchema{
+			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+		}},
+		tableVersions: {Name: tableVersions, Indexes: map[string]*memdb.IndexSchema{
+			"id":       {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			"workload": {Name: "workload", Indexer: &memdb.StringFieldIndex{Field: "Workload"}},
+		}},
+	}
+}
+
+// Deployment returns a deployment by id, nil if none.
+func (s *Snapshot) Deployment(id string) *api.Deployment {
+	obj, err := s.txn.First(tableDeployments, "id", id)
+	if err != nil || obj == nil {
+		return nil
+	}
+	return obj.(*api.Deployment)
+}
+
+// Deployments lists every deployment, newest first.
+func (s *Snapshot) Deployments(ws memdb.WatchSet) []*api.Deployment {
+	return s.deployments(ws, "id")
+}
+
+// DeploymentsByWorkload lists a workload's deployments, newest first.
+func (s *Snapshot) DeploymentsByWorkload(ws memdb.WatchSet, name string) []*api.Deployment {
+	return s.deployments(ws, "workload", name)
+}
+
+func (s *Snapshot) deployments(ws memdb.WatchSet, index string, args ...any) []*api.Deployment {
+	it, err := s.txn.Get(tableDeployments, index, args...)
+	if err != nil {
+		return nil
+	}
+	ws.Add(it.WatchCh())
+	var out []*api.Deployment
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		out = append(out, obj.(*api.Deployment))
+	}
+	slices.SortFunc(out, func(a, b *api.Deployment) int {
+		if a.CreateIndex != b.CreateIndex {
+			return int(int64(b.CreateIndex) - int64(a.CreateIndex))
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// LatestDeployment returns the workload's newest deployment, nil if none
+// (scheduler.DeploymentReader).
+func (s *Snapshot) LatestDeployment(name string) *api.Deployment {
+	if ds := s.DeploymentsByWorkload(nil, name); len(ds) > 0 {
+		return ds[0]
+	}
+	return nil
+}
+
+// WorkloadVersions lists the kept versions of a workload, oldest first.
+func (s *Snapshot) WorkloadVersions(ws memdb.WatchSet, name string) []*api.WorkloadVersion {
+	it, err := s.txn.Get(tableVersions, "workload", name)
+	if err != nil {
+		return nil
+	}
+	ws.Add(it.WatchCh())
+	var rows []*versionRow
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		rows = append(rows, obj.(*versionRow))
+	}
+	slices.SortFunc(rows, func(a, b *versionRow) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		return 1
+	})
+	out := make([]*api.WorkloadVersion, len(rows))
+	for i, r := range rows {
+		out[i] = r.V
+	}
+	return out
+}
+
+// WorkloadVersion returns one kept version, nil if it is not kept.
+func (s *Snapshot) WorkloadVersion(name string, v uint64) *api.WorkloadVersion {
+	obj, err := s.txn.First(tableVersions, "id", versionKey(name, v))
+	if err != nil || obj == nil {
+		return nil
+	}
+	return obj.(*versionRow).V
+}
+
+// LatestStableVersion returns the newest stable version older than
+// before, nil if none is kept.
+func (s *Snapshot) LatestStableVersion(name string, before uint64) *api.WorkloadVersion {
+	vs := s.WorkloadVersions(nil, name)
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].Stable && vs[i].Version < before {
+			return vs[i]
+		}
+	}
+	return nil
+}
+
+// recordVersion adds the workload just stored to its history: stable when
+// it needs no deployment and the version it follows was stable (or it is
+// the first), then trims the history to MaxWorkloadVersions, keeping the
+// newest stable version.
+func (w *WriteTxn) recordVersion(wl *api.Workload, deploymentID string) error {
+	snap := w.Snapshot()
+	history := snap.WorkloadVersions(nil, wl.Name)
+	stable := deploymentID == ""
+	if stable && len(history) > 0 {
+		stable = history[len(history)-1].Stable
+	}
+	v := &api.WorkloadVersion{Workload: wl, Version: wl.Version, Stable: stable, DeploymentID: deploymentID, SubmitTime: wl.SubmitTime}
+	if err := w.insert(tableVersions, &versionRow{ID: versionKey(wl.Name, wl.Version), Workload: wl.Name, V: v}); err != nil {
+		return err
+	}
+	history = append(history, v)
+	keepStable := -1
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Stable {
+			keepStable = i
+			break
+		}
+	}
+	for i := 0; len(history)-i > MaxWorkloadVersions; i++ {
+		if i == keepStable {
+			continue
+		}
+		if err := w.txn.Delete(tableVersions, &versionRow{ID: versionKey(wl.Name, history[i].Version)}); err != nil {
+			return fmt.Errorf("trim history of %s: %w", wl.Name, err)
+		}
+	}
+	return nil
+}
+
+// RegisterWorkload stores a new version of a workload (UpsertWorkload),
+// records it in the history and, when d is set (a destructive update of a
+// running workload), starts its deployment: d takes the version the
+// workload got, and an unfinished earlier deployment is cancelled.
+func (w *WriteTxn) RegisterWorkload(wl *api.Workload, d *api.Deployment, at time.Time) error {
+	old := w.Snapshot().Workload(wl.Name)
+	if err := w.UpsertWorkload(wl); err != nil {
+		return err
+	}
+	id := ""
+	if d != nil {
+		if prev := w.Snapshot().LatestDeployment(wl.Name); prev != nil && !api.DeploymentTerminal(prev.Status) {
+			c := prev.Copy()
+			c.Status, c.StatusDescription = api.DeploymentCancelled, fmt.Sprintf("superseded by version %d", wl.Version)
+			if err := w.putDeployment(c, at); err != nil {
+				return err
+			}
+		}
+		d.Version = wl.Version
+		if old != nil {
+			d.FromVersion = old.Version
+		}
+		d.CreateTime, d.CreateIndex = at, w.index
+		if err := w.putDeployment(d, at); err != nil {
+			return err
+		}
+		id = d.ID
+	}
+	return w.recordVersion(wl, id)
+}
+
+func (w *WriteTxn) putDeployment(d *api.Deployment, at time.Time) error {
+	d.ModifyTime, d.ModifyIndex = at, w.index
+	if d.CreateIndex == 0 {
+		d.CreateIndex = w.index
+	}
+	return w.insert(tableDeployments, d)
+}
+
+// ApplyDeploymentProgress records what a plan learned about a deployment.
+// A deployment that is already final (failed, cancelled, successful: by a
+// command that won the race) keeps its status. A successful one makes its
+// version stable.
+func (w *WriteTxn) ApplyDeploymentProgress(p *api.DeploymentProgress, at time.Time) error {
+	cur := w.Snapshot().Deployment(p.ID)
+	if cur == nil || api.DeploymentTerminal(cur.Status) {
+		return nil
+	}
+	c := cur.Copy()
+	c.Status, c.StatusDescription = p.Status, p.StatusDescription
+	for _, g := range p.Groups {
+		if dg := c.Group(g.Name); dg != nil {
+			promoted := dg.Promoted || g.Promoted
+			*dg = *g
+			dg.Promoted = promoted
+		}
+	}
+	if err := w.putDeployment(c, at); err != nil {
+		return err
+	}
+	if c.Status == api.DeploymentSuccessful {
+		return w.markStable(c.Workload, c.Version)
+	}
+	return nil
+}
+
+func (w *WriteTxn) markStable(name string, version uint64) error {
+	v := w.Snapshot().WorkloadVersion(name, version)
+	if v == nil || v.Stable {
+		return nil
+	}
+	c := *v
+	c.Stable = true
+	return w.insert(tableVersions, &versionRow{ID: versionKey(name, version), Workload: name, V: &c})
+}
+
+// PromoteDeployment promotes the canaries of the named groups (all when
+// groups is empty).
+func (w *WriteTxn) PromoteDeployment(id string, groups []string, at time.Time) error {
+	cur := w.Snapshot().Deployment(id)
+	if cur == nil {
+		return fmt.Errorf("deployment %q: %w", id, ErrNotFound)
+	}
+	if api.DeploymentTerminal(cur.Status) {
+		return nil // the proposer checked; a race lost is no error
+	}
+	c := cur.Copy()
+	for _, g := range c.Groups {
+		if len(groups) == 0 || slices.Contains(groups, g.Name) {
+			g.Promoted = true
+		}
+	}
+	return w.putDeployment(c, at)
+}
+
+// FailDeployment marks a deployment failed, and with revertTo > 0 records
+// that the workload was registered again at that version.
+func (w *WriteTxn) FailDeployment(id, reason string, revertedTo uint64, at time.Time) error {
+	cur := w.Snapshot().Deployment(id)
+	if cur == nil {
+		return fmt.Errorf("deployment %q: %w", id, ErrNotFound)
+	}
+	c := cur.Copy()
+	if !api.DeploymentTerminal(c.Status) {
+		c.Status, c.StatusDescription = api.DeploymentFailed, reason
+	} else if c.Status != api.DeploymentFailed {
+		return nil
+	}
+	if revertedTo > 0 {
+		c.RevertedTo = revertedTo
+	}
+	return w.putDeployment(c, at)
+}
+
+// deleteDeploymentsAndVersions removes a purged workload's history and
+// deployments.
+func (w *WriteTxn) deleteDeploymentsAndVersions(name string) error {
+	for _, table := range []string{tableDeployments, tableVersions} {
+		if _, err := w.txn.DeleteAll(table, "workload", name); err != nil {
+			return fmt.Errorf("purge %s of %s: %w", table, name, err)
+		}
+		w.touched[table] = true
+	}
+	return nil
+}
+
+func (s *Snapshot) dumpDeployments(d *Dump) {
+	d.Deployments = s.Deployments(nil)
+	it, err := s.txn.Get(tableVersions, "id")
+	if err != nil {
+		return
+	}
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		d.Versions = append(d.Versions, obj.(*versionRow).V)
+	}
+}
+
+func restoreDeployments(txn *memdb.Txn, d *Dump) error {
+	for _, dep := range d.Deployments {
+		if err := txn.Insert(tableDeployments, dep); err != nil {
+			return fmt.Errorf("restore deployments: %w", err)
+		}
+	}
+	for _, v := range d.Versions {
+		if v.Workload == nil {
+			return fmt.Errorf("restore versions: version %d has no workload", v.Version)
+		}
+		if err := txn.Insert(tableVersions, &versionRow{ID: versionKey(v.Workload.Name, v.Version), Workload: v.Workload.Name, V: v}); err != nil {
+			return fmt.Errorf("restore versions: %w", err)
+		}
+	}
+	return nil
+}
