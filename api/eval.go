@@ -21,6 +21,7 @@ const (
 	TriggerPreemption       = "preemption"
 	TriggerFollowUp         = "follow-up"      // a delayed evaluation the scheduler asked for
 	TriggerNodeReconnect    = "node-reconnect" // a down node heartbeats again
+	TriggerDeployment       = "deployment"     // a deployment moved: a replacement runs, a promotion, a failure, a revert
 )
 
 // Evaluation is a request to reconcile one workload with the cell.

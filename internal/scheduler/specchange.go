@@ -50,3 +50,8 @@ func canonicalGroup(g *api.TaskGroup) (string, bool) {
 	}
 	return string(b), true
 }
+
+// NeedsReplacement reports whether moving a group from spec old to spec
+// cur replaces its allocations (a destructive update) rather than changing
+// them in place: anything but the replica count and the update policy.
+func NeedsReplacement(old, cur *api.TaskGroup) bool { return newSpecCache().changed(old, cur) }

@@ -192,6 +192,9 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[old.Workload] {
 			failed[old.Workload] = true
 			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		} else if deploymentWatches(snap, old, u) && !failed[old.Workload] {
+			failed[old.Workload] = true // one evaluation per workload and report
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerDeployment, old.NodeID))
 		}
 	}
 	if len(refused) > 0 {

@@ -27,10 +27,26 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, err)
 		return
 	}
+	q := newQuery(r)
+	checkIndex, checked := q.one("checkIndex")
+	index := q.uint("checkIndex")
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	wl.SubmitTime = s.cfg.Now()
 	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
-	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
-	idx, answer, err := s.proposeFor(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	cmd := s.registration(wl, s.State().Snapshot().Workload(wl.Name), api.TriggerWorkloadRegister)
+	if checked && checkIndex != "" {
+		cmd.CheckIndex = &index
+	}
+	eval := cmd.Eval
+	idx, answer, err := s.proposeFor(cmdUpsertWorkload, cmd)
+	if errors.Is(err, errWorkloadChanged) {
+		s.fail(w, &httpError{status: http.StatusConflict, code: "workload-changed", msg: err.Error() + "; plan again",
+			fields: []api.FieldError{{Path: "checkIndex", Message: "the workload changed since this index"}}})
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -145,6 +145,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdSetCellID:
 		body = &setCellIDCmd{}
 	default:
+		if body = newDeploymentBody(t); body != nil {
+			break
+		}
 		if body = newSecurityBody(t); body == nil {
 			return nil, fmt.Errorf("unknown command type %d", uint8(t))
 		}
@@ -160,7 +163,10 @@ func decodeBody(t commandType, data []byte) (any, error) {
 func applyCommand(w *state.WriteTxn, body any) (any, error) {
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
-		if err := w.UpsertWorkload(c.Workload); err != nil {
+		if err := checkWorkloadIndex(w.Snapshot(), c); err != nil {
+			return nil, err
+		}
+		if err := w.RegisterWorkload(c.Workload, c.Deployment, c.Workload.SubmitTime); err != nil {
 			return nil, err
 		}
 		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
@@ -221,6 +227,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 				return err
 			}
 		}
+		if c.Deployment != nil {
+			if err := w.ApplyDeploymentProgress(c.Deployment, c.Time); err != nil {
+				return err
+			}
+		}
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
@@ -233,6 +244,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return w.SetCellConfig(c.Config)
 	case *setCellIDCmd:
 		return w.SetCellID(c.ID)
+	}
+	if handled, err := applyDeployment(w, body); handled {
+		return err
 	}
 	if handled, err := applySecurity(w, body); handled {
 		return err

@@ -53,6 +53,8 @@ type applyPlanPartCmd struct {
 	Eval      *api.Evaluation         `json:"eval,omitempty"`
 	Evals     []*api.Evaluation       `json:"evals,omitempty"`
 	Time      time.Time               `json:"time"`
+	// Deployment rides with the outcome, in the last part.
+	Deployment *api.DeploymentProgress `json:"deployment,omitempty"`
 }
 
 type planPartWire struct {
@@ -64,6 +66,8 @@ type planPartWire struct {
 	Eval      *api.Evaluation         `json:"eval"`
 	Evals     []*api.Evaluation       `json:"evals"`
 	Time      time.Time               `json:"time"`
+
+	Deployment *api.DeploymentProgress `json:"deployment"`
 }
 
 // nodePlacements are one node's placements of a part.
@@ -333,6 +337,7 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 		newPart()
 	}
 	cur.Eval = cmd.Eval
+	cur.Deployment = cmd.Deployment
 	for _, e := range cmd.Evals {
 		if !assigned[e] {
 			cur.Evals = append(cur.Evals, e)
@@ -365,7 +370,7 @@ func decodePlanPart(data []byte) (*applyPlanCmd, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts}
+	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment}
 	count := 0
 	for _, np := range p.Nodes {
 		count += len(np.Allocs)

@@ -112,7 +112,9 @@ type Server struct {
 	raft   *raftNode
 	broker *evalBroker
 	plans  *planApplier
-	beats  *heartbeats
+	// revertKick wakes the leader's auto-revert loop (deployments.go).
+	revertKick chan struct{}
+	beats      *heartbeats
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
@@ -191,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.audit = newAuditor()
 	s.plans = newPlanApplier(s)
+	s.revertKick = make(chan struct{}, 1)
 
 	if cfg.BootstrapExpect < 0 {
 		return nil, errors.New("server: bootstrap-expect must not be negative")
@@ -412,6 +415,8 @@ func (s *Server) establishLeadership() {
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.watchReverts(ctx) }()
 	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
@@ -532,12 +537,22 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *promoteDeploymentCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+	case *failDeploymentCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+		if c.Revert != nil {
+			enqueue([]*api.Evaluation{c.Revert.Eval})
+		}
 	case *setCellSecretCmd:
 		if c.Name == state.CellSecretJoinToken {
 			s.writeJoinTokenFile(c.Value)
 		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
+		if c.Deployment != nil && c.Deployment.Status == api.DeploymentFailed {
+			s.kickReverts()
+		}
 		if len(c.Stop) > 0 {
 			s.broker.Unblock()
 		}
