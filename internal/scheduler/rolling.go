@@ -102,7 +102,10 @@ func (r *rolling) groupProgress(g *api.TaskGroup, p api.UpdatePolicy, dg *api.De
 	out.Promoted = promoted
 	var mine []*api.Allocation
 	for _, a := range r.allocs {
-		if a.Group == g.Name && a.WorkloadVersion >= r.d.Version && !r.specs.changed(a.TaskGroup, g) {
+		// The new spec's allocations: every live one (a revert finds the
+		// old copies still running) and the replacements of this
+		// deployment that died.
+		if a.Group == g.Name && (live(a) || a.WorkloadVersion >= r.d.Version) && !r.specs.changed(a.TaskGroup, g) {
 			if a.DesiredStatus == api.DesiredStop && a.DesiredReason == reasonScaledDown {
 				continue
 			}

@@ -54,7 +54,11 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 	if r, ok := answer.(registered); ok {
 		wl.Version = r.Version // assigned by the FSM, in log order
 	}
-	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
+	resp := &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced}
+	if cmd.Deployment != nil {
+		resp.DeploymentID = cmd.Deployment.ID
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // specError turns spec validation errors into a 400 naming every field.
