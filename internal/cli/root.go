@@ -149,6 +149,7 @@ fails over between them.`,
 		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g),
+		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
 	)
 	return root
 }
