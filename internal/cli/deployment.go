@@ -246,8 +246,8 @@ func newDeploymentPromoteCmd(g *globals) *cobra.Command {
 func newDeploymentFailCmd(g *globals) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
-		Use:   "fail ID [--reason R]",
-		Short: "Fail a deployment: nothing more is replaced; with autoRevert the last stable version is registered again",
+		Use:     "fail ID [--reason R]",
+		Short:   "Fail a deployment: nothing more is replaced; with autoRevert the last stable version is registered again",
 		Example: `  strata deployment fail 3f2a --reason "error rate up"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
