@@ -56,6 +56,9 @@ type reconciliation struct {
 	// deployment is the progress of the workload's active deployment
 	// (rolling.go); nil when it has none.
 	deployment *api.DeploymentProgress
+	// inPlace are live allocations of an older version whose spec did not
+	// change: moved to the current version without a restart.
+	inPlace []*api.Allocation
 	// followUp, when set, is the earliest time something decided here
 	// changes by the clock alone: a delayed replacement falls due, an
 	// unknown allocation's grace ends.
@@ -175,6 +178,9 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 			s.outdated = a
 		case s.keep == nil:
 			s.keep = a
+			if a.WorkloadVersion != w.Version {
+				rec.inPlace = append(rec.inPlace, a)
+			}
 		default:
 			loser := s.keep
 			if s.prefers(g, a) {

@@ -69,6 +69,7 @@ func TestReconcile(t *testing.T) {
 		place   []int
 		prevOf  map[int]int // new index → index of the allocation it replaces
 		noPlace bool
+		inPlace int // allocations moved to the new version without a restart
 	}
 	tests := []struct {
 		name   string
@@ -147,12 +148,21 @@ func TestReconcile(t *testing.T) {
 				w.Version = 2
 				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g // equal, but a new pointer
 			},
-			want: want{},
+			want: want{inPlace: 3},
 		},
 		{
 			name:   "scaling is not a spec change",
 			change: func(w *api.Workload) { w.Version = 2; w.Groups[0] = taskGroup("g").replicas(4).cpu(1000).g },
-			want:   want{place: []int{3}},
+			want:   want{place: []int{3}, inPlace: 3},
+		},
+		{
+			name: "priority, labels and update policy change in place",
+			change: func(w *api.Workload) {
+				w.Version, w.Priority, w.Labels = 2, 900, map[string]string{"team": "a"}
+				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g
+				w.Groups[0].Update = &api.UpdatePolicy{MaxParallel: 3, MinHealthyTime: time.Second, HealthyDeadline: time.Minute}
+			},
+			want: want{inPlace: 3},
 		},
 		{
 			name: "duplicate index stopped",
@@ -205,6 +215,7 @@ func TestReconcile(t *testing.T) {
 			}
 			slices.Sort(stops)
 			mustEqual(t, "stops", join(stops), join(tt.want.stops))
+			mustEqual(t, "in place", len(plan.InPlace), tt.want.inPlace)
 			placed := planAllocs(plan)
 			mustEqual(t, "placed", join(intsToStrings(indices(placed))), join(intsToStrings(tt.want.place)))
 			for _, a := range placed {

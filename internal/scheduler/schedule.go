@@ -148,6 +148,11 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 	}
 	plan.Place = c.placements()
 	finishDeployment(plan, w, d, &rec, opts.Now)
+	for _, a := range rec.inPlace {
+		if !c.stopping[a.ID] {
+			plan.InPlace = append(plan.InPlace, api.InPlaceUpdate{AllocID: a.ID, Version: w.Version})
+		}
+	}
 	plan.FollowUps = followUps(eval, w, rec, opts.Now)
 	if len(c.stops) > 0 {
 		plan.Stop = c.stops

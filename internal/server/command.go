@@ -129,6 +129,8 @@ type applyPlanCmd struct {
 	// Deployment is the plan's word on its workload's deployment (with
 	// the outcome, in the last part).
 	Deployment *api.DeploymentProgress `json:"deployment,omitempty"`
+	// InPlace moves allocations to a new version without a restart.
+	InPlace []api.InPlaceUpdate `json:"inPlace,omitempty"`
 	// Part and Parts number the entries of a plan written in parts (1..Parts);
 	// zero in a plan written whole.
 	Part  int `json:"-"`

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +228,39 @@ func TestOperatorFailsDeployment(t *testing.T) {
 	if r := running(t, user); r["v1"] != 3 {
 		t.Fatalf("running %v, want the 3 old", r)
 	}
+}
+
+// TestInPlaceUpdateKeepsAllocations: a change of count, priority or
+// update policy replaces no allocation; the running ones move to the new
+// version (and priority) where they are, and no deployment starts.
+func TestInPlaceUpdateKeepsAllocations(t *testing.T) {
+	user, agent := startDeploymentCell(t)
+	ctx := context.Background()
+	before := map[string]bool{}
+	for _, a := range allocsOf(t, user, "web") {
+		before[a.ID] = true
+	}
+	doc := strings.Replace(string(rollingWorkload("v1", "maxParallel: 2, "+fastUpdate)), "replicas: 3", "replicas: 4", 1)
+	doc = strings.Replace(doc, "spec:\n", "spec:\n  priority: 900\n", 1)
+	reg, err := user.RegisterWorkload(ctx, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.DeploymentID != "" {
+		t.Fatalf("an in-place change started deployment %s", reg.DeploymentID)
+	}
+	await(t, 10*time.Second, "moved in place", func() error {
+		agentSim(t, agent, user, "")
+		allocs := allocsOf(t, user, "web")
+		moved := 0
+		for _, a := range allocs {
+			if before[a.ID] && a.WorkloadVersion == 2 && a.Priority == 900 && a.DesiredStatus == api.DesiredRun {
+				moved++
+			}
+		}
+		if moved != 3 || len(allocs) != 4 {
+			return fmt.Errorf("%d of 3 moved, %d allocations", moved, len(allocs))
+		}
+		return nil
+	})
 }

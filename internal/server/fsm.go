@@ -232,6 +232,11 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 				return err
 			}
 		}
+		for _, u := range c.InPlace {
+			if err := w.UpdateAllocInPlace(u); err != nil {
+				return err
+			}
+		}
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {

@@ -53,8 +53,9 @@ type applyPlanPartCmd struct {
 	Eval      *api.Evaluation         `json:"eval,omitempty"`
 	Evals     []*api.Evaluation       `json:"evals,omitempty"`
 	Time      time.Time               `json:"time"`
-	// Deployment rides with the outcome, in the last part.
+	// Deployment and InPlace ride with the outcome, in the last part.
 	Deployment *api.DeploymentProgress `json:"deployment,omitempty"`
+	InPlace    []api.InPlaceUpdate     `json:"inPlace,omitempty"`
 }
 
 type planPartWire struct {
@@ -68,6 +69,7 @@ type planPartWire struct {
 	Time      time.Time               `json:"time"`
 
 	Deployment *api.DeploymentProgress `json:"deployment"`
+	InPlace    []api.InPlaceUpdate     `json:"inPlace"`
 }
 
 // nodePlacements are one node's placements of a part.
@@ -338,6 +340,7 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 	}
 	cur.Eval = cmd.Eval
 	cur.Deployment = cmd.Deployment
+	cur.InPlace = cmd.InPlace
 	for _, e := range cmd.Evals {
 		if !assigned[e] {
 			cur.Evals = append(cur.Evals, e)
@@ -370,7 +373,7 @@ func decodePlanPart(data []byte) (*applyPlanCmd, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment}
+	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment, InPlace: p.InPlace}
 	count := 0
 	for _, np := range p.Nodes {
 		count += len(np.Allocs)

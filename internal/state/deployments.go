@@ -332,3 +332,32 @@ func restoreDeployments(txn *memdb.Txn, d *Dump) error {
 	}
 	return nil
 }
+
+// UpdateAllocInPlace moves a live allocation to version u.Version of its
+// workload (that version's group spec and priority) without touching
+// what it runs: the scheduler found its spec unchanged. Nothing happens
+// when the workload moved on meanwhile, the allocation is gone or no
+// longer live, or the group is gone.
+func (w *WriteTxn) UpdateAllocInPlace(u api.InPlaceUpdate) error {
+	snap := w.Snapshot()
+	a := snap.Alloc(u.AllocID)
+	if a == nil || a.TaskGroup == nil || a.DesiredStatus != api.DesiredRun || a.Terminal() {
+		return nil
+	}
+	wl := snap.Workload(a.Workload)
+	if wl == nil || wl.Version != u.Version {
+		return nil
+	}
+	var g *api.TaskGroup
+	for _, tg := range wl.Groups {
+		if tg.Name == a.Group {
+			g = tg
+		}
+	}
+	if g == nil || g.Resources() != a.TaskGroup.Resources() {
+		return nil
+	}
+	c := a.Copy()
+	c.WorkloadVersion, c.Priority, c.TaskGroup = wl.Version, wl.Priority, g
+	return w.UpsertAlloc(c)
+}
