@@ -43,6 +43,12 @@ func newRolling(w *api.Workload, d *api.Deployment, allocs []*api.Allocation, no
 // set says which outdated slots may get a replacement now.
 func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map[int]bool {
 	p := g.UpdatePolicyOf()
+	if g.Gang != nil {
+		// A gang is placed all-or-nothing, so its new version is too: every
+		// member beside the old gang at once (no canaries), and each old
+		// member stops once its replacement is healthy.
+		p.MaxParallel, p.Canary, p.Stagger = max(p.MaxParallel, g.Replicas), 0, 0
+	}
 	in := rollout.Group{Policy: p, Replicas: g.Replicas}
 	var where []int
 	for idx := range slots {

@@ -178,3 +178,20 @@ func TestDeploymentStatusFromPlan(t *testing.T) {
 		mustEqual(t, "and the last replica rolls", len(planAllocs(plan)), 1)
 	})
 }
+
+// TestGangUpdateReplacesTheWholeGangBeside: a gang's new version is placed
+// whole beside the old gang (a gang of one member at a time would never
+// fit its minMember), and no old member stops before its replacement is
+// healthy.
+func TestGangUpdateReplacesTheWholeGangBeside(t *testing.T) {
+	f := threeNodes()
+	w := workload("train", taskGroup("g").replicas(3).cpu(1000).gang(3, ""))
+	deploy(t, f, w)
+	w2 := workload("train", taskGroup("g").replicas(3).cpu(1000).command("v2").gang(3, ""))
+	w2.Version = 2
+	f.putWorkload(w2)
+	plan := schedule(f, "train", 3)
+	mustEqual(t, "failures", len(plan.Failures), 0)
+	mustEqual(t, "the whole new gang placed", len(planAllocs(plan)), 3)
+	mustEqual(t, "no old member stopped", len(planStops(plan)), 0)
+}
