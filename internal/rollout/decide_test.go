@@ -132,29 +132,57 @@ func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 			slots[i].Old = running(fmt.Sprint("old", i), t0)
 		}
 		now, ids := t0.Add(time.Hour), 0
-		healthyOthers, promoted := 0, false
+		// others are the replacements whose old copy was stopped: the
+		// index runs only them.
+		var others []*api.Allocation
+		promoted := false
+		healthyOf := func(as []*api.Allocation) int {
+			n := 0
+			for _, a := range as {
+				if h, _ := AllocHealth(a, p, now); h == Healthy {
+					n++
+				}
+			}
+			return n
+		}
 		count := func() int {
-			n := healthyOthers
+			n := healthyOf(others)
 			for _, s := range slots {
 				if s.Old != nil && s.Old.ClientStatus == api.AllocRunning {
 					n++
 				}
 				if s.New != nil {
-					if h, _ := AllocHealth(s.New, p, now); h == Healthy {
-						n++
-					}
+					n += healthyOf([]*api.Allocation{s.New})
 				}
 			}
 			return n
 		}
+		// crashOrStart moves a replacement that is not healthy yet: it
+		// crashes, starts running, or stays as it is.
+		crashOrStart := func(a *api.Allocation) *api.Allocation {
+			if h, _ := AllocHealth(a, p, now); h != Pending {
+				return a
+			}
+			switch rapid.IntRange(0, 4).Draw(rt, "event") {
+			case 0:
+				return failed(a.ID, now)
+			case 1, 2:
+				if a.ClientStatus == api.AllocPending {
+					r := running(a.ID, now)
+					r.CreateTime = a.CreateTime
+					return r
+				}
+			}
+			return a
+		}
 		for step := 0; step < 200 && len(slots) > 0; step++ {
-			dec := Decide(Group{Policy: p, Replicas: replicas, Slots: slots, HealthyOthers: healthyOthers, Promoted: promoted}, now)
+			dec := Decide(Group{Policy: p, Replicas: replicas, Slots: slots, HealthyOthers: healthyOf(others), Promoted: promoted}, now)
 			promoted = dec.Promoted
 			var kept []Slot
 			for i, s := range slots {
 				switch dec.Actions[i] {
 				case StopOld:
-					healthyOthers++ // the index now runs only its healthy replacement
+					others = append(others, s.New)
 					continue
 				case Place:
 					if rapid.IntRange(0, 9).Draw(rt, "placement fails") > 0 {
@@ -169,23 +197,18 @@ func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 				rt.Fatalf("step %d: %d healthy, below %d − %d", step, c, replicas, p.MaxParallel)
 			}
 			// The world moves: replacements start, or crash before they are healthy.
+			for i := range others {
+				others[i] = crashOrStart(others[i])
+			}
 			for i := range slots {
 				s := &slots[i]
 				if s.New == nil {
 					continue
 				}
-				h, _ := AllocHealth(s.New, p, now)
-				if h == Healthy {
-					continue
-				}
-				switch rapid.IntRange(0, 4).Draw(rt, "event") {
-				case 0:
-					s.Failed, s.New = failed(s.New.ID, now), nil
-				case 1, 2:
-					if s.New.ClientStatus == api.AllocPending {
-						s.New = running(s.New.ID, now)
-						s.New.CreateTime = now
-					}
+				if a := crashOrStart(s.New); a.ClientStatus == api.AllocFailed {
+					s.Failed, s.New = a, nil
+				} else {
+					s.New = a
 				}
 			}
 			now = now.Add(time.Duration(rapid.IntRange(1, 20).Draw(rt, "seconds")) * time.Second)
