@@ -168,13 +168,15 @@ func (w *WriteTxn) recordVersion(wl *api.Workload, deploymentID string) error {
 			break
 		}
 	}
-	for i := 0; len(history)-i > MaxWorkloadVersions; i++ {
+	kept := len(history)
+	for i := 0; kept > MaxWorkloadVersions && i < len(history); i++ {
 		if i == keepStable {
 			continue
 		}
 		if err := w.txn.Delete(tableVersions, &versionRow{ID: versionKey(wl.Name, history[i].Version)}); err != nil {
 			return fmt.Errorf("trim history of %s: %w", wl.Name, err)
 		}
+		kept--
 	}
 	return nil
 }
