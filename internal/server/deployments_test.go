@@ -264,3 +264,33 @@ func TestInPlaceUpdateKeepsAllocations(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPlanWritesNothing: a dry run of an update that fits nowhere reports
+// the scheduler's reason, stops nothing, and leaves the state as it was.
+func TestPlanWritesNothing(t *testing.T) {
+	user, _ := startDeploymentCell(t)
+	ctx := context.Background()
+	before, _, err := user.WorkloadVersions(ctx, "web", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(rollingWorkload("v2", fastUpdate)), "cpu: 100m", "cpu: 64", 1)
+	plan, err := user.PlanWorkload(ctx, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Failures) != 1 || !strings.Contains(plan.Failures[0].Summary, "insufficient cpu") || len(plan.Stops) != 0 || plan.Deployment == nil {
+		t.Fatalf("plan: %+v", plan)
+	}
+	after, _, err := user.WorkloadVersions(ctx, "web", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) || latestDeployment(t, user) != nil {
+		t.Fatal("the dry run wrote something")
+	}
+	bad := string(rollingWorkload("v2", "canary: 5"))
+	if _, err := user.PlanWorkload(ctx, []byte(bad)); err == nil || !strings.Contains(err.Error(), "spec.groups[0].update.canary") {
+		t.Fatalf("plan of a bad update block: %v", err)
+	}
+}
