@@ -248,3 +248,46 @@ func deploymentWatches(snap *state.Snapshot, old *api.Allocation, u *api.AllocUp
 	d := snap.LatestDeployment(old.Workload)
 	return d != nil && !api.DeploymentTerminal(d.Status)
 }
+
+// deploymentEvents are the events of deployment changes: a start (with
+// the version it replaces), each status a plan moves it to, a promotion,
+// a failure and the revert it made.
+func deploymentEvents(snap *state.Snapshot, body any) []api.Event {
+	event := func(at time.Time, workload, format string, args ...any) api.Event {
+		return api.Event{Time: at, Type: api.EventDeployment, Workload: workload, Message: fmt.Sprintf(format, args...)}
+	}
+	var out []api.Event
+	switch c := body.(type) {
+	case *upsertWorkloadCmd:
+		if d := c.Deployment; d != nil {
+			out = append(out, event(c.Workload.SubmitTime, d.Workload, "deployment %s started: version %d replaces version %d",
+				shortDeploymentID(d.ID), state.NextWorkloadVersion(snap.Workload(d.Workload)), d.FromVersion))
+		}
+	case *applyPlanCmd:
+		if p := c.Deployment; p != nil {
+			if cur := snap.Deployment(p.ID); cur != nil && !api.DeploymentTerminal(cur.Status) && cur.Status != p.Status {
+				msg := fmt.Sprintf("deployment %s %s", shortDeploymentID(p.ID), p.Status)
+				if p.StatusDescription != "" {
+					msg += ": " + p.StatusDescription
+				}
+				out = append(out, event(c.Time, cur.Workload, "%s", msg))
+			}
+		}
+	case *promoteDeploymentCmd:
+		if cur := snap.Deployment(c.ID); cur != nil {
+			out = append(out, event(c.Time, cur.Workload, "deployment %s promoted", shortDeploymentID(c.ID)))
+		}
+	case *failDeploymentCmd:
+		if cur := snap.Deployment(c.ID); cur != nil {
+			out = append(out, event(c.Time, cur.Workload, "deployment %s failed: %s", shortDeploymentID(c.ID), c.Reason))
+		}
+	}
+	return out
+}
+
+func shortDeploymentID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,25 @@ func TestCanaryPromotion(t *testing.T) {
 	})
 	if r := running(t, user); r["v2"] != 3 || r["v1"] != 0 {
 		t.Fatalf("after: running %v", r)
+	}
+	events, _, err := user.Events(ctx, "web", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, e := range events {
+		if e.Type == api.EventDeployment {
+			said = append(said, e.Message)
+		}
+	}
+	want := []string{"started: version 2 replaces version 1", "paused", "promoted", "successful"}
+	if len(said) < len(want) {
+		t.Fatalf("deployment events %q, want them to say %q", said, want)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, w) }) {
+			t.Fatalf("deployment events %q say nothing of %q", said, w)
+		}
 	}
 }
 
