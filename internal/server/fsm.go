@@ -187,6 +187,8 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 			}
 		} else if err := w.StopWorkload(c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
 			return err
+		} else if err := w.CancelDeployment(c.Name, "workload stopped", c.Time); err != nil {
+			return err
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:

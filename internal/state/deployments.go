@@ -192,12 +192,8 @@ func (w *WriteTxn) RegisterWorkload(wl *api.Workload, d *api.Deployment, at time
 	}
 	id := ""
 	if d != nil {
-		if prev := w.Snapshot().LatestDeployment(wl.Name); prev != nil && !api.DeploymentTerminal(prev.Status) {
-			c := prev.Copy()
-			c.Status, c.StatusDescription = api.DeploymentCancelled, fmt.Sprintf("superseded by version %d", wl.Version)
-			if err := w.putDeployment(c, at); err != nil {
-				return err
-			}
+		if err := w.CancelDeployment(wl.Name, fmt.Sprintf("superseded by version %d", wl.Version), at); err != nil {
+			return err
 		}
 		d.Version = wl.Version
 		if old != nil {
@@ -210,6 +206,17 @@ func (w *WriteTxn) RegisterWorkload(wl *api.Workload, d *api.Deployment, at time
 		id = d.ID
 	}
 	return w.recordVersion(wl, id)
+}
+
+// CancelDeployment cancels the workload's unfinished deployment, if any.
+func (w *WriteTxn) CancelDeployment(name, reason string, at time.Time) error {
+	prev := w.Snapshot().LatestDeployment(name)
+	if prev == nil || api.DeploymentTerminal(prev.Status) {
+		return nil
+	}
+	c := prev.Copy()
+	c.Status, c.StatusDescription = api.DeploymentCancelled, reason
+	return w.putDeployment(c, at)
 }
 
 func (w *WriteTxn) putDeployment(d *api.Deployment, at time.Time) error {

@@ -102,3 +102,18 @@ func TestHistoryIsBoundedAndKeepsTheNewestStable(t *testing.T) {
 		t.Fatalf("kept versions %d, %d … %d", vs[0].Version, vs[1].Version, vs[len(vs)-1].Version)
 	}
 }
+
+func TestCancelDeployment(t *testing.T) {
+	s := New()
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	mustWrite(t, s, 1, func(w *WriteTxn) error { return w.RegisterWorkload(versioned("v1"), nil, at) })
+	mustWrite(t, s, 2, func(w *WriteTxn) error { return w.RegisterWorkload(versioned("v2"), deploymentOf("d2"), at) })
+	mustWrite(t, s, 3, func(w *WriteTxn) error { return w.CancelDeployment("web", "workload stopped", at) })
+	if d := s.Snapshot().Deployment("d2"); d.Status != api.DeploymentCancelled || d.StatusDescription != "workload stopped" {
+		t.Fatalf("d2: %+v", d)
+	}
+	mustWrite(t, s, 4, func(w *WriteTxn) error { return w.CancelDeployment("web", "again", at) })
+	if d := s.Snapshot().Deployment("d2"); d.StatusDescription != "workload stopped" || d.ModifyIndex != 3 {
+		t.Fatalf("a final deployment was cancelled again: %+v", d)
+	}
+}
