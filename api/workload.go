@@ -8,6 +8,10 @@ const (
 	PriorityProduction = "production"
 	PriorityBatch      = "batch"
 	PriorityBestEffort = "best-effort"
+	// PrioritySystem is for the cell's own per-node services (log
+	// shippers, monitoring agents): above production, and the class a
+	// drain with keepSystem leaves in place.
+	PrioritySystem = "system"
 )
 
 // Scheduling policies known to the scheduler.
@@ -89,6 +93,17 @@ type TaskGroup struct {
 	// Update says how the group moves to a new spec (api/deployment.go);
 	// nil means the defaults (UpdatePolicyOf).
 	Update *UpdatePolicy `json:"update,omitempty"`
+	// Disruption bounds voluntary disruption of the group (drains, moves);
+	// nil is the default budget (internal/disruption).
+	Disruption *DisruptionPolicy `json:"disruption,omitempty"`
+}
+
+// DisruptionPolicy is a group's budget for voluntary disruption: at most
+// MaxUnavailable of its replicas may be unavailable at once because the
+// cell moves them (drains, quarantine, rebalancing). 0 forbids voluntary
+// moves until a drain's deadline.
+type DisruptionPolicy struct {
+	MaxUnavailable int `json:"maxUnavailable"`
 }
 
 // GangPolicy places at least MinMember instances of a group at once, or none,

@@ -161,6 +161,7 @@ func TestReconcile(t *testing.T) {
 				w.Version, w.Priority, w.Labels = 2, 900, map[string]string{"team": "a"}
 				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g
 				w.Groups[0].Update = &api.UpdatePolicy{MaxParallel: 3, MinHealthyTime: time.Second, HealthyDeadline: time.Minute}
+				w.Groups[0].Disruption = &api.DisruptionPolicy{MaxUnavailable: 2}
 			},
 			want: want{inPlace: 3},
 		},

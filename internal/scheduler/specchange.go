@@ -8,8 +8,9 @@ import (
 
 // specCache compares task-group specs by a canonical encoding: the group as
 // JSON (struct fields in declaration order, map keys sorted) without
-// Replicas and Update, which change how many run and how a new version
-// rolls out, not what a replica runs.
+// Replicas, Update and Disruption, which change how many run, how a new
+// version rolls out and how many the cell may move at once, not what a
+// replica runs.
 // Encodings are memoised per pointer because allocations share their spec.
 type specCache struct{ enc map[*api.TaskGroup]string }
 
@@ -43,7 +44,8 @@ func (c *specCache) encode(g *api.TaskGroup) (string, bool) {
 func canonicalGroup(g *api.TaskGroup) (string, bool) {
 	cp := *g
 	cp.Replicas = 0
-	cp.Update = nil // how to roll out is not what a replica runs
+	cp.Update = nil     // how to roll out is not what a replica runs
+	cp.Disruption = nil // nor how many the cell may move at once
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", false
@@ -53,5 +55,6 @@ func canonicalGroup(g *api.TaskGroup) (string, bool) {
 
 // NeedsReplacement reports whether moving a group from spec old to spec
 // cur replaces its allocations (a destructive update) rather than changing
-// them in place: anything but the replica count and the update policy.
+// them in place: anything but the replica count, the update policy and the
+// disruption budget.
 func NeedsReplacement(old, cur *api.TaskGroup) bool { return newSpecCache().changed(old, cur) }

@@ -96,6 +96,10 @@ type Config struct {
 	// (docs/security.md).
 	KeyringFile string
 
+	// DrainInterval is how often the leader checks drains for progress,
+	// deadlines and completion. Default 1s.
+	DrainInterval time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -115,6 +119,8 @@ type Server struct {
 	// revertKick wakes the leader's auto-revert loop (deployments.go).
 	revertKick chan struct{}
 	beats      *heartbeats
+	// drainer follows drains on the leader (drainer.go).
+	drainer *drainer
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
@@ -160,6 +166,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HeartbeatTTL <= 0 {
 		cfg.HeartbeatTTL = 10 * time.Second
 	}
+	if cfg.DrainInterval <= 0 {
+		cfg.DrainInterval = time.Second
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -192,6 +201,7 @@ func New(cfg Config) (*Server, error) {
 	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.audit = newAuditor()
+	s.drainer = newDrainer(s)
 	s.plans = newPlanApplier(s)
 	s.revertKick = make(chan struct{}, 1)
 
@@ -410,9 +420,10 @@ func (s *Server) establishLeadership() {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); w.run(ctx) }()
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
 	s.wg.Add(1)
@@ -543,6 +554,11 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		enqueue([]*api.Evaluation{c.Eval})
 		if c.Revert != nil {
 			enqueue([]*api.Evaluation{c.Revert.Eval})
+		}
+	case *nodeOpCmd:
+		enqueue(c.Evals)
+		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
+			s.broker.Unblock() // the node takes work again
 		}
 	case *setCellSecretCmd:
 		if c.Name == state.CellSecretJoinToken {
