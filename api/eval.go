@@ -21,6 +21,7 @@ const (
 	TriggerPreemption       = "preemption"
 	TriggerFollowUp         = "follow-up"      // a delayed evaluation the scheduler asked for
 	TriggerNodeReconnect    = "node-reconnect" // a down node heartbeats again
+	TriggerDeployment       = "deployment"     // a deployment moved: a replacement runs, a promotion, a failure, a revert
 )
 
 // Evaluation is a request to reconcile one workload with the cell.
@@ -104,6 +105,21 @@ type Plan struct {
 	// delayed replacements, unknown allocations whose grace ends. The plan
 	// applier commits them with the plan.
 	FollowUps []*Evaluation `json:"followUps,omitempty"`
+	// Deployment is the progress of the workload's deployment as this
+	// plan sees it (api/deployment.go); the plan applier commits it.
+	Deployment *DeploymentProgress `json:"deployment,omitempty"`
+	// InPlace moves live allocations to the workload's version without
+	// replacing them: their group spec did not change (only the count,
+	// labels, priority or update policy did).
+	InPlace []InPlaceUpdate `json:"inPlace,omitempty"`
+}
+
+// InPlaceUpdate moves one allocation to workload version Version (its
+// spec, its priority) in place. Applied only if the stored workload is
+// still at Version and the allocation is live.
+type InPlaceUpdate struct {
+	AllocID string `json:"allocId"`
+	Version uint64 `json:"version"`
 }
 
 // Explanation says how one evaluation placed one group.

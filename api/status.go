@@ -70,6 +70,9 @@ type RegisterResponse struct {
 	EvalID     string   `json:"evalId"`
 	Index      uint64   `json:"index"`
 	Unenforced []Notice `json:"unenforced,omitempty"`
+	// DeploymentID names the deployment this version started, when it
+	// replaces a running version's allocations.
+	DeploymentID string `json:"deploymentId,omitempty"`
 }
 
 // StopResponse answers DELETE /v1/workloads/{name}.

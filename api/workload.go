@@ -99,6 +99,9 @@ type TaskGroup struct {
 	// lease lapses and the server replaces it only after the lease surely
 	// expired (internal/lease).
 	AtMostOnce bool `json:"atMostOnce,omitempty"`
+	// Update says how the group moves to a new spec (api/deployment.go);
+	// nil means the defaults (UpdatePolicyOf).
+	Update *UpdatePolicy `json:"update,omitempty"`
 	// Disruption bounds voluntary disruption of the group (drains, moves);
 	// nil is the default budget (internal/disruption).
 	Disruption *DisruptionPolicy `json:"disruption,omitempty"`

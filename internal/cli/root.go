@@ -158,6 +158,7 @@ fails over between them.`,
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newNodeCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g),
 		newServicesCmd(g), newAllocStatusCmd(g),
+		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
 	)
 	return root
 }

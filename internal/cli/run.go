@@ -71,8 +71,9 @@ func newRunCmd(g *globals) *cobra.Command {
 	var file string
 	var wait bool
 	var timeout, minHealthy time.Duration
+	var checkIndex uint64
 	cmd := &cobra.Command{
-		Use:   "run -f FILE [--wait]",
+		Use:   "run -f FILE [--wait] [--check-index N]",
 		Short: "Create or update a workload",
 		Long: `Create or update a workload from a YAML file. The file is validated locally
 first, then by the server; nothing is written when either rejects it.
@@ -100,12 +101,21 @@ OOM-killed or becomes unhealthy; and when --timeout passes first.`,
 			if wl.Namespace != "" && g.namespace == "" {
 				c.Namespace = wl.Namespace // the spec's metadata.namespace, unless -n says otherwise (then the server refuses the mismatch)
 			}
-			resp, err := c.RegisterWorkload(cmd.Context(), doc)
+			register := c.RegisterWorkload
+			if cmd.Flags().Changed("check-index") {
+				register = func(ctx context.Context, doc []byte) (*api.RegisterResponse, error) {
+					return c.RegisterWorkloadChecked(ctx, doc, checkIndex)
+				}
+			}
+			resp, err := register(cmd.Context(), doc)
 			if err != nil {
 				return failf("submit %s: %v", file, err)
 			}
 			fmt.Fprintf(g.stdout, "workload %q version %d submitted (evaluation %s)\n", resp.Name, resp.Version, shortID(resp.EvalID))
 			printNotices(g.stdout, resp.Unenforced)
+			if resp.DeploymentID != "" {
+				fmt.Fprintf(g.stdout, "deployment %s rolls it out: strata deployment status %s --watch\n", shortID(resp.DeploymentID), shortID(resp.DeploymentID))
+			}
 			if !wait {
 				return nil
 			}
@@ -118,6 +128,7 @@ OOM-killed or becomes unhealthy; and when --timeout passes first.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every instance of this version is healthy; fail with the reason otherwise")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	cmd.Flags().DurationVar(&minHealthy, "min-healthy", DefaultMinHealthy, "with --wait: how long each instance must stay healthy before it counts")
+	cmd.Flags().Uint64Var(&checkIndex, "check-index", 0, "register only if the workload is still at this index (from 'strata plan'; 0: it must not exist yet)")
 	return cmd
 }
 

@@ -113,6 +113,17 @@ func (f *fakeState) apply(plan *api.Plan, finish bool) {
 			f.putAlloc(a.Copy())
 		}
 	}
+	for _, u := range plan.InPlace {
+		a := f.alloc(u.AllocID).Copy()
+		w := f.workloads[a.Workload]
+		a.WorkloadVersion, a.Priority = w.Version, w.Priority
+		for _, g := range w.Groups {
+			if g.Name == a.Group {
+				a.TaskGroup = g
+			}
+		}
+		f.putAlloc(a)
+	}
 }
 
 func (f *fakeState) refreshAllocated() {

@@ -1,6 +1,10 @@
 package scheduler
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/strata-dev/strata/api"
+)
 
 // TopologyVersioner is implemented by a State that counts changes of its
 // nodes' topology — a node added or removed, its labels or NUMA layout
@@ -79,3 +83,11 @@ type boundState struct {
 }
 
 func (s boundState) NodeIndex() *NodeIndex { return s.ix }
+
+// LatestDeployment passes the bound State's deployments through.
+func (b boundState) LatestDeployment(namespace, workload string) *api.Deployment {
+	if dr, ok := b.State.(DeploymentReader); ok {
+		return dr.LatestDeployment(namespace, workload)
+	}
+	return nil
+}

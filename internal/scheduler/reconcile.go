@@ -57,6 +57,12 @@ type groupIntents struct {
 type reconciliation struct {
 	stops  []stopIntent
 	groups []groupIntents
+	// deployment is the progress of the workload's active deployment
+	// (rolling.go); nil when it has none.
+	deployment *api.DeploymentProgress
+	// inPlace are live allocations of an older version whose spec did not
+	// change: moved to the current version without a restart.
+	inPlace []*api.Allocation
 	// followUp, when set, is the earliest time something decided here
 	// changes by the clock alone: a delayed replacement falls due, an
 	// unknown allocation's grace ends.
@@ -107,14 +113,18 @@ type slot struct {
 	replaced string          // a live allocation stopped for a replacement
 	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
 	keep     *api.Allocation // the live allocation that stays
+	outdated *api.Allocation // a live allocation of an older spec, kept until its replacement is healthy
 	// leaving is a live allocation being moved off a draining node
 	// (moves.go): keep is its replacement, and it stops once keep runs.
 	leaving *api.Allocation
 }
 
 // reconcile compares the workload's desired replicas with its allocations
-// (sorted by ID, so every choice below is deterministic).
-func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reconciliation {
+// (sorted by ID, so every choice below is deterministic). An allocation of
+// an older spec stays until the rolling update (rolling.go, under the
+// workload's deployment d, nil when none) has a healthy replacement beside
+// it.
+func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *api.Deployment) reconciliation {
 	var rec reconciliation
 	if w != nil {
 		allocs = dropEarlierIncarnation(&rec, w, allocs)
@@ -177,12 +187,16 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 				s.replaced = a.ID
 			}
 		case a.WorkloadVersion != w.Version && specs.changed(a.TaskGroup, g):
-			rec.stop(a, reasonUpdated, false)
-			if s.replaced == "" {
-				s.replaced = a.ID
+			if s.outdated != nil {
+				rec.stop(a, reasonDuplicate, false)
+				continue
 			}
+			s.outdated = a
 		case s.keep == nil:
 			s.keep = a
+			if a.WorkloadVersion != w.Version {
+				rec.inPlace = append(rec.inPlace, a)
+			}
 		case s.leaving == nil && s.keep.PreviousAlloc == a.ID && view.draining(a.NodeID):
 			s.leaving = a // a is being moved off its node; s.keep replaces it
 		case s.leaving == nil && a.PreviousAlloc == s.keep.ID && view.draining(s.keep.NodeID):
@@ -198,11 +212,13 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 		}
 	}
 
+	roll := newRolling(w, d, allocs, view.now)
 	mv := newMover(w, allocs, view)
 	for gi, g := range w.Groups {
 		moving := mv.plan(&rec, g, slots[gi])
 		var place []placeIntent
 		kept := 0
+		rolled := roll.group(g, slots[gi], &rec)
 		for idx := range slots[gi] {
 			s := &slots[gi][idx]
 			if s.keep != nil || s.holds {
@@ -212,6 +228,15 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 				place = append(place, placeIntent{index: idx, previous: prev})
 				continue
 			}
+			if s.outdated != nil {
+				if !rolled[idx] {
+					continue
+				}
+				if s.keep == nil && s.dead == nil {
+					place = append(place, placeIntent{index: idx, previous: s.outdated.ID})
+					continue
+				}
+			}
 			if intent, ok := s.intent(idx, g, w.Version, byID, view.now, &rec); ok {
 				place = append(place, intent)
 			}
@@ -220,6 +245,7 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 			rec.groups = append(rec.groups, groupIntents{group: g, place: place, kept: kept})
 		}
 	}
+	rec.deployment = roll.progress()
 	return rec
 }
 

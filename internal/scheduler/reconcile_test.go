@@ -69,6 +69,7 @@ func TestReconcile(t *testing.T) {
 		place   []int
 		prevOf  map[int]int // new index → index of the allocation it replaces
 		noPlace bool
+		inPlace int // allocations moved to the new version without a restart
 	}
 	tests := []struct {
 		name   string
@@ -137,11 +138,9 @@ func TestReconcile(t *testing.T) {
 				w.Version = 2
 				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).command("v2").g
 			},
-			want: want{
-				stops:  []string{"0:workload updated", "1:workload updated", "2:workload updated"},
-				place:  []int{0, 1, 2},
-				prevOf: map[int]int{0: 0, 1: 1, 2: 2},
-			},
+			// One replacement (maxParallel 1) beside the old copy, which
+			// stops once it is healthy (rolling_test.go).
+			want: want{place: []int{0}, prevOf: map[int]int{0: 0}},
 		},
 		{
 			name: "version bump with the same spec stays in place",
@@ -149,12 +148,22 @@ func TestReconcile(t *testing.T) {
 				w.Version = 2
 				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g // equal, but a new pointer
 			},
-			want: want{},
+			want: want{inPlace: 3},
 		},
 		{
 			name:   "scaling is not a spec change",
 			change: func(w *api.Workload) { w.Version = 2; w.Groups[0] = taskGroup("g").replicas(4).cpu(1000).g },
-			want:   want{place: []int{3}},
+			want:   want{place: []int{3}, inPlace: 3},
+		},
+		{
+			name: "priority, labels and update policy change in place",
+			change: func(w *api.Workload) {
+				w.Version, w.Priority, w.Labels = 2, 900, map[string]string{"team": "a"}
+				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g
+				w.Groups[0].Update = &api.UpdatePolicy{MaxParallel: 3, MinHealthyTime: time.Second, HealthyDeadline: time.Minute}
+				w.Groups[0].Disruption = &api.DisruptionPolicy{MaxUnavailable: 2}
+			},
+			want: want{inPlace: 3},
 		},
 		{
 			name: "duplicate index stopped",
@@ -207,6 +216,7 @@ func TestReconcile(t *testing.T) {
 			}
 			slices.Sort(stops)
 			mustEqual(t, "stops", join(stops), join(tt.want.stops))
+			mustEqual(t, "in place", len(plan.InPlace), tt.want.inPlace)
 			placed := planAllocs(plan)
 			mustEqual(t, "placed", join(intsToStrings(indices(placed))), join(intsToStrings(tt.want.place)))
 			for _, a := range placed {

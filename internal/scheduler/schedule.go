@@ -106,8 +106,11 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 
 	allocs := slices.Clone(st.AllocsByWorkload(eval.Namespace, eval.Workload))
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
-	rec := reconcile(w, allocs, clusterView{node: st.Node, now: opts.Now})
-	plan.FollowUps = followUps(eval, w, rec, opts.Now)
+	var d *api.Deployment
+	if dr, ok := st.(DeploymentReader); ok && w != nil {
+		d = dr.LatestDeployment(eval.Namespace, eval.Workload)
+	}
+	rec := reconcile(w, allocs, clusterView{node: st.Node, now: opts.Now}, d)
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()
@@ -145,6 +148,13 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 		}
 	}
 	plan.Place = c.placements()
+	finishDeployment(plan, w, d, &rec, opts.Now)
+	for _, a := range rec.inPlace {
+		if !c.stopping[a.ID] {
+			plan.InPlace = append(plan.InPlace, api.InPlaceUpdate{AllocID: a.ID, Version: w.Version})
+		}
+	}
+	plan.FollowUps = followUps(eval, w, rec, opts.Now)
 	if len(c.stops) > 0 {
 		plan.Stop = c.stops
 	}

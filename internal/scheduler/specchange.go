@@ -8,7 +8,9 @@ import (
 
 // specCache compares task-group specs by a canonical encoding: the group as
 // JSON (struct fields in declaration order, map keys sorted) without
-// Replicas, which scaling changes without touching what a replica runs.
+// Replicas, Update and Disruption, which change how many run, how a new
+// version rolls out and how many the cell may move at once, not what a
+// replica runs.
 // Encodings are memoised per pointer because allocations share their spec.
 type specCache struct{ enc map[*api.TaskGroup]string }
 
@@ -42,9 +44,17 @@ func (c *specCache) encode(g *api.TaskGroup) (string, bool) {
 func canonicalGroup(g *api.TaskGroup) (string, bool) {
 	cp := *g
 	cp.Replicas = 0
+	cp.Update = nil     // how to roll out is not what a replica runs
+	cp.Disruption = nil // nor how many the cell may move at once
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", false
 	}
 	return string(b), true
 }
+
+// NeedsReplacement reports whether moving a group from spec old to spec
+// cur replaces its allocations (a destructive update) rather than changing
+// them in place: anything but the replica count, the update policy and the
+// disruption budget.
+func NeedsReplacement(old, cur *api.TaskGroup) bool { return newSpecCache().changed(old, cur) }

@@ -60,6 +60,9 @@ func (c commandType) String() string {
 	if name := securityCommandName(c); name != "" {
 		return name
 	}
+	if name := deploymentCommandName(c); name != "" {
+		return name
+	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
 
@@ -67,6 +70,13 @@ func (c commandType) String() string {
 type upsertWorkloadCmd struct {
 	Workload *api.Workload   `json:"workload"`
 	Eval     *api.Evaluation `json:"eval"`
+	// Deployment, when set, starts the deployment of this version (a
+	// destructive update of a running workload, deployments.go).
+	Deployment *api.Deployment `json:"deployment,omitempty"`
+	// CheckIndex, when set, applies the command only if the stored
+	// workload's ModifyIndex is still this (0: no workload of that name);
+	// otherwise nothing is written (strata run --check-index).
+	CheckIndex *uint64 `json:"checkIndex,omitempty"`
 }
 
 // stopWorkloadCmd marks a workload stopped, or purges it.
@@ -122,6 +132,11 @@ type applyPlanCmd struct {
 	// Evals re-evaluate the workloads whose allocations this plan preempted.
 	Evals []*api.Evaluation `json:"evals,omitempty"`
 	Time  time.Time         `json:"time"` // stamped by the proposer, for events
+	// Deployment is the plan's word on its workload's deployment (with
+	// the outcome, in the last part).
+	Deployment *api.DeploymentProgress `json:"deployment,omitempty"`
+	// InPlace moves allocations to a new version without a restart.
+	InPlace []api.InPlaceUpdate `json:"inPlace,omitempty"`
 	// Part and Parts number the entries of a plan written in parts (1..Parts);
 	// zero in a plan written whole.
 	Part  int `json:"-"`

@@ -205,6 +205,9 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[keyOfAlloc(old)] {
 			failed[keyOfAlloc(old)] = true
 			cmd.Evals = append(cmd.Evals, s.newEval(old.Namespace, old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		} else if deploymentWatches(snap, old, u) && !failed[keyOfAlloc(old)] {
+			failed[keyOfAlloc(old)] = true // one evaluation per workload and report
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Namespace, old.Workload, old.Priority, api.TriggerDeployment, old.NodeID))
 		}
 		if s.movesOn(snap, old, u) && !failed[keyOfAlloc(old)] {
 			failed[keyOfAlloc(old)] = true

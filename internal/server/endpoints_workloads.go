@@ -23,21 +23,9 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, specError(err))
 		return
 	}
-	if err := checkRequestNamespace(r); err != nil {
-		s.fail(w, err)
-		return
-	}
-	// The request's namespace is the one the ACLs checked: a workload
-	// that names another is refused, never moved there.
-	ns := requestNamespace(r)
-	if wl.Namespace != "" && wl.Namespace != ns {
-		s.fail(w, fieldError("namespace-mismatch", "metadata.namespace",
-			"the workload names namespace %q but the request is in namespace %q (?namespace=, strata -n)", wl.Namespace, ns))
-		return
-	}
-	wl.Namespace = ns
 	snap := s.State().Snapshot()
-	if err := admitToNamespace(snap, wl); err != nil {
+	ns, err := intoRequestNamespace(r, snap, wl)
+	if err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -45,10 +33,26 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, err)
 		return
 	}
+	q := newQuery(r)
+	checkIndex, checked := q.one("checkIndex")
+	index := q.uint("checkIndex")
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	wl.SubmitTime = s.cfg.Now()
 	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, snap.CellConfig())...)
-	eval := s.newEval(ns, wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")
-	idx, answer, err := s.proposeFor(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: wl, Eval: eval})
+	cmd := s.registration(wl, snap.Workload(ns, wl.Name), api.TriggerWorkloadRegister)
+	if checked && checkIndex != "" {
+		cmd.CheckIndex = &index
+	}
+	eval := cmd.Eval
+	idx, answer, err := s.proposeFor(cmdUpsertWorkload, cmd)
+	if errors.Is(err, errWorkloadChanged) {
+		s.fail(w, &httpError{status: http.StatusConflict, code: "workload-changed", msg: err.Error() + "; plan again",
+			fields: []api.FieldError{{Path: "checkIndex", Message: "the workload changed since this index"}}})
+		return
+	}
 	if errors.Is(err, state.ErrNamespaceMissing) {
 		err = fieldError("unknown-namespace", "metadata.namespace", "namespace %q was deleted meanwhile", ns)
 	}
@@ -59,7 +63,11 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 	if r, ok := answer.(registered); ok {
 		wl.Version = r.Version // assigned by the FSM, in log order
 	}
-	writeJSON(w, http.StatusOK, &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced})
+	resp := &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced}
+	if cmd.Deployment != nil {
+		resp.DeploymentID = cmd.Deployment.ID
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // specError turns spec validation errors into a 400 naming every field.

@@ -73,7 +73,7 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 				AllocID: old.ID, Message: fmt.Sprintf("%s[%d] on %s failed: %s", old.Group, old.Index, old.NodeName, u.ClientReason)})
 		}
 	}
-	return out
+	return append(out, deploymentEvents(snap, body)...)
 }
 
 // planEvents summarizes a plan per workload (placements in bulk, stops in

@@ -147,6 +147,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdNodeOp:
 		body = &nodeOpCmd{}
 	default:
+		if body = newDeploymentBody(t); body != nil {
+			break
+		}
 		if body = newSecurityBody(t); body == nil {
 			return nil, fmt.Errorf("unknown command type %d", uint8(t))
 		}
@@ -162,7 +165,10 @@ func decodeBody(t commandType, data []byte) (any, error) {
 func applyCommand(w *state.WriteTxn, body any) (any, error) {
 	switch c := body.(type) {
 	case *upsertWorkloadCmd:
-		if err := w.UpsertWorkload(c.Workload); err != nil {
+		if err := checkWorkloadIndex(w.Snapshot(), c); err != nil {
+			return nil, err
+		}
+		if err := w.RegisterWorkload(c.Workload, c.Deployment, c.Workload.SubmitTime); err != nil {
 			return nil, err
 		}
 		return registered{Version: c.Workload.Version}, w.UpsertEval(c.Eval)
@@ -182,6 +188,8 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 				return err
 			}
 		} else if err := w.StopWorkload(c.Namespace, c.Name); err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		} else if err := w.CancelDeployment(c.Namespace, c.Name, "workload stopped", c.Time); err != nil {
 			return err
 		}
 		return w.UpsertEval(c.Eval)
@@ -226,6 +234,16 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 				return err
 			}
 		}
+		if c.Deployment != nil {
+			if err := w.ApplyDeploymentProgress(c.Deployment, c.Time); err != nil {
+				return err
+			}
+		}
+		for _, u := range c.InPlace {
+			if err := w.UpdateAllocInPlace(u); err != nil {
+				return err
+			}
+		}
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
@@ -246,6 +264,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
+	}
+	if handled, err := applyDeployment(w, body); handled {
+		return err
 	}
 	if handled, err := applySecurity(w, body); handled {
 		return err

@@ -35,6 +35,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/workloads/{name}", s.handleStopWorkload)
 	mux.HandleFunc("GET /v1/workloads/{name}/allocations", s.handleWorkloadAllocs)
 	mux.HandleFunc("GET /v1/workloads/{name}/evaluations", s.handleWorkloadEvals)
+	s.deploymentRoutes(mux) // endpoints_deployments.go
 
 	mux.HandleFunc("GET /v1/nodes", s.handleListNodes)
 	mux.HandleFunc("GET /v1/nodes/{id}", s.handleGetNode)

@@ -66,6 +66,23 @@ func checkRequestNamespace(r *http.Request) error {
 	return q.err()
 }
 
+// intoRequestNamespace puts a submitted (or planned) workload in the
+// request's namespace and admits it there. The request's namespace is the
+// one the ACLs checked: a workload that names another is refused, never
+// moved there.
+func intoRequestNamespace(r *http.Request, snap *state.Snapshot, wl *api.Workload) (string, error) {
+	ns, err := namespaceOf(r)
+	if err != nil {
+		return "", err
+	}
+	if wl.Namespace != "" && wl.Namespace != ns {
+		return "", fieldError("namespace-mismatch", "metadata.namespace",
+			"the workload names namespace %q but the request is in namespace %q (?namespace=, strata -n)", wl.Namespace, ns)
+	}
+	wl.Namespace = ns
+	return ns, admitToNamespace(snap, wl)
+}
+
 // inNamespace is notFound for an object of another namespace than the
 // request's.
 func inNamespace(objNS, reqNS, what, id string) error {

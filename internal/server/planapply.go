@@ -90,6 +90,8 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	if len(res.Rejected) == 0 {
 		cmd.Eval = pp.eval
 		cmd.Evals = append(cmd.Evals, plan.FollowUps...) // decided by the scheduler, before proposing
+		cmd.Deployment = plan.Deployment
+		cmd.InPlace = plan.InPlace
 	}
 	if len(cmd.Place) == 0 && len(cmd.Stop) == 0 && cmd.Eval == nil {
 		res.Index = snap.Index()

@@ -53,6 +53,9 @@ type applyPlanPartCmd struct {
 	Eval      *api.Evaluation         `json:"eval,omitempty"`
 	Evals     []*api.Evaluation       `json:"evals,omitempty"`
 	Time      time.Time               `json:"time"`
+	// Deployment and InPlace ride with the outcome, in the last part.
+	Deployment *api.DeploymentProgress `json:"deployment,omitempty"`
+	InPlace    []api.InPlaceUpdate     `json:"inPlace,omitempty"`
 }
 
 type planPartWire struct {
@@ -64,6 +67,9 @@ type planPartWire struct {
 	Eval      *api.Evaluation         `json:"eval"`
 	Evals     []*api.Evaluation       `json:"evals"`
 	Time      time.Time               `json:"time"`
+
+	Deployment *api.DeploymentProgress `json:"deployment"`
+	InPlace    []api.InPlaceUpdate     `json:"inPlace"`
 }
 
 // nodePlacements are one node's placements of a part.
@@ -334,6 +340,8 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 		newPart()
 	}
 	cur.Eval = cmd.Eval
+	cur.Deployment = cmd.Deployment
+	cur.InPlace = cmd.InPlace
 	for _, e := range cmd.Evals {
 		if !assigned[e] {
 			cur.Evals = append(cur.Evals, e)
@@ -367,7 +375,7 @@ func decodePlanPart(data []byte) (*applyPlanCmd, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts}
+	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment, InPlace: p.InPlace}
 	count := 0
 	for _, np := range p.Nodes {
 		count += len(np.Allocs)

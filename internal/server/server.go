@@ -116,7 +116,9 @@ type Server struct {
 	raft   *raftNode
 	broker *evalBroker
 	plans  *planApplier
-	beats  *heartbeats
+	// revertKick wakes the leader's auto-revert loop (deployments.go).
+	revertKick chan struct{}
+	beats      *heartbeats
 	// drainer follows drains on the leader (drainer.go).
 	drainer *drainer
 	// nodeTables keeps the scheduler's node tables per topology version
@@ -201,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 	s.audit = newAuditor()
 	s.drainer = newDrainer(s)
 	s.plans = newPlanApplier(s)
+	s.revertKick = make(chan struct{}, 1)
 
 	if cfg.BootstrapExpect < 0 {
 		return nil, errors.New("server: bootstrap-expect must not be negative")
@@ -423,6 +426,8 @@ func (s *Server) establishLeadership() {
 	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.watchReverts(ctx) }()
 	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
@@ -543,6 +548,13 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *promoteDeploymentCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+	case *failDeploymentCmd:
+		enqueue([]*api.Evaluation{c.Eval})
+		if c.Revert != nil {
+			enqueue([]*api.Evaluation{c.Revert.Eval})
+		}
 	case *nodeOpCmd:
 		enqueue(c.Evals)
 		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
@@ -554,6 +566,9 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
+		if c.Deployment != nil && c.Deployment.Status == api.DeploymentFailed {
+			s.kickReverts()
+		}
 		if len(c.Stop) > 0 {
 			s.broker.Unblock()
 		}

@@ -58,6 +58,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
 	var name, tasks, minMember, replace, services *yaml.Node
+	var updateFields map[string]*yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
@@ -91,6 +92,10 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			if present(v) {
 				g.Disconnect, replace = d.disconnect(p, v)
 			}
+		case "update":
+			if present(v) {
+				g.Update, updateFields = d.update(p, v)
+			}
 		case "atMostOnce":
 			g.AtMostOnce, _ = d.boolean(p, v)
 		case "disruption":
@@ -117,6 +122,11 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	d.checkGang(gangPath, g, minMember)
 	d.checkAtMostOnce(path, g, replace)
 	defaultLifecycle(g)
+	if g.Update == nil {
+		p := api.DefaultUpdatePolicy()
+		g.Update = &p
+	}
+	d.checkUpdate(join(path, "update"), g, updateFields)
 	var refs []portRef
 	d.refs = &refs
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)

@@ -39,6 +39,8 @@ func TestDefaults(t *testing.T) {
 			Reschedule: &api.ReschedulePolicy{Attempts: 3, Interval: time.Hour, Delay: 5 * time.Second,
 				DelayFunction: api.DelayExponential, MaxDelay: 5 * time.Minute},
 			Disconnect: &api.DisconnectPolicy{Replace: true, Reconcile: api.KeepReplacement},
+			Update: &api.UpdatePolicy{MaxParallel: 1, MinHealthyTime: 10 * time.Second,
+				HealthyDeadline: 5 * time.Minute, ProgressDeadline: 10 * time.Minute},
 			Tasks: []*api.Task{{
 				Name:        "t",
 				Driver:      DriverExec,

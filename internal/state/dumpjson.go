@@ -75,6 +75,7 @@ func (d *Dump) Encode(w io.Writer) error {
 		{"nodeKeys", d.NodeKeys, len(d.NodeKeys) == 0}, {"cellSecrets", d.CellSecrets, len(d.CellSecrets) == 0},
 		{"aclPolicies", d.ACLPolicies, len(d.ACLPolicies) == 0}, {"aclTokens", d.ACLTokens, len(d.ACLTokens) == 0},
 		{"audit", d.Audit, len(d.Audit) == 0},
+		{"deployments", d.Deployments, len(d.Deployments) == 0}, {"versions", d.Versions, len(d.Versions) == 0},
 	} {
 		if !f.empty {
 			rest = append(rest, struct {
@@ -133,13 +134,17 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		ACLPolicies []*api.ACLPolicy  `json:"aclPolicies"`
 		ACLTokens   []*ACLToken       `json:"aclTokens"`
 		Audit       []*api.AuditEntry `json:"audit"`
+
+		Deployments []*api.Deployment      `json:"deployments"`
+		Versions    []*api.WorkloadVersion `json:"versions"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
 		Events: wire.Events, Config: wire.Config, CellID: wire.CellID, Indexes: wire.Indexes,
-		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens, Audit: wire.Audit}
+		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens, Audit: wire.Audit,
+		Deployments: wire.Deployments, Versions: wire.Versions}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

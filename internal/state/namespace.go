@@ -72,6 +72,10 @@ func (namespaceIndex) FromObject(obj interface{}) (bool, []byte, error) {
 		ns = o.Namespace
 	case *api.Evaluation:
 		ns = o.Namespace
+	case *api.Deployment:
+		ns = o.Namespace
+	case *versionRow:
+		ns = o.Namespace
 	default:
 		return false, nil, fmt.Errorf("namespace index: unexpected %T", obj)
 	}

@@ -25,6 +25,9 @@ type Dump struct {
 	Audit       []*api.AuditEntry `json:"audit,omitempty"`
 	// Namespaces (namespace.go); their usage is recomputed on restore.
 	Namespaces []*api.Namespace `json:"namespaces,omitempty"`
+	// Deployments and the workloads' version history (deployments.go).
+	Deployments []*api.Deployment      `json:"deployments,omitempty"`
+	Versions    []*api.WorkloadVersion `json:"versions,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -41,10 +44,11 @@ func (s *Snapshot) Dump() *Dump {
 		CellID:     s.CellID(),
 	}
 	s.dumpSecurity(d)
+	s.dumpDeployments(d)
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit, tableNamespaces} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit, tableNamespaces, tableDeployments, tableVersions} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -124,6 +128,9 @@ func Restore(d *Dump) (*Store, error) {
 		}
 	}
 	if err := restoreSecurity(txn, d); err != nil {
+		return nil, err
+	}
+	if err := restoreDeployments(txn, d); err != nil {
 		return nil, err
 	}
 	if err := txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: uint64(len(d.Events))}); err != nil {

@@ -63,6 +63,9 @@ func schema() *memdb.DBSchema {
 	for name, t := range securityTables() {
 		db.Tables[name] = t
 	}
+	for name, t := range deploymentTables() {
+		db.Tables[name] = t
+	}
 	return db
 }
 

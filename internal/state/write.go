@@ -109,6 +109,9 @@ func (w *WriteTxn) DeleteWorkload(ns, name string) error {
 		return fmt.Errorf("workload %q in namespace %q: %w", name, api.NamespaceOf(ns), ErrNotFound)
 	}
 	w.touched[tableWorkloads] = true
+	if err := w.deleteDeploymentsAndVersions(ns, name); err != nil {
+		return err
+	}
 	if err := w.txn.Delete(tableWorkloads, old); err != nil {
 		return err
 	}

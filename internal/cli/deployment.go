@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/api"
+)
+
+// The deployment commands: history, revert, plan and deployment
+// list|status|promote|fail (docs/deployments.md).
+
+func newHistoryCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "List the kept versions of a workload, oldest first, and which are stable",
+		Long: `List the versions of a workload the cell keeps (the newest 10, and always the
+newest stable one). A version is stable once its deployment succeeded, or when it
+needed none and the version before it was stable. 'strata revert NAME VERSION'
+registers a kept version again.`,
+		Example: `  strata history web
+  strata history web -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			vs, _, err := g.client().WorkloadVersions(cmd.Context(), args[0], nil)
+			if err != nil {
+				return failf("history of %q: %v", args[0], err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, vs)
+			}
+			t := newTable(g.stdout, "VERSION", "STABLE", "SUBMITTED", "DEPLOYMENT", "GROUPS")
+			for _, v := range vs {
+				groups := ""
+				for i, tg := range v.Workload.Groups {
+					if i > 0 {
+						groups += ", "
+					}
+					groups += fmt.Sprintf("%s×%d", tg.Name, tg.Replicas)
+				}
+				dep := "-"
+				if v.DeploymentID != "" {
+					dep = shortID(v.DeploymentID)
+				}
+				t.row(strconv.FormatUint(v.Version, 10), strconv.FormatBool(v.Stable), since(v.SubmitTime), dep, groups)
+			}
+			return t.flush()
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newRevertCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "revert NAME VERSION",
+		Short: "Register a kept version of a workload again, as a new version",
+		Long: `Register the spec of a kept version (see 'strata history') again. It becomes a
+new version; when it changes what the running replicas run, it rolls out like any
+update (a deployment, under the group's update policy).`,
+		Example: `  strata revert web 3`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			v, err := strconv.ParseUint(args[1], 10, 64)
+			if err != nil || v == 0 {
+				return failf("VERSION: expected a version number such as 3, got %q", args[1])
+			}
+			resp, err := g.client().RevertWorkload(cmd.Context(), args[0], v)
+			if err != nil {
+				return failf("revert %q to version %d: %v", args[0], v, err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, resp)
+			}
+			fmt.Fprintf(g.stdout, "workload %q version %d registered from version %d (evaluation %s)\n", resp.Name, resp.Version, v, shortID(resp.EvalID))
+			if resp.DeploymentID != "" {
+				fmt.Fprintf(g.stdout, "deployment %s: strata deployment status %s --watch\n", shortID(resp.DeploymentID), shortID(resp.DeploymentID))
+			}
+			return nil
+		},
+	}
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newDeploymentCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "deployment",
+		Short: "Follow, promote or fail the rollouts of workload updates",
+		Long: `A deployment follows one update of a workload that replaces its allocations.
+Replacements are placed beside the old copies, at most update.maxParallel at a
+time; an old copy stops only once its replacement has run update.minHealthyTime.
+Canaries (update.canary) run beside the whole old version until promoted.`,
+	}
+	cmd.AddCommand(newDeploymentListCmd(g), newDeploymentStatusCmd(g), newDeploymentPromoteCmd(g), newDeploymentFailCmd(g))
+	return cmd
+}
+
+func newDeploymentListCmd(g *globals) *cobra.Command {
+	var workload string
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "list [--workload NAME] [--watch]",
+		Short: "List deployments, newest first",
+		Example: `  strata deployment list
+  strata deployment list --workload web --watch
+  strata deployment list -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			c := g.client()
+			return follow(cmd.Context(), watch, func(q *api.Query) (uint64, error) {
+				ds, meta, err := c.Deployments(cmd.Context(), workload, q)
+				if err != nil || unchanged(q, meta) {
+					return meta.Index, err
+				}
+				if g.json() {
+					return meta.Index, printJSON(g.stdout, ds)
+				}
+				t := newTable(g.stdout, "ID", "WORKLOAD", "VERSION", "STATUS", "HEALTHY", "DESCRIPTION")
+				for _, d := range ds {
+					healthy, desired := 0, 0
+					for _, dg := range d.Groups {
+						healthy += dg.Healthy
+						desired += dg.Desired
+					}
+					t.row(shortID(d.ID), d.Workload, fmt.Sprintf("%d→%d", d.FromVersion, d.Version), d.Status,
+						fmt.Sprintf("%d/%d", healthy, desired), dash(d.StatusDescription))
+				}
+				return meta.Index, t.flush()
+			}, nil)
+		},
+	}
+	cmd.Flags().StringVar(&workload, "workload", "", "only this workload's deployments")
+	cmd.Flags().BoolVar(&watch, "watch", false, "print again on every change, until interrupted")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newDeploymentStatusCmd(g *globals) *cobra.Command {
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "status ID [--watch]",
+		Short: "Show a deployment's status and per-group progress",
+		Long: `Show a deployment: its status (running, paused for promotion, blocked with the
+scheduler's reason, successful, failed, cancelled) and per group the replicas
+wanted, placed, healthy and unhealthy, canaries, whether promoted, and how many old
+copies still run. ID may be a unique prefix. With --watch it prints again on every
+change and returns when the deployment ends (exit 1 when it failed).`,
+		Example: `  strata deployment status 3f2a --watch
+  strata deployment status 3f2a -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			c := g.client()
+			var last *api.Deployment
+			err := follow(cmd.Context(), watch, func(q *api.Query) (uint64, error) {
+				d, meta, err := c.Deployment(cmd.Context(), args[0], q)
+				if err != nil || unchanged(q, meta) {
+					return meta.Index, err
+				}
+				last = d
+				if g.json() {
+					return meta.Index, printJSON(g.stdout, d)
+				}
+				return meta.Index, printDeployment(g.stdout, d)
+			}, func() bool { return last != nil && api.DeploymentTerminal(last.Status) })
+			if err != nil {
+				return err
+			}
+			if watch && last != nil && last.Status == api.DeploymentFailed {
+				return failf("deployment %s failed: %s", shortID(last.ID), last.StatusDescription)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&watch, "watch", false, "print again on every change until the deployment ends")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func printDeployment(w io.Writer, d *api.Deployment) error {
+	fmt.Fprintf(w, "deployment %s  workload %s  version %d → %d  %s\n", d.ID, d.Workload, d.FromVersion, d.Version, d.Status)
+	if d.StatusDescription != "" {
+		fmt.Fprintf(w, "  %s\n", d.StatusDescription)
+	}
+	if d.RevertedTo > 0 {
+		fmt.Fprintf(w, "  reverted: version %d registered\n", d.RevertedTo)
+	}
+	t := newTable(w, "GROUP", "DESIRED", "PLACED", "HEALTHY", "UNHEALTHY", "CANARIES", "PROMOTED", "OLD RUNNING")
+	for _, g := range d.Groups {
+		canaries, promoted := "-", "-"
+		if g.DesiredCanaries > 0 {
+			canaries = fmt.Sprintf("%d/%d", g.Canaries, g.DesiredCanaries)
+			promoted = strconv.FormatBool(g.Promoted)
+		}
+		t.row(g.Name, strconv.Itoa(g.Desired), strconv.Itoa(g.Placed), strconv.Itoa(g.Healthy), strconv.Itoa(g.Unhealthy),
+			canaries, promoted, strconv.Itoa(g.OldRunning))
+	}
+	return t.flush()
+}
+
+func newDeploymentPromoteCmd(g *globals) *cobra.Command {
+	var groups []string
+	cmd := &cobra.Command{
+		Use:   "promote ID [--group G]...",
+		Short: "Promote a deployment's canaries: the rolling update goes on",
+		Example: `  strata deployment promote 3f2a
+  strata deployment promote 3f2a --group web`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			resp, err := g.client().PromoteDeployment(cmd.Context(), args[0], groups)
+			if err != nil {
+				return failf("promote %s: %v", args[0], err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, resp)
+			}
+			fmt.Fprintf(g.stdout, "deployment %s promoted (evaluation %s)\n", shortID(resp.Deployment), shortID(resp.EvalID))
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&groups, "group", nil, "promote only these groups (default: every group)")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+func newDeploymentFailCmd(g *globals) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:     "fail ID [--reason R]",
+		Short:   "Fail a deployment: nothing more is replaced; with autoRevert the last stable version is registered again",
+		Example: `  strata deployment fail 3f2a --reason "error rate up"`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			resp, err := g.client().FailDeployment(cmd.Context(), args[0], reason)
+			if err != nil {
+				return failf("fail %s: %v", args[0], err)
+			}
+			if g.json() {
+				return printJSON(g.stdout, resp)
+			}
+			fmt.Fprintf(g.stdout, "deployment %s failed", shortID(resp.Deployment))
+			if resp.RevertedTo > 0 {
+				fmt.Fprintf(g.stdout, "; reverted: version %d registered", resp.RevertedTo)
+			}
+			fmt.Fprintln(g.stdout)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the deployment's description)")
+	addOutputFlag(cmd, g)
+	return cmd
+}
+
+// follow runs show once, or with watch again after every change (blocking
+// queries) until done says so or the context ends.
+func follow(ctx context.Context, watch bool, show func(q *api.Query) (uint64, error), done func() bool) error {
+	var q *api.Query
+	for {
+		index, err := show(q)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return failf("%v", err)
+		}
+		if !watch || (done != nil && done()) {
+			return nil
+		}
+		q = &api.Query{Index: index, Wait: 30 * time.Second}
+	}
+}
+
+// unchanged reports whether a blocking query came back without a change
+// (its wait ended): nothing new to print.
+func unchanged(q *api.Query, meta api.QueryMeta) bool { return q != nil && meta.Index == q.Index }
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
