@@ -28,6 +28,11 @@ func TestAllocHealth(t *testing.T) {
 	p := api.UpdatePolicy{MinHealthyTime: 10 * time.Second, HealthyDeadline: time.Minute}
 	restarted := running("r", t0)
 	restarted.TaskStates = map[string]*api.TaskState{"t": {StartedAt: t0.Add(55 * time.Second)}}
+	withHealth := func(status string, since time.Time) *api.Allocation {
+		a := running("h", t0)
+		a.Health = &api.AllocHealth{Status: status, Since: since}
+		return a
+	}
 	tests := []struct {
 		name  string
 		a     *api.Allocation
@@ -42,6 +47,10 @@ func TestAllocHealth(t *testing.T) {
 		{"failed", failed("a", t0), t0.Add(time.Hour), Unhealthy, time.Time{}},
 		{"a restart starts the count again, past the deadline", restarted, t0.Add(61 * time.Second), Unhealthy, time.Time{}},
 		{"a restart starts the count again", restarted, t0.Add(56 * time.Second), Pending, t0.Add(time.Minute)},
+		{"running but its readiness checks not yet passing", withHealth(api.HealthPending, t0), t0.Add(30 * time.Second), Pending, t0.Add(time.Minute)},
+		{"running, never ready by the deadline", withHealth(api.HealthUnhealthy, t0), t0.Add(time.Minute), Unhealthy, time.Time{}},
+		{"ready later than running: minHealthyTime counts from ready", withHealth(api.HealthHealthy, t0.Add(20*time.Second)), t0.Add(25 * time.Second), Pending, t0.Add(30 * time.Second)},
+		{"ready for minHealthyTime", withHealth(api.HealthHealthy, t0.Add(20*time.Second)), t0.Add(30 * time.Second), Healthy, time.Time{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
