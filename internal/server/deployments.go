@@ -17,11 +17,12 @@ import (
 // promote or fail it, and the leader reverts a failed one with autoRevert
 // to the last stable version.
 
-// The raft commands of deployments. Their type values start at 96, apart
-// from the others. Values are persisted: never renumber.
+// The raft commands of deployments. Their type values start at 112, apart
+// from the others (the tenants' start at 96). Values are persisted: never
+// renumber (TestCommandTypesAreDistinct).
 const (
 	// cmdPromoteDeployment promotes a deployment's canaries.
-	cmdPromoteDeployment commandType = 96 + iota
+	cmdPromoteDeployment commandType = 112 + iota
 	// cmdFailDeployment fails a deployment and, with Revert, registers
 	// the last stable version again in the same entry.
 	cmdFailDeployment
