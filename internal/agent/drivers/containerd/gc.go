@@ -1,0 +1,99 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/containerd/containerd/v2/core/images"
+	"github.com/containerd/errdefs"
+)
+
+// imageVerdict is what the collector does with one managed image.
+type imageVerdict int
+
+const (
+	keepImage   imageVerdict = iota // used recently enough
+	touchImage                      // in use (or never stamped): stamp it now
+	removeImage                     // unused for the grace period
+)
+
+// judgeImage decides an image's fate from whether a container uses it and
+// when one last did. It is pure: the grace counts from the last time the
+// driver saw the image in use (a start, or a collector pass), so an image
+// is removed only after a whole grace period with no container at all.
+func judgeImage(inUse bool, lastUsed string, now time.Time, grace time.Duration) imageVerdict {
+	if inUse {
+		return touchImage
+	}
+	t, err := time.Parse(time.RFC3339, lastUsed)
+	if err != nil {
+		return touchImage // start the clock for an image that never had one
+	}
+	if now.Sub(t) >= grace {
+		return removeImage
+	}
+	return keepImage
+}
+
+// CollectImages removes the images this driver pulled or imported that no
+// container of its namespace has used for ImageGCGrace; containerd's own
+// garbage collector then frees their content and snapshots. It returns
+// the names removed. Images the driver did not fetch are never touched.
+func (d *Driver) CollectImages(ctx context.Context) ([]string, error) {
+	ctx = d.namespaced(ctx)
+	imgs, err := d.client.ImageService().List(ctx, fmt.Sprintf("labels.%q==true", labelManaged))
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	ctrs, err := d.client.ContainerService().List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	used := map[string]bool{}
+	for _, c := range ctrs {
+		used[c.Image] = true
+	}
+	now := d.now()
+	var removed []string
+	for _, img := range imgs {
+		switch judgeImage(used[img.Name], img.Labels[labelLastUsed], now, d.cfg.ImageGCGrace) {
+		case touchImage:
+			d.touchImage(ctx, img.Name)
+		case removeImage:
+			// The image lock keeps a start of this image from racing the delete.
+			unlock := d.images.lock(img.Name)
+			err := d.client.ImageService().Delete(ctx, img.Name, images.SynchronousDelete())
+			unlock()
+			if err != nil && !errdefs.IsNotFound(err) {
+				return removed, fmt.Errorf("remove image %s: %w", img.Name, err)
+			}
+			d.log.Info("image removed: unused for the grace period", "image", img.Name, "grace", d.cfg.ImageGCGrace)
+			removed = append(removed, img.Name)
+		}
+	}
+	return removed, nil
+}
+
+// touchImage stamps the image as used now; failures only delay collection.
+func (d *Driver) touchImage(ctx context.Context, name string) {
+	img := images.Image{Name: name, Labels: map[string]string{labelLastUsed: d.now().UTC().Format(time.RFC3339)}}
+	if _, err := d.client.ImageService().Update(ctx, img, "labels."+labelLastUsed); err != nil {
+		d.log.Debug("cannot stamp image", "image", name, "err", err)
+	}
+}
+
+func (d *Driver) gcLoop() {
+	t := time.NewTicker(d.cfg.ImageGCInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := d.CollectImages(d.ctx); err != nil && d.ctx.Err() == nil {
+			d.log.Warn("image collection failed", "err", err)
+		}
+	}
+}
