@@ -26,6 +26,16 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	if !node.Ready() {
 		return false, reasonNotReady
 	}
+	for _, a := range place {
+		if a.TaskGroup == nil {
+			continue
+		}
+		for _, d := range taskDrivers(a.TaskGroup) {
+			if !node.HasDriver(d) {
+				return false, "alloc " + a.ID + ": no driver " + d
+			}
+		}
+	}
 
 	// The occupancy of cores, GPUs and NUMA memory only matters when a
 	// new allocation takes some: applying an allocation without a

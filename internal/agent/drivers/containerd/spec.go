@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -52,21 +53,25 @@ func limitsOf(cfg *drivers.TaskConfig, noSwap bool) limits {
 		CPUs:        cfg.CPUs,
 		NUMANode:    cfg.NUMANode,
 		NoSwap:      noSwap,
-		Devices:     gpuDevices(cfg.GPUs, "/dev"),
+		Devices:     gpuDevices(cfg.GPUs, "/dev", "/proc"),
 	}
 }
 
 // gpuDevices lists the device nodes that assigned GPUs need: /dev/nvidiaN
-// for each numeric GPU id plus the driver's control nodes, those that exist
-// under devRoot.
-func gpuDevices(gpus []string, devRoot string) []string {
+// for each GPU (N is the id when it is an index, or the "Device Minor" the
+// driver reports for the GPU's UUID under procRoot/driver/nvidia/gpus) plus
+// the driver's control nodes; only those that exist under devRoot.
+func gpuDevices(gpus []string, devRoot, procRoot string) []string {
 	if len(gpus) == 0 {
 		return nil
 	}
+	minors := nvidiaMinors(procRoot)
 	var out []string
 	for _, id := range gpus {
 		if _, err := strconv.Atoi(id); err == nil {
 			out = append(out, devRoot+"/nvidia"+id)
+		} else if minor, ok := minors[id]; ok {
+			out = append(out, devRoot+"/nvidia"+minor)
 		}
 	}
 	out = append(out, devRoot+"/nvidiactl", devRoot+"/nvidia-uvm", devRoot+"/nvidia-uvm-tools")
@@ -77,6 +82,37 @@ func gpuDevices(gpus []string, devRoot string) []string {
 		}
 	}
 	return present
+}
+
+// nvidiaMinors maps GPU UUIDs to device minors from the NVIDIA driver's
+// procRoot/driver/nvidia/gpus/<bus id>/information files, which hold lines
+// like "GPU UUID: GPU-5f1c…" and "Device Minor: 0".
+func nvidiaMinors(procRoot string) map[string]string {
+	files, _ := filepath.Glob(filepath.Join(procRoot, "driver", "nvidia", "gpus", "*", "information"))
+	out := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var uuid, minor string
+		for _, line := range strings.Split(string(data), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			switch strings.TrimSpace(k) {
+			case "GPU UUID":
+				uuid = strings.TrimSpace(v)
+			case "Device Minor":
+				minor = strings.TrimSpace(v)
+			}
+		}
+		if uuid != "" && minor != "" {
+			out[uuid] = minor
+		}
+	}
+	return out
 }
 
 // applyLimits writes l into the spec's Linux resources. It is pure: the

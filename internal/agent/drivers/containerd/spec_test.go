@@ -3,6 +3,7 @@ package containerd
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,18 +91,22 @@ func TestContainerID(t *testing.T) {
 }
 
 func TestGPUDevicesOnlyThoseThatExist(t *testing.T) {
-	dev := t.TempDir()
-	for _, n := range []string{"nvidia0", "nvidia1", "nvidiactl"} {
+	dev, proc := t.TempDir(), t.TempDir()
+	for _, n := range []string{"nvidia0", "nvidia1", "nvidia3", "nvidiactl"} {
 		if err := writeEmpty(dev + "/" + n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := gpuDevices([]string{"1", "GPU-uuid", "7"}, dev)
-	want := []string{dev + "/nvidia1", dev + "/nvidiactl"}
+	info := filepath.Join(proc, "driver", "nvidia", "gpus", "0000:07:00.0")
+	os.MkdirAll(info, 0o755)
+	os.WriteFile(filepath.Join(info, "information"), []byte("Model: \t\t NVIDIA A100\nGPU UUID: \t GPU-5f1c\nDevice Minor: \t 3\n"), 0o644)
+
+	got := gpuDevices([]string{"1", "GPU-5f1c", "GPU-unknown", "7"}, dev, proc)
+	want := []string{dev + "/nvidia1", dev + "/nvidia3", dev + "/nvidiactl"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("gpuDevices = %q, want %q", got, want)
 	}
-	if gpuDevices(nil, dev) != nil {
+	if gpuDevices(nil, dev, proc) != nil {
 		t.Fatal("no GPUs assigned must give no devices")
 	}
 }
