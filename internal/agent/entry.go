@@ -16,3 +16,7 @@ func ExecMain(args []string) int { return exec.ExecMain(args) }
 // ContainerdLogMain is the body of `strata __containerd-log <taskdir>`, the
 // logging process containerd's shim starts for a container task.
 func ContainerdLogMain(args []string) int { return containerd.LogMain(args) }
+
+// TaskMain is the body of `strata __task`, the task's last stage before
+// its command (it reads its spec from a pipe, not from args).
+func TaskMain(args []string) int { return exec.TaskMain(args) }
