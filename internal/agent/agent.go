@@ -161,11 +161,12 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 func (a *Agent) addContainerd() {
 	d, err := containerd.New(containerd.Config{
 		Socket: a.cfg.ContainerdSocket, Namespace: a.cfg.ContainerdNamespace,
-		LogCommand:   []string{a.cfg.ShimCommand[0], "__containerd-log"},
-		CgroupRoot:   a.cfg.CgroupRoot,
-		CgroupParent: a.cfg.CgroupParent,
-		ImageGCGrace: a.cfg.ImageGCGrace,
-		Logger:       a.log,
+		LogCommand:     []string{a.cfg.ShimCommand[0], "__containerd-log"},
+		CgroupRoot:     a.cfg.CgroupRoot,
+		CgroupParent:   a.cfg.CgroupParent,
+		ImageGCGrace:   a.cfg.ImageGCGrace,
+		AllowRootTasks: a.cfg.AllowRootTasks,
+		Logger:         a.log,
 	})
 	if err != nil {
 		a.log.Warn("containerd driver unavailable", "err", err)

@@ -49,8 +49,12 @@ type Config struct {
 	ImageGCGrace, ImageGCInterval time.Duration
 	// ProgressInterval is how often pull progress is read (default 500ms).
 	ProgressInterval time.Duration
-	Logger           *slog.Logger
-	Now              func() time.Time // default time.Now
+	// AllowRootTasks lets a container run as uid 0, as the exec driver's
+	// setting of the same name; otherwise the task or its image must name
+	// another user.
+	AllowRootTasks bool
+	Logger         *slog.Logger
+	Now            func() time.Time // default time.Now
 }
 
 // Driver runs tasks as containers of a containerd daemon.
@@ -191,6 +195,9 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if cfg.Task.Image == "" {
 		return nil, fmt.Errorf("start %s: task has no image", cfg.ID)
 	}
+	if err := checkSecrets(cfg.Task); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
 	ctx = namespaces.WithNamespace(ctx, d.cfg.Namespace)
 	progress := cfg.Progress
 	if progress == nil {
@@ -215,10 +222,13 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		client.WithImage(img),
 		client.WithSnapshotter(d.cfg.Snapshotter),
 		client.WithNewSnapshot(id, img),
-		client.WithNewSpec(specOpts(cfg, img, rel, lim)...),
+		client.WithNewSpec(specOpts(cfg, img, rel, lim, d.cfg.AllowRootTasks)...),
 		client.WithContainerLabels(map[string]string{"strata.dev/task": cfg.ID, "strata.dev/alloc": cfg.AllocID}),
 	)
 	if err != nil {
+		// The snapshot is made before the spec, whose user lookup reads
+		// the image's /etc/passwd from it: a refused spec leaves it.
+		d.client.SnapshotService(d.cfg.Snapshotter).Remove(ctx, id)
 		return nil, fmt.Errorf("start %s: create container: %w", cfg.ID, err)
 	}
 	d.touchImage(ctx, img.Name())

@@ -36,6 +36,7 @@ type env struct {
 	ns     string
 	parent string
 	clock  *fakeClock
+	noRoot bool // drivers refuse uid 0
 }
 
 type fakeClock struct {
@@ -76,7 +77,7 @@ func (e *env) driver() *Driver {
 	}
 	d, err := New(Config{Socket: e.socket, Namespace: e.ns, CgroupParent: e.parent,
 		LogCommand: []string{self, "__containerd-log"}, ImageGCInterval: -1, ImageGCGrace: time.Hour,
-		ProgressInterval: 20 * time.Millisecond, Now: e.clock.Now})
+		ProgressInterval: 20 * time.Millisecond, Now: e.clock.Now, AllowRootTasks: !e.noRoot})
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}

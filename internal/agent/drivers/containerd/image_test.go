@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/core/snapshots"
-	"github.com/containerd/containerd/v2/defaults"
 	"github.com/containerd/errdefs"
 
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
@@ -125,9 +124,7 @@ func TestImageCollectorRemovesUnusedImagesAfterGrace(t *testing.T) {
 	}
 	// The snapshots of its layers went with it (containerd's GC, run
 	// synchronously by the delete).
-	var snaps int
-	d.client.SnapshotService(defaults.DefaultSnapshotter).Walk(ctx, func(context.Context, snapshots.Info) error { snaps++; return nil })
-	if snaps != 0 {
+	if snaps := countSnapshots(t, d, false); snaps != 0 {
 		t.Fatalf("%d snapshots left after the image was collected", snaps)
 	}
 
@@ -176,4 +173,21 @@ func TestPullProgressLine(t *testing.T) {
 	if got, want := p.String(), "pulling image r:1: 1/2 layers, 3.5MiB/4.0MiB"; got != want {
 		t.Fatalf("String() = %q, want %q", got, want)
 	}
+}
+
+// countSnapshots counts the snapshots in the driver's namespace: all of
+// them, or with activeOnly the containers' writable ones (not image layers).
+func countSnapshots(t *testing.T, d *Driver, activeOnly bool) int {
+	t.Helper()
+	n := 0
+	err := d.client.SnapshotService(d.cfg.Snapshotter).Walk(d.namespaced(context.Background()), func(_ context.Context, info snapshots.Info) error {
+		if !activeOnly || info.Kind == snapshots.KindActive {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 )
@@ -161,26 +163,76 @@ func applyLimits(s *specs.Spec, l limits) {
 // namespace) into the task's: the image's entrypoint unless the task names
 // a command, its environment, the host's network (as an exec task has),
 // the cgroup under the agent's parent, and the limits.
-func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits) []oci.SpecOpts {
+func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits, allowRoot bool) []oci.SpecOpts {
 	opts := []oci.SpecOpts{oci.WithImageConfig(img)}
 	if len(cfg.Task.Command) > 0 {
 		opts = append(opts, oci.WithProcessArgs(cfg.Task.Command...))
 	}
-	opts = append(opts, oci.WithEnv(envList(cfg.Env)))
+	if cfg.Task.User != "" {
+		opts = append(opts, oci.WithUser(cfg.Task.User))
+	}
+	opts = append(opts, oci.WithEnv(envList(taskEnv(cfg))))
 	if cfg.Task.WorkDir != "" {
 		opts = append(opts, oci.WithProcessCwd(cfg.Task.WorkDir))
 	}
-	opts = append(opts,
-		oci.WithHostNamespace(specs.NetworkNamespace),
-		oci.WithHostHostsFile,
-		oci.WithHostResolvconf,
-		oci.WithCgroup("/"+cgroupRel),
-		withLimits(l),
-	)
+	if cfg.Task.Network != "isolated" {
+		// The host's network, as an exec task has it; "isolated" keeps
+		// containerd's default, a namespace of its own with loopback.
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
+	}
+	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l))
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
-	return opts
+	return append(opts, withRootPolicy(cfg.Task.User, allowRoot))
+}
+
+// ErrRootNotAllowed is wrapped by StartTask when the container would run
+// as uid 0 (its image's user or the task's) on a node that does not allow
+// root tasks; the task names another user, or the node allows root.
+var ErrRootNotAllowed = errors.New("root tasks are not allowed on this node (--allow-root-tasks)")
+
+// withRootPolicy runs last: it refuses a spec whose process is uid 0
+// unless the node allows root tasks, the rule exec tasks follow.
+func withRootPolicy(user string, allowRoot bool) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Process != nil && s.Process.User.UID == 0 && !allowRoot {
+			if user == "" {
+				user = "the image's user"
+			}
+			return fmt.Errorf("task user %q is uid 0: %w", user, ErrRootNotAllowed)
+		}
+		return nil
+	}
+}
+
+// taskEnv is the task's environment plus its secrets that are delivered
+// as variables.
+func taskEnv(cfg *drivers.TaskConfig) map[string]string {
+	env := make(map[string]string, len(cfg.Env)+len(cfg.Task.Secrets))
+	for k, v := range cfg.Env {
+		env[k] = v
+	}
+	for _, sec := range cfg.Task.Secrets {
+		if sec.Env != "" {
+			env[sec.Env] = sec.Value
+		}
+	}
+	return env
+}
+
+// ErrFileSecrets is wrapped by StartTask for a task with secrets delivered
+// as files: the exec driver puts them on a tmpfs only the task can read,
+// which this driver does not do yet (deliver them with env instead).
+var ErrFileSecrets = errors.New("the containerd driver delivers secrets only as environment variables (secrets[].env)")
+
+func checkSecrets(t *api.Task) error {
+	for i, sec := range t.Secrets {
+		if sec.Env == "" {
+			return fmt.Errorf("secrets[%d] %q: %w", i, sec.Name, ErrFileSecrets)
+		}
+	}
+	return nil
 }
 
 func withLimits(l limits) oci.SpecOpts {
