@@ -101,3 +101,44 @@ func Push(t testing.TB, socket, archive, ref string) {
 		t.Fatalf("push %s: %v", ref, err)
 	}
 }
+
+// Load imports the OCI archive into namespace ns of the daemon at socket
+// under name, as an operator's `ctr -n NS images import --index-name NAME`
+// would preload a node: the driver then finds the image and pulls nothing.
+func Load(t testing.TB, socket, ns, archive, name string) {
+	t.Helper()
+	c, err := client.New(socket, client.WithDefaultNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(namespaces.WithNamespace(context.Background(), ns), time.Minute)
+	defer cancel()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := c.Import(ctx, f, client.WithIndexName(name), client.WithImageRefTranslator(func(string) string { return "" })); err != nil {
+		t.Fatalf("import %s as %s: %v", archive, name, err)
+	}
+}
+
+// Containers lists the ids of the containers in namespace ns.
+func Containers(t testing.TB, socket, ns string) []string {
+	t.Helper()
+	c, err := client.New(socket, client.WithDefaultNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctrs, err := c.Containers(namespaces.WithNamespace(context.Background(), ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ctr := range ctrs {
+		ids = append(ids, ctr.ID())
+	}
+	return ids
+}
