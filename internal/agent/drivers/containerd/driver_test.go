@@ -88,7 +88,7 @@ func (e *env) driver() *Driver {
 // taskBuilder makes the TaskConfig of one containerd task.
 type taskBuilder struct{ cfg drivers.TaskConfig }
 
-func newTask(t *testing.T, image string, cmd ...string) *taskBuilder {
+func newTask(t testing.TB, image string, cmd ...string) *taskBuilder {
 	alloc := fmt.Sprintf("ctrtest-%d", time.Now().UnixNano())
 	dir := filepath.Join(t.TempDir(), "main")
 	os.MkdirAll(dir, 0o755)
