@@ -89,9 +89,10 @@ func validateNode(n *api.Node) error {
 	validateGPUs(&f, n.GPUs, c.GPUs)
 	if len(n.Drivers) > maxNodeDrivers {
 		f.add("drivers", "%d drivers, more than %d", len(n.Drivers), maxNodeDrivers)
-	}
-	for i, d := range n.Drivers {
-		f.check(fieldpath.Index("drivers", i), spec.CheckID(d))
+	} else {
+		for i, d := range n.Drivers {
+			f.check(fieldpath.Index("drivers", i), spec.CheckID(d))
+		}
 	}
 	if len(n.AgentNotices) > maxAgentNotices {
 		f.add("agentNotices", "%d notices, more than %d", len(n.AgentNotices), maxAgentNotices)
