@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,5 +92,34 @@ func TestSecretsAsEnvironmentOnly(t *testing.T) {
 	defer cancel()
 	if _, err := d.StartTask(ctx, b.build()); !errors.Is(err, ErrFileSecrets) || !strings.Contains(err.Error(), `secrets[0] "cert.pem"`) {
 		t.Fatalf("StartTask with a file secret = %v, want ErrFileSecrets naming it", err)
+	}
+}
+
+// TestTaskDirectoryIsMountedAtLocal: the task's own directory, owned by its
+// user, is the container's /local and $STRATA_TASK_DIR; the logs beside it
+// stay out of reach.
+func TestTaskDirectoryIsMountedAtLocal(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `echo "dir=$STRATA_TASK_DIR"; echo kept > /local/out; ls /local`)
+	b.cfg.Task.User = "65534:65534"
+	b.cfg.Env["STRATA_TASK_DIR"] = "/host/path/the/agent/set"
+	cfg := b.build()
+	start(t, d, cfg)
+	if res := wait(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result %+v; stderr %q", res, readLog(t, cfg.TaskDir, "stderr"))
+	}
+	eventually(t, "stdout", func() bool { return readLog(t, cfg.TaskDir, "stdout") == "dir=/local\nout\n" })
+	data, err := os.ReadFile(filepath.Join(cfg.TaskDir, "local", "out"))
+	if err != nil || string(data) != "kept\n" {
+		t.Fatalf("host side of /local/out: %q %v", data, err)
+	}
+	fi, err := os.Stat(filepath.Join(cfg.TaskDir, "local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("task dir owned by %d mode %v, want 65534 and 0700", st.Uid, fi.Mode().Perm())
 	}
 }

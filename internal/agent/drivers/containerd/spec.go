@@ -184,7 +184,50 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
-	return append(opts, withRootPolicy(cfg.Task.User, allowRoot))
+	return append(opts, withRootPolicy(cfg.Task.User, allowRoot), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)))
+}
+
+// sandboxName is the task's own directory inside its task directory, as
+// the exec driver names it; the container sees it at SandboxPath.
+const sandboxName = "local"
+
+// SandboxPath is where a container finds its task's own directory
+// ($STRATA_TASK_DIR), which outlives the container (restarts keep it).
+const SandboxPath = "/local"
+
+// withSandbox runs after the user is known: it makes the task's directory
+// (0700, owned by the container's user), binds it at SandboxPath and
+// points STRATA_TASK_DIR there. The task directory itself (logs, the
+// driver's files) stays out of the container.
+func withSandbox(dir string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Process == nil {
+			return errors.New("spec has no process")
+		}
+		// Whatever an earlier run left at this name that is not a
+		// directory (a symlink to redirect the chown) is replaced.
+		if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+			os.RemoveAll(dir)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create task's directory: %w", err)
+		}
+		if err := os.Lchown(dir, int(s.Process.User.UID), int(s.Process.User.GID)); err != nil {
+			return fmt.Errorf("own task's directory: %w", err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("protect task's directory: %w", err)
+		}
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: SandboxPath, Type: "bind", Source: dir, Options: []string{"rbind", "rw"}})
+		env := s.Process.Env[:0]
+		for _, kv := range s.Process.Env {
+			if !strings.HasPrefix(kv, "STRATA_TASK_DIR=") {
+				env = append(env, kv)
+			}
+		}
+		s.Process.Env = append(env, "STRATA_TASK_DIR="+SandboxPath)
+		return nil
+	}
 }
 
 // ErrRootNotAllowed is wrapped by StartTask when the container would run
