@@ -76,7 +76,7 @@ func failNewest(t *testing.T, cl *api.Client, name string) *api.Allocation {
 // replaced three times at once and end "dead" with no reason.
 func TestRestartNeverEndsDeadWithReason(t *testing.T) {
 	c := servertest.Start(t, 1, nil)
-	cl := api.NewClient(c.Addr(0))
+	cl := c.AgentClient("n1") // node n1's agent, which also submits
 	ctx := context.Background()
 	if err := cl.RegisterNode(ctx, mockNode("n1")); err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestRestartNeverEndsDeadWithReason(t *testing.T) {
 // placed by a follow-up evaluation after the policy's delay, not at once.
 func TestRescheduleWaitsItsDelay(t *testing.T) {
 	c := servertest.Start(t, 1, func(_ int, cfg *server.Config) {})
-	cl := api.NewClient(c.Addr(0))
+	cl := c.AgentClient("n1") // node n1's agent, which also submits
 	ctx := context.Background()
 	if err := cl.RegisterNode(ctx, mockNode("n1")); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,18 @@ func register(t *testing.T, s *Server, body string) {
 
 func get(t *testing.T, s *Server, path string) string {
 	t.Helper()
-	resp, err := http.Get(s.Addr() + path)
+	return getAs(t, s, "", path)
+}
+
+// getAs is get as node (with its test secret); "" is a user.
+func getAs(t *testing.T, s *Server, node, path string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.Addr()+path, nil)
+	if node != "" {
+		req.Header.Set(api.HeaderNodeID, node)
+		req.Header.Set(api.HeaderNodeSecret, testNodeSecret(node))
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +131,7 @@ func TestSecretsReturnedByNoAPI(t *testing.T) {
 		return nil
 	})
 
-	agentView := get(t, s, "/v1/agent/nodes/node-1/allocations")
+	agentView := getAs(t, s, "node-1", "/v1/agent/nodes/node-1/allocations")
 	if !strings.Contains(agentView, envSecret) || !strings.Contains(agentView, fileSecret) || strings.Contains(agentView, `"sealed"`) {
 		t.Errorf("the agent does not get its task's secrets opened: %.600s", agentView)
 	}
