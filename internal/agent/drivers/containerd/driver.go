@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -213,10 +214,15 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err := d.removeContainer(ctx, id); err != nil {
 		return nil, fmt.Errorf("start %s: clear old container: %w", cfg.ID, err)
 	}
-	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles}); err != nil {
+	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+		return nil, fmt.Errorf("start %s: %s", cfg.ID, why)
+	}
+	os.Remove(filepath.Join(cfg.TaskDir, fencedFile))
+	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
+	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles,
+		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel}); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	lim := limitsOf(cfg, d.noSwap)
 	container, err := d.client.NewContainer(ctx, id,
 		client.WithImage(img),
@@ -342,6 +348,10 @@ func (d *Driver) finish(t *task, st client.ExitStatus) {
 			res.OOMKilled = true
 			res.MemoryMax, _ = t.group.MemoryLimit()
 		}
+	}
+	if why, ok := fencedWhy(t.handle.TaskDir); ok {
+		res.Fenced = true
+		d.log.Warn("task stopped at its lease fence", "task", t.handle.ID, "why", strings.TrimSpace(why))
 	}
 	t.result = res
 	close(t.done)

@@ -20,6 +20,10 @@ const logConfigFile = "containerd-log.json"
 type logConfig struct {
 	MaxBytes int64 `json:"maxBytes"`
 	MaxFiles int   `json:"maxFiles"`
+	// The container's cgroup, for the lease fence (fence.go).
+	CgroupVersion int    `json:"cgroupVersion"`
+	CgroupRoot    string `json:"cgroupRoot"`
+	CgroupRel     string `json:"cgroupRel"`
 }
 
 func writeLogConfig(taskDir string, c logConfig) error {
@@ -45,7 +49,8 @@ const drainGrace = 5 * time.Second
 // that it is ready. It copies both streams into the task directory's
 // rotating stdout.log and stderr.log, the files the agent serves, until
 // they end. The shim, not the agent, is its parent, so logging goes on
-// while the agent restarts.
+// while the agent restarts; for the same reason it is the one that
+// enforces a fenced task's lease (fence.go).
 func LogMain(args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: strata __containerd-log <taskdir> (started by containerd's shim)")
@@ -87,6 +92,7 @@ func LogMain(args []string) int {
 	ready.Close()
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
+	go fenceWatch(taskDir, cfg, drained)
 	select {
 	case <-drained:
 	case <-sigs:

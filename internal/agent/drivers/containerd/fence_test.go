@@ -1,0 +1,69 @@
+package containerd
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	client "github.com/containerd/containerd/v2/client"
+
+	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
+)
+
+// TestLeaseFenceHoldsWithoutTheAgent: a fenced task's container stops at
+// its fence while no driver (no agent) runs: SIGTERM at StopAt for one
+// that handles it, SIGKILL at KillAt for one that does not; the next
+// driver reports the exit as fenced.
+func TestLeaseFenceHoldsWithoutTheAgent(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	for _, c := range []struct {
+		name       string
+		cmd        []string
+		wantSignal int
+	}{
+		{"stops on SIGTERM", []string{"sh", "-c", `trap "exit 0" TERM; while true; do sleep 0.1; done`}, 0},
+		{"ignores SIGTERM, killed", []string{"sleep", "600"}, 9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first := e.driver()
+			cfg := newTask(t, ArchivePrefix+archive, c.cmd...).build()
+			now := drivers.BootClock()
+			if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now + 1500*time.Millisecond, KillAt: now + 3*time.Second, Why: "test lease lapsed"}); err != nil {
+				t.Fatal(err)
+			}
+			h := start(t, first, cfg)
+			first.Close() // the agent is gone; the fence must hold anyway
+			eventually(t, "container stopped by its fence", func() bool {
+				return taskStatus(t, e.socket, e.ns, containerID(cfg.ID)) == client.Stopped
+			})
+			if drivers.BootClock() < now+1500*time.Millisecond {
+				t.Fatal("the container stopped before its fence")
+			}
+			second := e.driver()
+			if err := second.RecoverTask(h); err != nil {
+				t.Fatal(err)
+			}
+			res := wait(t, second, cfg.ID)
+			if !res.Fenced || res.Signal != c.wantSignal {
+				t.Fatalf("result %+v, want fenced with signal %d", res, c.wantSignal)
+			}
+		})
+	}
+}
+
+func TestFenceAlreadyPastRefusesToStart(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "true").build()
+	now := drivers.BootClock()
+	drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now - time.Second, KillAt: now, Why: "no lease yet"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := d.StartTask(ctx, cfg); err == nil || !strings.Contains(err.Error(), "lease fence was reached") {
+		t.Fatalf("StartTask = %v, want a refusal naming the fence", err)
+	}
+}
