@@ -100,6 +100,23 @@ func TestMLInferenceExampleRunsInContainerd(t *testing.T) {
 		t.Fatalf("container process %d died with the agent", ts.PID)
 	}
 
+	// An image that cannot be had: the reason reaches strata status while
+	// the task retries, then the allocation's failure and the events.
+	c.mustStrata("run", "-f", c.writeSpec("badimage", badImageSpec))
+	c.eventually(30*time.Second, "the image failure in status, allocs and events", func() error {
+		allocs := c.allocs("badimage")
+		if len(allocs) != 1 || allocs[0].ClientStatus != api.AllocFailed || !strings.Contains(allocs[0].ClientReason, "image unavailable: oci-archive:/nonexistent/model.tar") {
+			return fmt.Errorf("allocs %+v", allocs)
+		}
+		if events, _, _ := c.strata("events"); !strings.Contains(events, "image unavailable") {
+			return fmt.Errorf("events:\n%s", events)
+		}
+		return nil
+	})
+	if ids := ctrtest.Containers(t, socket, ns); len(ids) != 1 {
+		t.Fatalf("containers %v: want only the example's, nothing of the failed starts", ids)
+	}
+
 	c.mustStrata("stop", "my-ml-inference")
 	c.eventually(30*time.Second, "the container removed", func() error {
 		if ids := ctrtest.Containers(t, socket, ns); len(ids) != 0 {
@@ -113,3 +130,22 @@ func TestMLInferenceExampleRunsInContainerd(t *testing.T) {
 		}
 	}
 }
+
+const badImageSpec = `
+apiVersion: strata.dev/v1
+kind: Workload
+metadata:
+  name: badimage
+spec:
+  groups:
+    - name: main
+      restartPolicy: {mode: on-failure, attempts: 1, delay: 100ms}
+      placement:
+        require:
+          - {key: node, op: "=", values: [ctr]}
+      tasks:
+        - name: model
+          driver: containerd
+          image: oci-archive:/nonexistent/model.tar
+          resources: {cpu: 100m, memory: 32Mi}
+`
