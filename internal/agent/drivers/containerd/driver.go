@@ -237,7 +237,6 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		d.client.SnapshotService(d.cfg.Snapshotter).Remove(ctx, id)
 		return nil, fmt.Errorf("start %s: create container: %w", cfg.ID, err)
 	}
-	d.touchImage(ctx, img.Name())
 	t, err := container.NewTask(ctx, cio.BinaryIO(d.cfg.LogCommand[0], map[string]string{d.cfg.LogCommand[1]: cfg.TaskDir}))
 	if err != nil {
 		d.removeContainer(ctx, id)

@@ -61,18 +61,43 @@ func (d *Driver) CollectImages(ctx context.Context) ([]string, error) {
 		case touchImage:
 			d.touchImage(ctx, img.Name)
 		case removeImage:
-			// The image lock keeps a start of this image from racing the delete.
-			unlock := d.images.lock(img.Name)
-			err := d.client.ImageService().Delete(ctx, img.Name, images.SynchronousDelete())
-			unlock()
-			if err != nil && !errdefs.IsNotFound(err) {
-				return removed, fmt.Errorf("remove image %s: %w", img.Name, err)
+			gone, err := d.removeIfStillUnused(ctx, img.Name, now)
+			if err != nil {
+				return removed, err
 			}
-			d.log.Info("image removed: unused for the grace period", "image", img.Name, "grace", d.cfg.ImageGCGrace)
-			removed = append(removed, img.Name)
+			if gone {
+				d.log.Info("image removed: unused for the grace period", "image", img.Name, "grace", d.cfg.ImageGCGrace)
+				removed = append(removed, img.Name)
+			}
 		}
 	}
 	return removed, nil
+}
+
+// removeIfStillUnused judges the image again under its lock, from a fresh
+// read of its stamp and of the containers using it, and removes it only if
+// the verdict holds: a start that got the image meanwhile (and stamped it)
+// or a container created since keeps it.
+func (d *Driver) removeIfStillUnused(ctx context.Context, name string, now time.Time) (bool, error) {
+	defer d.images.lock(name)()
+	img, err := d.client.ImageService().Get(ctx, name)
+	if errdefs.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("image %s: %w", name, err)
+	}
+	users, err := d.client.ContainerService().List(ctx, fmt.Sprintf("image==%q", name))
+	if err != nil {
+		return false, fmt.Errorf("list containers of %s: %w", name, err)
+	}
+	if judgeImage(len(users) > 0, img.Labels[labelLastUsed], now, d.cfg.ImageGCGrace) != removeImage {
+		return false, nil
+	}
+	if err := d.client.ImageService().Delete(ctx, name, images.SynchronousDelete()); err != nil && !errdefs.IsNotFound(err) {
+		return false, fmt.Errorf("remove image %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // touchImage stamps the image as used now; failures only delay collection.

@@ -85,6 +85,12 @@ func (d *Driver) ensureImage(ctx context.Context, ref string, progress func(stri
 			return nil, fmt.Errorf("%w: %s: unpack: %w", ErrBadImage, ref, err)
 		}
 	}
+	// Stamped while the image's lock is held: the collector re-reads the
+	// stamp under the same lock before it removes anything, so an image a
+	// start is about to use is never collected under it.
+	if img.Labels()[labelManaged] == "true" {
+		d.touchImage(ctx, ref)
+	}
 	return img, nil
 }
 

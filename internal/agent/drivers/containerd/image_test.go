@@ -115,6 +115,13 @@ func TestImageCollectorRemovesUnusedImagesAfterGrace(t *testing.T) {
 		t.Fatalf("collect within the grace: removed %v (%v)", removed, err)
 	}
 	e.clock.advance(time.Minute)
+	// A start that takes the image between the collector's listing and
+	// its delete stamps it under the image's lock; the re-check keeps it.
+	d.touchImage(ctx, image)
+	if gone, err := d.removeIfStillUnused(ctx, image, e.clock.Now()); gone || err != nil {
+		t.Fatalf("removeIfStillUnused after a fresh stamp = %v, %v; want kept", gone, err)
+	}
+	e.clock.advance(time.Hour)
 	removed, err := d.CollectImages(ctx)
 	if err != nil || len(removed) != 1 || removed[0] != image {
 		t.Fatalf("collect after the grace: removed %v (%v), want [%s]", removed, err, image)
