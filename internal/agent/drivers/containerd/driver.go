@@ -217,7 +217,9 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
 		return nil, fmt.Errorf("start %s: %s", cfg.ID, why)
 	}
-	os.Remove(filepath.Join(cfg.TaskDir, fencedFile))
+	for _, f := range []string{fencedFile, startedFile} {
+		os.Remove(filepath.Join(cfg.TaskDir, f))
+	}
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles,
 		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel}); err != nil {
@@ -256,6 +258,9 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err := t.Start(ctx); err != nil {
 		d.removeContainer(ctx, id)
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, startedFile), nil, 0o644); err != nil {
+		d.log.Warn("cannot mark the task started; its lease fence will only kill it", "task", cfg.ID, "err", err)
 	}
 	tr.handle = drivers.TaskHandle{
 		ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir,

@@ -27,6 +27,13 @@ const fenceTick = 50 * time.Millisecond
 // fencedFile, in the task directory, says the fence stopped the task.
 const fencedFile = "containerd-fenced"
 
+// startedFile, in the task directory, says the container's process runs:
+// the driver writes it once containerd started the task. Before that the
+// container's pid 1 is runc's init, or the command before it installed its
+// handlers, and the kernel drops a SIGTERM to a namespace's init that has
+// none; so SIGTERM waits for it, while SIGKILL at KillAt does not.
+const startedFile = "containerd-started"
+
 // fenceWatch enforces the fence until done is closed; it returns at once
 // for a task without a lease file.
 func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
@@ -52,7 +59,7 @@ func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
 				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", f.Why)
 				group.Kill(time.Second)
 				return
-			case now >= f.StopAt && !termSent:
+			case now >= f.StopAt && !termSent && exists(filepath.Join(taskDir, startedFile)):
 				markFenced(taskDir, f)
 				termSent = true
 				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", f.Why)
@@ -69,6 +76,11 @@ func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
 		case <-tick.C:
 		}
 	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func markFenced(taskDir string, f drivers.LeaseFence) {

@@ -2,6 +2,8 @@ package containerd
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,16 +32,28 @@ func TestLeaseFenceHoldsWithoutTheAgent(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			first := e.driver()
 			cfg := newTask(t, ArchivePrefix+archive, c.cmd...).build()
+			// A lease that is fine at start and lapses later: the agent
+			// writes the fence before the start and after every renewal.
 			now := drivers.BootClock()
-			if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now + 1500*time.Millisecond, KillAt: now + 3*time.Second, Why: "test lease lapsed"}); err != nil {
+			if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now + time.Hour, KillAt: now + time.Hour, Why: "lease"}); err != nil {
 				t.Fatal(err)
 			}
 			h := start(t, first, cfg)
+			now = drivers.BootClock()
+			if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now + time.Second, KillAt: now + 3*time.Second, Why: "test lease lapsed"}); err != nil {
+				t.Fatal(err)
+			}
 			first.Close() // the agent is gone; the fence must hold anyway
 			eventually(t, "container stopped by its fence", func() bool {
-				return taskStatus(t, e.socket, e.ns, containerID(cfg.ID)) == client.Stopped
+				if taskStatus(t, e.socket, e.ns, containerID(cfg.ID)) == client.Stopped {
+					return true
+				}
+				if msgs, err := os.ReadFile(filepath.Join(cfg.TaskDir, logErrFile)); err == nil && len(msgs) > 0 {
+					t.Logf("log process: %s", msgs)
+				}
+				return false
 			})
-			if drivers.BootClock() < now+1500*time.Millisecond {
+			if drivers.BootClock() < now+time.Second {
 				t.Fatal("the container stopped before its fence")
 			}
 			second := e.driver()

@@ -17,6 +17,10 @@ import (
 // logConfigFile, in the task directory, tells LogMain how to rotate.
 const logConfigFile = "containerd-log.json"
 
+// logErrFile, in the task directory, receives the log process's own
+// messages (fence actions, errors).
+const logErrFile = "containerd-log.err"
+
 type logConfig struct {
 	MaxBytes int64 `json:"maxBytes"`
 	MaxFiles int   `json:"maxFiles"`
@@ -57,6 +61,11 @@ func LogMain(args []string) int {
 		return 2
 	}
 	taskDir := args[0]
+	// The shim gives this process no stderr: its own messages go to a file
+	// beside the logs.
+	if f, err := os.OpenFile(filepath.Join(taskDir, logErrFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+		os.Stderr = f
+	}
 	var cfg logConfig
 	if data, err := os.ReadFile(filepath.Join(taskDir, logConfigFile)); err == nil {
 		json.Unmarshal(data, &cfg)
