@@ -96,7 +96,8 @@ func (g *group) pipeline() []filter {
 		on bool
 		f  filter
 	}{
-		{true, readyFilter{}},                 // down and draining nodes take nothing; one bool
+		{true, readyFilter{}},                 // down nodes take nothing; one bool
+		{true, eligibleFilter{}},              // cordoned, draining, quarantined: operator states; one string
 		{len(g.drivers) > 0, driverFilter{}},  // the tasks' drivers (containerd…): node only
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
 		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals
