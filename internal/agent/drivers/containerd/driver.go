@@ -70,9 +70,10 @@ type Driver struct {
 	ctx    context.Context // namespaced; cancelled by Close
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	tasks map[string]*task
-	wg    sync.WaitGroup
+	mu       sync.Mutex
+	tasks    map[string]*task
+	starting map[string]bool // container ids StartTask is creating
+	wg       sync.WaitGroup
 }
 
 type task struct {
@@ -153,7 +154,7 @@ func New(cfg Config) (*Driver, error) {
 		log:    cfg.Logger.With("driver", Name),
 		noSwap: swapAccounted(v, cfg.CgroupRoot),
 		ctx:    ctx, cancel: cancel,
-		tasks: map[string]*task{},
+		tasks: map[string]*task{}, starting: map[string]bool{},
 	}
 	d.log.Info("containerd driver ready", "socket", cfg.Socket, "version", ver.Version, "namespace", cfg.Namespace)
 	if cfg.ImageGCInterval > 0 {
@@ -209,6 +210,14 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	id := containerID(cfg.ID)
+	d.mu.Lock()
+	d.starting[id] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.starting, id)
+		d.mu.Unlock()
+	}()
 	// A previous attempt (or an agent that died mid-start) may have left
 	// the container behind.
 	if err := d.removeContainer(ctx, id); err != nil {

@@ -81,3 +81,37 @@ func TestFenceAlreadyPastRefusesToStart(t *testing.T) {
 		t.Fatalf("StartTask = %v, want a refusal naming the fence", err)
 	}
 }
+
+// TestSweepRemovesLeftoverContainers: containers no task of the driver
+// tracks (an agent that lost its records left them) go once they are old
+// and not running; running ones, tracked ones and young ones stay.
+func TestSweepRemovesLeftoverContainers(t *testing.T) {
+	e := newEnv(t)
+	e.clock.now = time.Now()
+	archive := ctrtest.BusyboxArchive(t)
+	first := e.driver()
+	exited := newTask(t, ArchivePrefix+archive, "true").build()
+	start(t, first, exited)
+	wait(t, first, exited.ID)
+	running := newTask(t, ArchivePrefix+archive, "sleep", "600").build()
+	start(t, first, running)
+	first.Close() // its records are lost: the next driver tracks neither
+
+	second := e.driver()
+	tracked := newTask(t, ArchivePrefix+archive, "true").build()
+	start(t, second, tracked)
+	wait(t, second, tracked.ID)
+	ctx := context.Background()
+	if removed, err := second.SweepContainers(ctx); err != nil || len(removed) != 0 {
+		t.Fatalf("sweep of young containers removed %v (%v)", removed, err)
+	}
+	e.clock.advance(leftoverAge + time.Minute)
+	removed, err := second.SweepContainers(ctx)
+	if err != nil || len(removed) != 1 || removed[0] != containerID(exited.ID) {
+		t.Fatalf("sweep removed %v (%v), want only the exited leftover %s", removed, err, containerID(exited.ID))
+	}
+	left := ctrtest.Containers(t, e.socket, e.ns)
+	if len(left) != 2 {
+		t.Fatalf("containers left %v, want the running leftover and the tracked one", left)
+	}
+}

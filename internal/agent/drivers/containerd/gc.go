@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/errdefs"
 )
@@ -108,6 +109,54 @@ func (d *Driver) touchImage(ctx context.Context, name string) {
 	}
 }
 
+// leftoverAge is how old a container the driver does not track must be
+// before the sweep removes it: older than any start in progress.
+const leftoverAge = 10 * time.Minute
+
+// SweepContainers removes the containers of the driver's namespace that no
+// task of this driver tracks and whose process is not running: what an
+// agent that lost its records (or died between a start and its record)
+// left behind, with its snapshot. A running one is left to the agent's
+// host reconciliation, which stops what the cell does not want.
+func (d *Driver) SweepContainers(ctx context.Context) ([]string, error) {
+	ctx = d.namespaced(ctx)
+	ctrs, err := d.client.Containers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	d.mu.Lock()
+	tracked := map[string]bool{}
+	for _, t := range d.tasks {
+		tracked[t.containerID] = true
+	}
+	for id := range d.starting {
+		tracked[id] = true
+	}
+	d.mu.Unlock()
+	now := d.now()
+	var removed []string
+	for _, c := range ctrs {
+		if tracked[c.ID()] {
+			continue
+		}
+		info, err := c.Info(ctx, client.WithoutRefreshedMetadata)
+		if err != nil || now.Sub(info.CreatedAt) < leftoverAge {
+			continue
+		}
+		if t, err := c.Task(ctx, nil); err == nil {
+			if st, err := t.Status(ctx); err != nil || st.Status == client.Running || st.Status == client.Paused || st.Status == client.Pausing {
+				continue
+			}
+		}
+		if err := d.removeContainer(ctx, c.ID()); err != nil {
+			return removed, fmt.Errorf("remove leftover container %s: %w", c.ID(), err)
+		}
+		d.log.Info("leftover container removed", "container", c.ID(), "task", info.Labels["strata.dev/task"])
+		removed = append(removed, c.ID())
+	}
+	return removed, nil
+}
+
 func (d *Driver) gcLoop() {
 	t := time.NewTicker(d.cfg.ImageGCInterval)
 	defer t.Stop()
@@ -116,6 +165,9 @@ func (d *Driver) gcLoop() {
 		case <-d.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if _, err := d.SweepContainers(d.ctx); err != nil && d.ctx.Err() == nil {
+			d.log.Warn("container sweep failed", "err", err)
 		}
 		if _, err := d.CollectImages(d.ctx); err != nil && d.ctx.Err() == nil {
 			d.log.Warn("image collection failed", "err", err)
