@@ -43,6 +43,11 @@ type Node struct {
 	NUMA []NUMANode `json:"numa,omitempty"`
 	GPUs []GPU      `json:"gpus,omitempty"`
 
+	// Drivers are the task drivers the node's agent offers, sorted
+	// ("containerd", "exec", "mock"). A node that reports none is taken
+	// to offer DefaultDrivers (agents from before drivers were reported).
+	Drivers []string `json:"drivers,omitempty"`
+
 	Status        string    `json:"status"`
 	StatusReason  string    `json:"statusReason,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
@@ -81,6 +86,27 @@ type GPU struct {
 	NUMA        int    `json:"numa"` // NUMA node the GPU is attached to, -1 if unknown
 }
 
+// DefaultDrivers are what a node that reports no drivers offers.
+var DefaultDrivers = []string{"exec", "mock"}
+
+// HasDriver reports whether the node offers the task driver name ("" is
+// the default driver, exec).
+func (n *Node) HasDriver(name string) bool {
+	if name == "" {
+		name = "exec"
+	}
+	drivers := n.Drivers
+	if len(drivers) == 0 {
+		drivers = DefaultDrivers
+	}
+	for _, d := range drivers {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Ready reports whether the node accepts new placements: it is alive and
 // no operator state (cordon, drain, quarantine) keeps work off it.
 func (n *Node) Ready() bool { return n.Status == NodeReady && n.Unschedulable() == "" }
@@ -102,6 +128,7 @@ func (n *Node) Copy() *Node {
 		c.NUMA[i].CPUs = append([]int(nil), n.NUMA[i].CPUs...)
 	}
 	c.GPUs = append([]GPU(nil), n.GPUs...)
+	c.Drivers = append([]string(nil), n.Drivers...)
 	c.AgentNotices = append([]string(nil), n.AgentNotices...)
 	if n.Drain != nil {
 		d := *n.Drain

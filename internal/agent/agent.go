@@ -10,12 +10,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
@@ -98,6 +100,9 @@ func New(cfg Config) (*Agent, error) {
 		a.closers = append(a.closers, execDriver)
 	}
 	a.drivers["mock"] = mock.New()
+	if cfg.ContainerdSocket != "" {
+		a.addContainerd()
+	}
 	for name, d := range cfg.Drivers {
 		a.drivers[name] = d
 	}
@@ -126,8 +131,9 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	}
 	n := &api.Node{
 		ID: a.nodeID, Name: a.cfg.Name, Status: api.NodeReady,
-		Labels: map[string]string{api.LabelNode: a.cfg.Name},
-		NUMA:   fp.NUMA, GPUs: fp.GPUs,
+		Labels:  map[string]string{api.LabelNode: a.cfg.Name},
+		Drivers: a.driverNames(),
+		NUMA:    fp.NUMA, GPUs: fp.GPUs,
 		Capacity: api.Resources{
 			CPUMilli:    int64(fp.CPUs) * 1000,
 			MemoryBytes: fp.MemoryBytes,
@@ -148,6 +154,37 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// addContainerd offers the containerd driver when its socket answers; the
+// node then advertises it, and the scheduler places image tasks here.
+func (a *Agent) addContainerd() {
+	d, err := containerd.New(containerd.Config{
+		Socket: a.cfg.ContainerdSocket, Namespace: a.cfg.ContainerdNamespace,
+		LogCommand:     []string{a.cfg.ShimCommand[0], "__containerd-log"},
+		CgroupRoot:     a.cfg.CgroupRoot,
+		CgroupParent:   a.cfg.CgroupParent,
+		ImageGCGrace:   a.cfg.ImageGCGrace,
+		AllowRootTasks: a.cfg.AllowRootTasks,
+		Logger:         a.log,
+	})
+	if err != nil {
+		a.log.Warn("containerd driver unavailable", "err", err)
+		a.driverErrs[containerd.Name] = err
+		return
+	}
+	a.drivers[containerd.Name] = d
+	a.closers = append(a.closers, d)
+}
+
+// driverNames lists the drivers the node offers, sorted.
+func (a *Agent) driverNames() []string {
+	names := make([]string, 0, len(a.drivers))
+	for name := range a.drivers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // loadNodeID reads DataDir/node-id, creating it with a new UUID once.

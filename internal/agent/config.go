@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/health"
@@ -67,6 +68,7 @@ type Driver interface {
 var (
 	_ Driver = (*exec.Driver)(nil)
 	_ Driver = (*mock.Driver)(nil)
+	_ Driver = (*containerd.Driver)(nil)
 )
 
 // Config configures an Agent. Zero values take the documented defaults.
@@ -134,11 +136,21 @@ type Config struct {
 	AllowRootTasks bool
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
-	// built in.
+	// built in; "containerd" is when ContainerdSocket answers.
 	Drivers map[string]Driver
 	// HealthProber runs health checks; nil means health.NetProber (HTTP
 	// and TCP on the node's loopback, exec as a process). Tests inject one.
 	HealthProber health.Prober
+
+	// ContainerdSocket is a containerd daemon's socket; when set and the
+	// daemon answers, the agent offers the containerd driver (OCI images).
+	ContainerdSocket string
+	// ContainerdNamespace is the containerd namespace the driver owns,
+	// default "strata".
+	ContainerdNamespace string
+	// ImageGCGrace is how long the containerd driver keeps an image no
+	// container uses (default 1h, docs/drivers.md).
+	ImageGCGrace time.Duration
 
 	Logger *slog.Logger
 }

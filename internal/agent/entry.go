@@ -1,6 +1,9 @@
 package agent
 
-import "github.com/strata-dev/strata/internal/agent/drivers/exec"
+import (
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
+)
 
 // ShimMain is the body of `strata __shim <taskdir>`; args are the arguments
 // after "__shim". It returns the process exit status.
@@ -9,6 +12,10 @@ func ShimMain(args []string) int { return exec.ShimMain(args) }
 // ExecMain is the body of `strata __exec <spec>`; args are the arguments
 // after "__exec". It returns only when the task command could not be run.
 func ExecMain(args []string) int { return exec.ExecMain(args) }
+
+// ContainerdLogMain is the body of `strata __containerd-log <taskdir>`, the
+// logging process containerd's shim starts for a container task.
+func ContainerdLogMain(args []string) int { return containerd.LogMain(args) }
 
 // TaskMain is the body of `strata __task`, the task's last stage before
 // its command (it reads its spec from a pipe, not from args).

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 			os.Exit(ExecMain(os.Args[2:]))
 		case "__task":
 			os.Exit(TaskMain(os.Args[2:]))
+		case "__containerd-log":
+			os.Exit(ContainerdLogMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

@@ -53,6 +53,15 @@ func newTaskRunner(cfg drivers.TaskConfig, driver Driver, policy api.RestartPoli
 	if rec != nil {
 		tr.state, tr.handle = rec.State, rec.Handle
 	}
+	// A slow start (an image pull) shows what it is doing as the pending
+	// task's message.
+	tr.cfg.Progress = func(msg string) {
+		tr.update(func(s *api.TaskState) {
+			if s.State == api.TaskPending {
+				s.Message = msg
+			}
+		})
+	}
 	return tr
 }
 

@@ -109,6 +109,10 @@ type agentFlags struct {
 	joinFile    string
 	tls         tlsFlags
 	http        httpLimitFlags
+
+	containerdSocket    string
+	containerdNamespace string
+	imageGCGrace        time.Duration
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
@@ -129,6 +133,9 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
+	cmd.Flags().StringVar(&f.containerdSocket, "containerd-socket", "", "a containerd daemon's socket (e.g. /run/containerd/containerd.sock): when it answers, the node offers the containerd driver and runs tasks with an image (docs/drivers.md)")
+	cmd.Flags().StringVar(&f.containerdNamespace, "containerd-namespace", "strata", "the containerd namespace this agent's containers and images live in; give agents that share a daemon different ones")
+	cmd.Flags().DurationVar(&f.imageGCGrace, "image-gc-grace", time.Hour, "remove an image this agent pulled or imported once no container has used it for this long")
 	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
@@ -163,7 +170,8 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
+		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}

@@ -51,9 +51,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err := printWorkloadStatus(g.stdout, st); err != nil {
 				return err
 			}
-			if allocs, _, err := c.Allocations(cmd.Context(), args[0], nil); err == nil {
-				printChecks(g.stdout, allocs)
+			// What starting tasks are doing (an image pull's progress) and
+			// each check's last result are the agents' news: they come with
+			// the allocations.
+			allocs, _, err := c.Allocations(cmd.Context(), args[0], nil)
+			if err != nil {
+				return failf("%v", err)
 			}
+			printStartingTasks(g.stdout, allocs)
+			printChecks(g.stdout, allocs)
 			return nil
 		},
 	}
@@ -254,19 +260,53 @@ func newNodesCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, nodes)
 			}
-			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "NUMA", "LABELS")
+			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "NUMA", "DRIVERS", "LABELS")
 			for _, n := range nodes {
 				t.row(shortID(n.ID), n.Name, n.Status, eligibilityOf(n),
 					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
 					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
 					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs),
-					numaSummary(n), formatLabels(n.Labels))
+					numaSummary(n), driversSummary(n), formatLabels(n.Labels))
 			}
 			return t.flush()
 		},
 	}
 	addOutputFlag(cmd, g)
 	return cmd
+}
+
+// driversSummary lists the node's task drivers; a node that reports none
+// offers the defaults.
+func driversSummary(n *api.Node) string {
+	if len(n.Drivers) == 0 {
+		return strings.Join(api.DefaultDrivers, ",")
+	}
+	return strings.Join(n.Drivers, ",")
+}
+
+// printStartingTasks lists the tasks of live allocations that are pending
+// with something to say: "pulling image R: 1/3 layers, 2.0MiB/7.1MiB", or
+// why the last start failed and when it is retried.
+func printStartingTasks(w io.Writer, allocs []*api.Allocation) {
+	var lines []string
+	for _, a := range allocs {
+		if a.Terminal() || a.DesiredStatus == api.DesiredStop {
+			continue
+		}
+		for name, ts := range a.TaskStates {
+			if ts.State == api.TaskPending && ts.Message != "" {
+				lines = append(lines, fmt.Sprintf("  %s %s on %s: %s", shortID(a.ID), name, a.NodeName, ts.Message))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w, "\nStarting tasks:")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
 }
 
 func numaSummary(n *api.Node) string {

@@ -29,6 +29,16 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	if r := node.Unschedulable(); r != "" {
 		return false, r // cordoned, drained or quarantined after the plan's snapshot
 	}
+	for _, a := range place {
+		if a.TaskGroup == nil {
+			continue
+		}
+		for _, d := range taskDrivers(a.TaskGroup) {
+			if !node.HasDriver(d) {
+				return false, "alloc " + a.ID + ": no driver " + d
+			}
+		}
+	}
 
 	// The occupancy of cores, GPUs and NUMA memory only matters when a
 	// new allocation takes some: applying an allocation without a

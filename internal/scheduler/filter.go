@@ -2,7 +2,10 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/strata-dev/strata/api"
 )
 
 // Rejection reasons shown to users, counted per node in GroupFailure.Reasons.
@@ -227,4 +230,42 @@ func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {
 		return reasonGPU
 	}
 	return ""
+}
+
+// driverFilter rejects nodes that do not offer a driver the group's tasks
+// need ("no driver containerd"). A node that reports no drivers offers
+// api.DefaultDrivers (exec, mock), so cells of older agents, the simulator
+// and the benchmarks place as before.
+type driverFilter struct{}
+
+func (driverFilter) name() string    { return "driver" }
+func (driverFilter) kind() stageKind { return kindStatic }
+func (driverFilter) key(g *group) string {
+	return "driver " + strings.Join(g.drivers, ",")
+}
+
+func (driverFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
+	for _, d := range g.drivers {
+		if !n.node.HasDriver(d) {
+			return "no driver " + d
+		}
+	}
+	return ""
+}
+
+// taskDrivers lists, sorted and once each, the drivers the group's tasks
+// need ("" is exec).
+func taskDrivers(tg *api.TaskGroup) []string {
+	var out []string
+	for _, t := range tg.Tasks {
+		d := t.Driver
+		if d == "" {
+			d = "exec"
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -21,6 +21,7 @@ type group struct {
 	anyModel  bool // no task restricts the GPU model
 	noModel   bool // the tasks' model lists have nothing in common
 	require   []labelRule
+	drivers   []string // the task drivers a node must offer
 	filters   []filter
 	scorers   []WeightedScorer
 	numaText  string
@@ -58,6 +59,7 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 		g.numaText = "no NUMA node with " + strconv.Itoa(g.cores) + " free cores"
 	}
 	g.req = Request{Workload: w, Group: tg, Resources: res}
+	g.drivers = taskDrivers(tg)
 	g.gpus, g.gpuMilli = int(res.GPUs), res.GPUMilli
 	g.models, g.anyModel, g.noModel = acceptableModels(tg)
 	g.modelText = "no gpu of model " + strings.Join(g.models, "|")
@@ -97,6 +99,7 @@ func (g *group) pipeline() []filter {
 		{true, newQuotaFilter()},              // the namespace's quota: one verdict per plan change, the same on every node
 		{true, readyFilter{}},                 // down nodes take nothing; one bool
 		{true, eligibleFilter{}},              // cordoned, draining, quarantined: operator states; one string
+		{len(g.drivers) > 0, driverFilter{}},  // the tasks' drivers (containerd…): node only
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
 		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals
 		{gpu, gpuModelFilter{}},               // fingerprint only, before any occupancy is loaded

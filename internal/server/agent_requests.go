@@ -58,6 +58,9 @@ func checkText(s string, max int) string {
 	return ""
 }
 
+// maxNodeDrivers bounds the task drivers one node may advertise.
+const maxNodeDrivers = 32
+
 func validateNode(n *api.Node) error {
 	var f fieldErrors
 	f.check("id", spec.CheckID(n.ID))
@@ -84,6 +87,13 @@ func validateNode(n *api.Node) error {
 	}
 	validateNUMA(&f, n.NUMA)
 	validateGPUs(&f, n.GPUs, c.GPUs)
+	if len(n.Drivers) > maxNodeDrivers {
+		f.add("drivers", "%d drivers, more than %d", len(n.Drivers), maxNodeDrivers)
+	} else {
+		for i, d := range n.Drivers {
+			f.check(fieldpath.Index("drivers", i), spec.CheckID(d))
+		}
+	}
 	if len(n.AgentNotices) > maxAgentNotices {
 		f.add("agentNotices", "%d notices, more than %d", len(n.AgentNotices), maxAgentNotices)
 	}

@@ -135,6 +135,8 @@ func TestNodeRegistrationIsValidated(t *testing.T) {
 			set("gpus", []map[string]any{{"id": "0", "numa": 0}, {"id": "0", "numa": 0}})(n)
 		}), []string{"gpus[1].id"}},
 		{"gpu numa below -1", nodeJSON(set("gpus", []map[string]any{{"id": "0", "numa": -2}})), []string{"gpus[0].numa"}},
+		{"driver name with a slash", nodeJSON(set("drivers", []string{"exec", "../containerd"})), []string{"drivers[1]"}},
+		{"too many drivers", nodeJSON(set("drivers", make([]string, 33))), []string{"drivers"}},
 		{"null", `null`, []string{""}},
 		{"trailing garbage", nodeJSON(nil) + `garbage`, []string{""}},
 		{"unknown field", nodeJSON(set("cpus", 4)), []string{"cpus"}},

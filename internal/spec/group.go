@@ -41,15 +41,11 @@ const (
 const (
 	DriverExec = "exec"
 	DriverMock = "mock"
-	// DriverContainerd runs an OCI image. It is accepted so that image-only
-	// containers are stored rather than dropped, but no agent offers it
-	// yet; such tasks carry an Unenforced notice.
+	// DriverContainerd runs an OCI image; agents started with
+	// --containerd-socket offer it, and the scheduler places such tasks
+	// only on nodes that do (docs/drivers.md).
 	DriverContainerd = "containerd"
 )
-
-// ImageOnlyNotice is the notice attached to a task that needs the
-// containerd driver.
-const ImageOnlyNotice = "image-only containers need the containerd driver; not yet enforced"
 
 func defaultRestartPolicy() api.RestartPolicy {
 	return api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: DefaultAttempts, Delay: DefaultRestartDelay, MaxDelay: DefaultMaxDelay}
@@ -288,9 +284,8 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 }
 
 // checkDriver picks the default driver and checks what each driver needs.
-// An image without a command means a container: it is kept, on the
-// containerd driver, with a notice instead of being refused or run as
-// something it is not.
+// An image without a command means a container: it runs on the
+// containerd driver, never as a host process.
 func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, command, image *yaml.Node) {
 	if !present(driver) {
 		t.Driver = DefaultDriver
@@ -317,8 +312,6 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 	case DriverContainerd:
 		if t.Image == "" {
 			d.missing(join(path, "image"), n, "required for driver containerd")
-		} else {
-			d.notice(join(path, "image"), image, t.Image, ImageOnlyNotice)
 		}
 	}
 }

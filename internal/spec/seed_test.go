@@ -45,7 +45,6 @@ func TestSeedMapping(t *testing.T) {
 	})
 	equal(t, "notices", w.Unenforced, []api.Notice{
 		{Field: "apiVersion", Value: "internal.hyperscaler.com/v1alpha1", Message: "accepted as strata.dev/v1"},
-		{Field: "spec.containers[0].image", Value: "custom-ml-image:v2.1", Message: ImageOnlyNotice},
 		{Field: "spec.placementConstraints.numaNode", Value: "preferred-node-0", Message: NotEnforced},
 		{Field: "spec.placementConstraints.networkTrafficProfile", Value: "high-bandwidth-internal-only", Message: NotEnforced},
 		{Field: "spec.schedulingPolicy.type", Value: "PredictiveMLOptimized", Message: "predictive scheduling is not implemented; scheduled with binpack"},

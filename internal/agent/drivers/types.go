@@ -29,6 +29,11 @@ type TaskConfig struct {
 
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included
+
+	// Progress, when set, hears what a start that takes a while is doing
+	// ("pulling image R: 1/3 layers, 2.0MiB/7.1MiB"); the agent shows it
+	// as the pending task's message. It must not block.
+	Progress func(message string) `json:"-"`
 }
 
 // TaskHandle is what the agent persists about a started task so that a new
