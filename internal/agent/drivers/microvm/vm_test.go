@@ -1,0 +1,222 @@
+package microvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/microvm/ocitest"
+	"github.com/strata-dev/strata/internal/agent/logs"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__microvm-shim" {
+		os.Exit(ShimMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// newVMDriver returns a driver that boots real guests, or skips the test
+// with the reason it cannot: CI installs qemu-system-x86,
+// linux-image-cloud-amd64 and busybox-static, so there it runs.
+func newVMDriver(t *testing.T) *Driver {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots micro-VMs; not in -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: Debian's guest kernels in /boot are readable by root only")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Config{ShimCommand: []string{self, "__microvm-shim"}, Poll: 20 * time.Millisecond})
+	if errors.Is(err, ErrNotAvailable) {
+		t.Skipf("cannot boot micro-VMs here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Logf("accel %s (%s)", d.Host().Accel, d.Host().AccelReason)
+	return d
+}
+
+// busyboxImage writes an image of the host's static busybox and returns
+// its oci-archive reference.
+func busyboxImage(t *testing.T, d *Driver) string {
+	t.Helper()
+	layer, err := ocitest.BusyboxLayer(d.Host().Busybox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "busybox.oci.tar")
+	img := ocitest.Image{Layers: []ocitest.Layer{layer}, Env: []string{"FROM_IMAGE=yes"}, Cmd: []string{"/bin/sh"}}
+	if err := ocitest.WriteArchive(path, img); err != nil {
+		t.Fatal(err)
+	}
+	return "oci-archive:" + path
+}
+
+func vmTask(t *testing.T, image string, res api.Resources, cmd ...string) *drivers.TaskConfig {
+	name := "vm"
+	allocID := fmt.Sprintf("vmtest-%d", time.Now().UnixNano())
+	dir := t.TempDir()
+	return &drivers.TaskConfig{
+		ID: allocID + "/" + name, AllocID: allocID, Name: name,
+		Task:    &api.Task{Name: name, Driver: Name, Image: image, Command: cmd, Resources: res},
+		Env:     map[string]string{"GREETING": "hello from the guest"},
+		TaskDir: dir, Resources: res, NUMANode: -1,
+	}
+}
+
+func readLog(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(logs.FileName(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func waitResult(t *testing.T, d *Driver, id string, limit time.Duration) *drivers.ExitResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	res, err := d.WaitTask(ctx, id)
+	if err != nil {
+		t.Fatalf("wait %s: %v", id, err)
+	}
+	return res
+}
+
+// pollLog waits until the task's console log contains want.
+func pollLog(t *testing.T, dir, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(logs.FileName(dir, "stdout")); strings.Contains(string(b), want) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("log of %s never showed %q:\n%s", dir, want, readLog(t, dir))
+}
+
+const vmLimit = 3 * time.Minute
+
+func TestMicroVMRunsCommandWithExitCode(t *testing.T) {
+	d := newVMDriver(t)
+	image := busyboxImage(t, d)
+	for _, tc := range []struct {
+		name     string
+		res      api.Resources
+		cmd      []string
+		wantCode int
+		wantOut  []string
+	}{
+		{
+			name: "output, environment and resources", res: api.Resources{CPUMilli: 1500, MemoryBytes: 160 << 20},
+			cmd:     []string{"/bin/sh", "-c", `echo "$GREETING"; echo "image env $FROM_IMAGE"; echo "cpus $(nproc)"; printf 'no newline'`},
+			wantOut: []string{"hello from the guest\n", "image env yes\n", "cpus 2\n", "no newline"},
+		},
+		{
+			name: "non-zero exit code", res: api.Resources{CPUMilli: 500, MemoryBytes: 128 << 20},
+			cmd: []string{"/bin/sh", "-c", "echo failing; exit 7"}, wantCode: 7, wantOut: []string{"failing\n"},
+		},
+		{
+			name: "missing program", res: api.Resources{CPUMilli: 500, MemoryBytes: 128 << 20},
+			cmd: []string{"/no/such/program"}, wantCode: 127, wantOut: []string{"/no/such/program"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := vmTask(t, image, tc.res, tc.cmd...)
+			h, err := d.StartTask(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := waitResult(t, d, h.ID, vmLimit)
+			out := readLog(t, cfg.TaskDir)
+			if res.ExitCode != tc.wantCode || res.Err != "" {
+				t.Fatalf("result %+v, want exit code %d; log:\n%s", res, tc.wantCode, out)
+			}
+			for _, w := range tc.wantOut {
+				if !strings.Contains(out, w) {
+					t.Errorf("log lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "STRATA-") {
+				t.Errorf("log shows the init's markers:\n%s", out)
+			}
+			var boot bootInfo
+			if ok, err := readJSON(filepath.Join(cfg.TaskDir, bootFile), &boot); !ok || err != nil {
+				t.Errorf("no boot report: %v", err)
+			} else {
+				t.Logf("boot to userspace %s (accel %s)", boot.Boot.Round(time.Millisecond), d.Host().Accel)
+			}
+			if err := d.DestroyTask(h.ID); err != nil {
+				t.Fatal(err)
+			}
+			if exists(filepath.Join(cfg.TaskDir, initrdFile)) {
+				t.Error("initramfs left behind after destroy")
+			}
+			if _, alive := procStart(h.PID); alive {
+				t.Errorf("qemu %d still runs after destroy", h.PID)
+			}
+		})
+	}
+}
+
+func TestMicroVMStop(t *testing.T) {
+	d := newVMDriver(t)
+	image := busyboxImage(t, d)
+	for _, tc := range []struct {
+		name       string
+		script     string
+		grace      time.Duration
+		wantCode   int
+		wantSignal int
+		wantOut    string
+	}{
+		{
+			name:   "graceful: the command gets SIGTERM",
+			script: `trap 'echo got TERM; exit 3' TERM; echo ready; while true; do sleep 1; done`,
+			grace:  time.Minute, wantCode: 3, wantOut: "got TERM",
+		},
+		{
+			name:   "forced after the kill timeout",
+			script: `trap '' TERM; echo ready; while true; do sleep 1; done`,
+			grace:  2 * time.Second, wantCode: 137, wantSignal: 9,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/sh", "-c", tc.script)
+			h, err := d.StartTask(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pollLog(t, cfg.TaskDir, "ready", vmLimit)
+			if err := d.StopTask(h.ID, tc.grace); err != nil {
+				t.Fatal(err)
+			}
+			res := waitResult(t, d, h.ID, time.Minute)
+			if res.ExitCode != tc.wantCode || res.Signal != tc.wantSignal {
+				t.Fatalf("result %+v, want exit code %d signal %d; log:\n%s", res, tc.wantCode, tc.wantSignal, readLog(t, cfg.TaskDir))
+			}
+			if tc.wantOut != "" && !strings.Contains(readLog(t, cfg.TaskDir), tc.wantOut) {
+				t.Errorf("log lacks %q:\n%s", tc.wantOut, readLog(t, cfg.TaskDir))
+			}
+			if err := d.DestroyTask(h.ID); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
