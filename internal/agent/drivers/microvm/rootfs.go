@@ -143,8 +143,14 @@ func (t flatTree) addLayer(layer int, hdrs []*tar.Header) {
 		default:
 			continue // PAX globals, GNU volume headers and the like carry no file
 		}
-		if old, ok := t[p]; ok && old.hdr.Typeflag == tar.TypeDir && h.Typeflag != tar.TypeDir {
+		if h.Typeflag != tar.TypeDir {
 			t.removeChildren(p) // a non-directory replaces a directory and all in it
+		}
+		// A member beneath a non-directory replaces that with a directory.
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if e, ok := t[d]; ok && e.hdr.Typeflag != tar.TypeDir {
+				delete(t, d)
+			}
 		}
 		t[p] = &fsEntry{hdr: h, layer: layer, seq: seq}
 	}
