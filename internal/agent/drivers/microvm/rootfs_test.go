@@ -172,7 +172,7 @@ func TestOpenImageRejectsBadInput(t *testing.T) {
 	ocitestEmptyTar(t, emptyTar)
 	for _, tc := range []struct {
 		name, ref, want string
-		is             error
+		is              error
 	}{
 		{name: "registry reference", ref: "docker.io/library/busybox:latest", want: "not registry references", is: ErrUnsupportedImage},
 		{name: "missing archive", ref: "oci-archive:" + filepath.Join(tmp, "nope.tar"), want: "no such file"},
