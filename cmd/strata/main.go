@@ -19,6 +19,8 @@ func main() {
 			os.Exit(agent.ShimMain(os.Args[2:]))
 		case "__exec":
 			os.Exit(agent.ExecMain(os.Args[2:]))
+		case "__task":
+			os.Exit(agent.TaskMain(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/strata-dev/strata/api"
@@ -60,7 +62,9 @@ func (p *planApplier) run(ctx context.Context) {
 			if pp.ctx.Err() != nil {
 				continue // e.g. queued in a previous leadership term
 			}
+			start := time.Now()
 			res, err := p.apply(pp)
+			p.srv.metrics.observePlan(res, err, time.Since(start))
 			pp.result <- planOutcome{res: res, err: err}
 		}
 	}
@@ -84,6 +88,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	}
 	if len(res.Rejected) == 0 {
 		cmd.Eval = pp.eval
+		cmd.Evals = append(cmd.Evals, plan.FollowUps...) // decided by the scheduler, before proposing
 	}
 	if len(cmd.Place) == 0 && len(cmd.Stop) == 0 && cmd.Eval == nil {
 		res.Index = snap.Index()

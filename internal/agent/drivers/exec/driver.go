@@ -37,6 +37,15 @@ type Config struct {
 	Poll time.Duration
 	// StartTimeout bounds how long the shim may take to report the task's pid.
 	StartTimeout time.Duration
+	// AllowRootTasks lets a task run as uid 0 (still without most
+	// capabilities, in its own namespaces, under seccomp). Off by default;
+	// the agent's --allow-root-tasks sets it. A per-namespace ACL policy
+	// is meant to narrow it further at admission.
+	AllowRootTasks bool
+	// TasksRoot is the directory holding every allocation's task
+	// directories (the agent's <data-dir>/allocs); a task sees none of it
+	// but its own directory. Default: two levels above a task's TaskDir.
+	TasksRoot string
 }
 
 // Driver runs tasks as processes confined by cgroups, each under a shim.
@@ -94,6 +103,9 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if len(cfg.Task.Command) == 0 {
 		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
 	}
+	if _, err := d.taskUser(cfg.Task); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
 	if err != nil {
@@ -122,17 +134,10 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 		}
 	}
-	s := spec{
-		Command:       cfg.Task.Command,
-		Env:           envList(cfg.Env),
-		WorkDir:       cfg.Task.WorkDir,
-		ExecCommand:   []string{d.cfg.ShimCommand[0], "__exec"},
-		ProcsFiles:    group.ProcsFiles(),
-		CgroupVersion: int(d.version),
-		CgroupRoot:    d.cfg.CgroupRoot,
-		CgroupRel:     rel,
-		LogMaxBytes:   cfg.LogMaxBytes,
-		LogMaxFiles:   cfg.LogMaxFiles,
+	s, err := d.taskSpec(cfg, group, rel)
+	if err != nil {
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()
@@ -157,7 +162,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	h.PID, h.StartedAt = info.PID, info.StartedAt
+	h.PID, h.InitPID, h.StartedAt = info.PID, info.InitPID, info.StartedAt
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
@@ -333,8 +338,10 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, 
 	}
 }
 
-// StopTask sends SIGTERM to the task's process group, waits up to timeout
-// for it to exit, then SIGKILLs everything in its cgroup. It returns once
+// StopTask sends SIGTERM to the task's init, which passes it to every
+// process of the task's pid namespace (setsid children included), waits up
+// to timeout for it to exit, then SIGKILLs the init (the kernel then kills
+// the whole namespace) and everything in its cgroup. It returns once
 // the shim has reported the exit.
 func (d *Driver) StopTask(id string, timeout time.Duration) error {
 	t, err := d.lookup(id)
@@ -346,10 +353,8 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return nil
 	default:
 	}
-	if t.handle.PID > 0 {
-		if err := syscall.Kill(-t.handle.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("stop %s: %w", id, err)
-		}
+	if err := signalTask(&t.handle, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
 	case <-t.done:
@@ -357,9 +362,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 	case <-time.After(timeout):
 	}
 	d.log.Info("task ignored SIGTERM, killing", "task", id, "grace", timeout)
-	if t.handle.PID > 0 {
-		syscall.Kill(-t.handle.PID, syscall.SIGKILL)
-	}
+	signalTask(&t.handle, syscall.SIGKILL)
 	if err := t.group.Kill(10 * time.Second); err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
@@ -405,4 +408,22 @@ func envList(env map[string]string) []string {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// signalTask signals the init of the task's pid namespace, which forwards
+// the signal to every process in it (SIGKILL ends the namespace at once).
+// A handle from before namespaces (no InitPID) gets its process group
+// signalled, as it was then.
+func signalTask(h *drivers.TaskHandle, sig syscall.Signal) error {
+	pid := h.InitPID
+	if pid <= 0 {
+		pid = -h.PID
+	}
+	if pid == 0 {
+		return nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }

@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 			os.Exit(ShimMain(os.Args[2:]))
 		case "__exec":
 			os.Exit(ExecMain(os.Args[2:]))
+		case "__task":
+			os.Exit(TaskMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
