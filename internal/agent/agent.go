@@ -98,6 +98,7 @@ func New(cfg Config) (*Agent, error) {
 		a.closers = append(a.closers, execDriver)
 	}
 	a.drivers["mock"] = mock.New()
+	a.addMicroVM()
 	for name, d := range cfg.Drivers {
 		a.drivers[name] = d
 	}
@@ -139,6 +140,7 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	for k, v := range a.cfg.Labels {
 		n.Labels[k] = v
 	}
+	a.driverLabels(n.Labels)
 	for _, o := range []struct {
 		flag int64
 		dst  *int64

@@ -132,6 +132,9 @@ type Config struct {
 	// start. A namespace's ACL policy may narrow it further.
 	AllowRootTasks bool
 
+	// MicroVM configures the micro-VM driver; Accel "off" disables it.
+	MicroVM MicroVMConfig
+
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.
 	Drivers map[string]Driver

@@ -1,6 +1,9 @@
 package agent
 
-import "github.com/strata-dev/strata/internal/agent/drivers/exec"
+import (
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
+	"github.com/strata-dev/strata/internal/agent/drivers/microvm"
+)
 
 // ShimMain is the body of `strata __shim <taskdir>`; args are the arguments
 // after "__shim". It returns the process exit status.
@@ -13,3 +16,7 @@ func ExecMain(args []string) int { return exec.ExecMain(args) }
 // TaskMain is the body of `strata __task`, the task's last stage before
 // its command (it reads its spec from a pipe, not from args).
 func TaskMain(args []string) int { return exec.TaskMain(args) }
+
+// MicroVMShimMain is the body of `strata __microvm-shim <taskdir>`, the
+// process that owns a micro-VM task's qemu.
+func MicroVMShimMain(args []string) int { return microvm.ShimMain(args) }

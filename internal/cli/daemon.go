@@ -109,6 +109,7 @@ type agentFlags struct {
 	joinFile    string
 	tls         tlsFlags
 	http        httpLimitFlags
+	microvm     microVMFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
@@ -131,6 +132,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
 	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
+	f.microvm.register(cmd)
 }
 
 // agentFile is the agent's config file; flags override it.
@@ -164,6 +166,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
 		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks}
+	microVM, microVMErr := f.microvm.config()
+	if microVMErr != nil {
+		return cfg, microVMErr
+	}
+	cfg.MicroVM = microVM
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}
