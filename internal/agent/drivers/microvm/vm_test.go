@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // newVMDriver returns a driver that boots real guests, or skips the test
 // with the reason it cannot: CI installs qemu-system-x86,
 // linux-image-cloud-amd64 and busybox-static, so there it runs.
-func newVMDriver(t *testing.T) *Driver {
+func newVMDriver(t testing.TB) *Driver {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots micro-VMs; not in -short")
@@ -52,7 +52,7 @@ func newVMDriver(t *testing.T) *Driver {
 
 // busyboxImage writes an image of the host's static busybox and returns
 // its oci-archive reference.
-func busyboxImage(t *testing.T, d *Driver) string {
+func busyboxImage(t testing.TB, d *Driver) string {
 	t.Helper()
 	layer, err := ocitest.BusyboxLayer(d.Host().Busybox)
 	if err != nil {
@@ -66,7 +66,7 @@ func busyboxImage(t *testing.T, d *Driver) string {
 	return "oci-archive:" + path
 }
 
-func vmTask(t *testing.T, image string, res api.Resources, cmd ...string) *drivers.TaskConfig {
+func vmTask(t testing.TB, image string, res api.Resources, cmd ...string) *drivers.TaskConfig {
 	name := "vm"
 	allocID := fmt.Sprintf("vmtest-%d", time.Now().UnixNano())
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func vmTask(t *testing.T, image string, res api.Resources, cmd ...string) *drive
 	}
 }
 
-func readLog(t *testing.T, dir string) string {
+func readLog(t testing.TB, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(logs.FileName(dir, "stdout"))
 	if err != nil {
@@ -99,7 +99,7 @@ func waitResult(t *testing.T, d *Driver, id string, limit time.Duration) *driver
 }
 
 // pollLog waits until the task's console log contains want.
-func pollLog(t *testing.T, dir, want string, limit time.Duration) {
+func pollLog(t testing.TB, dir, want string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
