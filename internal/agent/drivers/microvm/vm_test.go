@@ -220,3 +220,77 @@ func TestMicroVMStop(t *testing.T) {
 		})
 	}
 }
+
+// A new driver (an agent restarted) re-attaches to a running guest and
+// still gets its exit code.
+func TestMicroVMRecoveredByANewDriver(t *testing.T) {
+	first := newVMDriver(t)
+	image := busyboxImage(t, first)
+	cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/sh", "-c", "echo ready; sleep 2; exit 4")
+	h, err := first.StartTask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	second := newVMDriver(t)
+	if err := second.RecoverTask(h); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitResult(t, second, h.ID, vmLimit); res.ExitCode != 4 || res.Err != "" {
+		t.Fatalf("result %+v, want exit code 4; log:\n%s", res, readLog(t, cfg.TaskDir))
+	}
+	if err := second.DestroyTask(h.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A guest that cannot boot ends with a reason, and nothing is left.
+func TestMicroVMThatDoesNotBoot(t *testing.T) {
+	d := newVMDriver(t)
+	image := busyboxImage(t, d)
+	notAKernel := filepath.Join(t.TempDir(), "vmlinuz")
+	os.WriteFile(notAKernel, []byte("not a kernel"), 0o644)
+	for _, tc := range []struct {
+		name  string
+		tweak func(*Driver)
+		want  string
+	}{
+		{"qemu refuses the kernel", func(d *Driver) { d.host.Kernel = notAKernel }, "qemu failed before the guest reported an exit code"},
+		{"no userspace within the boot timeout", func(d *Driver) { d.cfg.BootTimeout = 50 * time.Millisecond }, "did not reach userspace within 50ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := *d.host
+			broken := &Driver{cfg: d.cfg, host: &host, log: d.log, tasks: map[string]*task{}, closed: make(chan struct{})}
+			tc.tweak(broken)
+			cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/true")
+			h, err := broken.StartTask(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := waitResult(t, broken, h.ID, time.Minute)
+			if !strings.Contains(res.Err, tc.want) {
+				t.Fatalf("result %+v, want a reason containing %q", res, tc.want)
+			}
+			t.Logf("reason: %s", res.Err)
+			if err := broken.DestroyTask(h.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, alive := procStart(h.PID); alive || exists(filepath.Join(cfg.TaskDir, initrdFile)) {
+				t.Errorf("left behind: qemu alive %v, initramfs %v", alive, exists(filepath.Join(cfg.TaskDir, initrdFile)))
+			}
+		})
+	}
+}
+
+// The probe that decides for KVM measures a real boot; under TCG here.
+func TestProbeBootMeasuresABoot(t *testing.T) {
+	d := newVMDriver(t)
+	took, err := probeBoot(context.Background(), d.host, AccelTCG, vmLimit)
+	if err != nil || took <= 0 {
+		t.Fatalf("probe: %s, %v", took, err)
+	}
+	t.Logf("TCG probe guest reached userspace in %s", took.Round(time.Millisecond))
+	if _, err := probeBoot(context.Background(), d.host, AccelTCG, time.Millisecond); err == nil {
+		t.Error("a probe with 1ms to boot succeeded")
+	}
+}
