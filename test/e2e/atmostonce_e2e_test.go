@@ -37,14 +37,23 @@ spec:
       replicas: 3
 %s      tasks:
         - name: ticker
-          command: ["/bin/bash", "-c", "trap 'exit 0' TERM; while :; do echo $EPOCHREALTIME >> %s/$STRATA_ALLOC_ID; sleep 0.05; done"]
+          command: ["/bin/bash", "-c", "trap 'exit 0' TERM; while :; do echo $EPOCHREALTIME >> $STRATA_TASK_DIR/ticks; sleep 0.05; done"]
           killTimeout: 500ms
           resources: {cpu: 50m, memory: 16Mi}
 `
 
-// ticks reads the times an allocation's task wrote.
-func ticks(t *testing.T, dir, allocID string) []float64 {
-	data, err := os.ReadFile(filepath.Join(dir, allocID))
+// ticks reads the times an allocation's task wrote. A task sees only its
+// own directory (docs/security.md, "Task isolation"), so it writes there:
+// <root>/agent-<node>/allocs/<alloc>/ticker/local/ticks.
+func ticks(t *testing.T, root, allocID string) []float64 {
+	files, err := filepath.Glob(filepath.Join(root, "agent-*", "allocs", allocID, "ticker", "local", "ticks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(files[0])
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -114,21 +123,18 @@ func partitionTrials(t *testing.T) int {
 	return trials
 }
 
-func tickerWorkloads(tickDir string) (amo, plain string) {
-	return fmt.Sprintf(tickerSpec, "amo", "      atMostOnce: true\n", tickDir),
-		fmt.Sprintf(tickerSpec, "plain", "      disconnect: {lostAfter: 1m, replace: true, reconcile: keep-replacement}\n", tickDir)
+func tickerWorkloads() (amo, plain string) {
+	return fmt.Sprintf(tickerSpec, "amo", "      atMostOnce: true\n"),
+		fmt.Sprintf(tickerSpec, "plain", "      disconnect: {lostAfter: 1m, replace: true, reconcile: keep-replacement}\n")
 }
 
 // TestPartitionAtMostOnce cuts nodes off by freezing their agent
 // (SIGSTOP): the tasks run on, only the shim can stop them.
 func TestPartitionAtMostOnce(t *testing.T) {
 	c := newCell(t, partitionTTL)
-	tickDir := filepath.Join(c.dir, "ticks")
-	if err := os.MkdirAll(tickDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tickDir := c.dir // the agents' data dirs are agent-<name> in it
 	c.startAgent("n1")
-	amo, plain := tickerWorkloads(tickDir)
+	amo, plain := tickerWorkloads()
 	c.mustStrata("run", "-f", c.writeSpec("amo", amo), "--wait", "--timeout", "60s")
 	c.mustStrata("run", "-f", c.writeSpec("plain", plain), "--wait", "--timeout", "60s")
 	c.startAgent("n2")

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,10 +48,7 @@ func TestNetPartitionAtMostOnce(t *testing.T) {
 			return fmt.Errorf("not ready")
 		})
 	}
-	tickDir := filepath.Join(n.Dir(), "ticks")
-	if err := os.MkdirAll(tickDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tickDir := n.Dir() // the agents' data dirs are agent-<name> in it
 	allocs := func(workload string) []*api.Allocation {
 		out, _, err := cl.Allocations(ctx, workload, nil)
 		if err != nil {
@@ -61,7 +57,7 @@ func TestNetPartitionAtMostOnce(t *testing.T) {
 		return out
 	}
 	startAgent("n1")
-	amo, plain := tickerWorkloads(tickDir)
+	amo, plain := tickerWorkloads()
 	for _, doc := range []string{amo, plain} {
 		if _, err := cl.RegisterWorkload(ctx, []byte(doc)); err != nil {
 			t.Fatal(err)

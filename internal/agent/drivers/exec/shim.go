@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -94,6 +92,16 @@ func runShim(taskDir string) *drivers.ExitResult {
 		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
 	}
 	defer statusR.Close()
+	if why := fenceBeforeStart(taskDir); why != "" {
+		outW.Close()
+		errW.Close()
+		devNull.Close()
+		syncW.Close()
+		statusW.Close()
+		copiers.Wait()
+		fmt.Fprintf(os.Stderr, "strata shim: %s\n", why)
+		return &drivers.ExitResult{ExitCode: -1, Err: why, Fenced: true}
+	}
 	argv := append(append([]string(nil), s.ExecCommand...), filepath.Join(taskDir, specFile))
 	cloneFlags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if s.IsolatedNetwork {
@@ -125,8 +133,12 @@ func runShim(taskDir string) *drivers.ExitResult {
 		copiers.Wait()
 		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start task: %v", err)}
 	}
+	var fenced atomic.Bool
+	running, taskDone := make(chan struct{}), make(chan struct{})
+	go fenceWatch(taskDir, pid, group, running, taskDone, &fenced)
 	// Whatever a stage wrote before failing is also on its stderr (the log).
 	io.Copy(io.Discard, syncR)
+	close(running)
 	info := runInfo{PID: taskPID(pid), InitPID: pid, StartedAt: time.Now()}
 	if info.PID == 0 {
 		info.PID = pid // the task stage failed or the task already ended
@@ -135,9 +147,6 @@ func runShim(taskDir string) *drivers.ExitResult {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}
 
-	var fenced atomic.Bool
-	taskDone := make(chan struct{})
-	go fenceWatch(taskDir, pid, group, taskDone, &fenced)
 	status := reapUntil(pid)
 	close(taskDone)
 	res := &drivers.ExitResult{Fenced: fenced.Load()}
@@ -225,20 +234,9 @@ func reapOrphans() {
 }
 
 // taskPID returns the host pid of the init's only child, the task, or 0.
-// Any thread of the init may have forked it, so every thread's children
-// list is read.
 func taskPID(initPID int) int {
-	threads, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", initPID))
-	for _, f := range threads {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(field); err == nil {
-				return pid
-			}
-		}
+	if children := procChildren(initPID); len(children) > 0 {
+		return children[0]
 	}
 	return 0
 }
