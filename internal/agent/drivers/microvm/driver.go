@@ -182,7 +182,7 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 		return nil, err
 	}
 	defer img.Close()
-	g, err := newGuestTask(cfg.Task.Command, cfg.Task.WorkDir, cfg.Env, img.config, cfg.Name, newNonce())
+	g, err := newGuestTask(cfg.Task.Command, cfg.Task.WorkDir, cfg.Env, cfg.Task.Secrets, img.config, cfg.Name, newNonce())
 	if err != nil {
 		return nil, err
 	}

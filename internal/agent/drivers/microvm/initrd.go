@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/strata-dev/strata/api"
 )
 
 // guestInit is PID 1 of every guest.
@@ -34,7 +36,14 @@ type guestTask struct {
 	WorkDir  string
 	Hostname string
 	Nonce    string
+	// Secrets are files in guestSecretsDir, readable by root only (the
+	// command runs as root in its own VM).
+	Secrets map[string]string
 }
+
+// guestSecretsDir holds a task's secret files in the guest; the command
+// finds it in $STRATA_SECRETS_DIR, as under the exec driver.
+const guestSecretsDir = "/.strata/secrets"
 
 // Console markers. The nonce is random per start, so a task's own output
 // cannot end it by accident.
@@ -45,7 +54,7 @@ func (g guestTask) stopLine() string     { return "STRATA-STOP-" + g.Nonce }
 // newGuestTask merges the task with its image's config the way container
 // runtimes do: the task's command replaces Entrypoint+Cmd, its environment
 // is laid over the image's, its working directory wins.
-func newGuestTask(command []string, workDir string, env map[string]string, img ImageConfig, hostname, nonce string) (guestTask, error) {
+func newGuestTask(command []string, workDir string, env map[string]string, secrets []*api.Secret, img ImageConfig, hostname, nonce string) (guestTask, error) {
 	argv := command
 	if len(argv) == 0 {
 		argv = append(append([]string(nil), img.Entrypoint...), img.Cmd...)
@@ -65,6 +74,19 @@ func newGuestTask(command []string, workDir string, env map[string]string, img I
 	for k, v := range env {
 		merged[k] = v
 	}
+	files := map[string]string{}
+	for _, sec := range secrets {
+		if sec.Env != "" {
+			merged[sec.Env] = sec.Value
+		} else {
+			files[sec.Name] = sec.Value
+		}
+	}
+	if len(files) > 0 {
+		merged["STRATA_SECRETS_DIR"] = guestSecretsDir
+	} else {
+		files = nil
+	}
 	envList := make([]string, 0, len(merged))
 	for k, v := range merged {
 		envList = append(envList, k+"="+v)
@@ -77,7 +99,7 @@ func newGuestTask(command []string, workDir string, env map[string]string, img I
 	if dir == "" {
 		dir = "/"
 	}
-	return guestTask{Argv: argv, Env: envList, WorkDir: dir, Hostname: hostname, Nonce: nonce}, nil
+	return guestTask{Argv: argv, Env: envList, WorkDir: dir, Hostname: hostname, Nonce: nonce, Secrets: files}, nil
 }
 
 // shellQuote quotes s for a POSIX shell: inside single quotes nothing is
@@ -132,6 +154,21 @@ func writeGuestArchive(w io.Writer, busybox []byte, g guestTask) error {
 	} {
 		if err := cw.WriteFile(cpioEntry{Name: f.name, Mode: f.mode}, f.data); err != nil {
 			return err
+		}
+	}
+	if len(g.Secrets) > 0 {
+		if err := cw.WriteHeader(&cpioEntry{Name: guestSecretsDir[1:], Mode: fs.ModeDir | 0o500}); err != nil {
+			return err
+		}
+		names := make([]string, 0, len(g.Secrets))
+		for n := range g.Secrets {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if err := cw.WriteFile(cpioEntry{Name: guestSecretsDir[1:] + "/" + n, Mode: 0o400}, []byte(g.Secrets[n])); err != nil {
+				return err
+			}
 		}
 	}
 	return cw.Close()

@@ -1,12 +1,16 @@
 package microvm
 
 import (
+	"bytes"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/strata-dev/strata/api"
 )
 
 func TestNewGuestTaskMergesImageConfig(t *testing.T) {
@@ -36,7 +40,7 @@ func TestNewGuestTaskMergesImageConfig(t *testing.T) {
 		{name: "program that env would take for a variable", command: []string{"A=b"}, err: "must not contain '='"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := newGuestTask(tc.command, tc.workDir, tc.env, tc.img, "", "")
+			got, err := newGuestTask(tc.command, tc.workDir, tc.env, nil, tc.img, "", "")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -67,4 +71,35 @@ func TestShellQuoteRoundTrips(t *testing.T) {
 			rt.Fatalf("%q came back as %q", s, out)
 		}
 	})
+}
+
+func TestGuestArchiveCarriesSecrets(t *testing.T) {
+	secrets := []*api.Secret{{Name: "token", Value: "s3cret"}, {Name: "db", Env: "DB_PASSWORD", Value: "pw"}}
+	g, err := newGuestTask([]string{"/app"}, "", nil, secrets, ImageConfig{}, "h", "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(g.Env, "DB_PASSWORD=pw") || !slices.Contains(g.Env, "STRATA_SECRETS_DIR="+guestSecretsDir) {
+		t.Errorf("env %v lacks the env secret or the secrets dir", g.Env)
+	}
+	var buf bytes.Buffer
+	if err := writeGuestArchive(&buf, []byte("busybox"), g); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]parsedEntry{}
+	for _, e := range parseCPIO(t, buf.Bytes()) {
+		got[e.Name] = e
+	}
+	if e := got[".strata/secrets/token"]; e.Data != "s3cret" || e.Mode != modeRegular|0o400 {
+		t.Errorf("secret file %+v, want s3cret, mode 0400", e)
+	}
+	if _, ok := got[".strata/secrets/db"]; ok {
+		t.Error("an env secret was also written as a file")
+	}
+	if e := got["dev/console"]; e.Mode != modeChar|0o600 || e.Major != 5 || e.Minor != 1 {
+		t.Errorf("dev/console %+v, want char 5:1", e)
+	}
+	if e := got[".strata/init"]; e.Data != string(guestInit) || e.Mode&0o111 == 0 {
+		t.Errorf("init %o, not the executable script", e.Mode)
+	}
 }

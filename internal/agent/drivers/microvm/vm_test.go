@@ -72,7 +72,8 @@ func vmTask(t testing.TB, image string, res api.Resources, cmd ...string) *drive
 	dir := t.TempDir()
 	return &drivers.TaskConfig{
 		ID: allocID + "/" + name, AllocID: allocID, Name: name,
-		Task:    &api.Task{Name: name, Driver: Name, Image: image, Command: cmd, Resources: res},
+		Task: &api.Task{Name: name, Driver: Name, Image: image, Command: cmd, Resources: res,
+			Secrets: []*api.Secret{{Name: "token", Value: "s3cret"}}},
 		Env:     map[string]string{"GREETING": "hello from the guest"},
 		TaskDir: dir, Resources: res, NUMANode: -1,
 	}
@@ -125,8 +126,8 @@ func TestMicroVMRunsCommandWithExitCode(t *testing.T) {
 	}{
 		{
 			name: "output, environment and resources", res: api.Resources{CPUMilli: 1500, MemoryBytes: 160 << 20},
-			cmd:     []string{"/bin/sh", "-c", `echo "$GREETING"; echo "image env $FROM_IMAGE"; echo "cpus $(nproc)"; printf 'no newline'`},
-			wantOut: []string{"hello from the guest\n", "image env yes\n", "cpus 2\n", "no newline"},
+			cmd:     []string{"/bin/sh", "-c", `echo "$GREETING"; echo "image env $FROM_IMAGE"; echo "cpus $(nproc)"; echo "secret $(cat $STRATA_SECRETS_DIR/token)"; printf 'no newline'`},
+			wantOut: []string{"hello from the guest\n", "image env yes\n", "cpus 2\n", "secret s3cret\n", "no newline"},
 		},
 		{
 			name: "non-zero exit code", res: api.Resources{CPUMilli: 500, MemoryBytes: 128 << 20},
