@@ -53,6 +53,9 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if len(s.QEMUArgv) == 0 {
 		return failed("micro-VM spec has no qemu command")
 	}
+	if s.BootTimeout <= 0 {
+		s.BootTimeout = 2 * time.Minute
+	}
 	stdoutLog, err := logs.NewWriter(taskDir, "stdout", s.LogMaxBytes, s.LogMaxFiles)
 	if err != nil {
 		return failed("open stdout log: %v", err)
