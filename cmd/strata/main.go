@@ -23,6 +23,8 @@ func main() {
 			os.Exit(agent.ContainerdLogMain(os.Args[2:]))
 		case "__task":
 			os.Exit(agent.TaskMain(os.Args[2:]))
+		case "__microvm-shim":
+			os.Exit(agent.MicroVMShimMain(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))

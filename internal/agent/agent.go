@@ -103,6 +103,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.ContainerdSocket != "" {
 		a.addContainerd()
 	}
+	a.addMicroVM()
 	for name, d := range cfg.Drivers {
 		a.drivers[name] = d
 	}
@@ -145,6 +146,7 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	for k, v := range a.cfg.Labels {
 		n.Labels[k] = v
 	}
+	a.driverLabels(n.Labels)
 	for _, o := range []struct {
 		flag int64
 		dst  *int64

@@ -135,6 +135,9 @@ type Config struct {
 	// start. A namespace's ACL policy may narrow it further.
 	AllowRootTasks bool
 
+	// MicroVM configures the micro-VM driver; Accel "off" disables it.
+	MicroVM MicroVMConfig
+
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in; "containerd" is when ContainerdSocket answers.
 	Drivers map[string]Driver

@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
+	"github.com/strata-dev/strata/internal/agent/drivers/microvm"
 )
 
 // ShimMain is the body of `strata __shim <taskdir>`; args are the arguments
@@ -20,3 +21,7 @@ func ContainerdLogMain(args []string) int { return containerd.LogMain(args) }
 // TaskMain is the body of `strata __task`, the task's last stage before
 // its command (it reads its spec from a pipe, not from args).
 func TaskMain(args []string) int { return exec.TaskMain(args) }
+
+// MicroVMShimMain is the body of `strata __microvm-shim <taskdir>`, the
+// process that owns a micro-VM task's qemu.
+func MicroVMShimMain(args []string) int { return microvm.ShimMain(args) }

@@ -251,6 +251,8 @@ func startAgent(t *testing.T, srv *fakeServer, dataDir string, tweak ...func(*Co
 		ShimCommand:       []string{os.Args[0], "__shim"},
 		GPUCommand:        []string{filepath.Join(t.TempDir(), "no-nvidia-smi")},
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// No KVM probe boots in every agent test; microvm_test.go turns it on.
+		MicroVM: MicroVMConfig{Accel: MicroVMOff},
 	}
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("test", t.Name())

@@ -113,6 +113,7 @@ type agentFlags struct {
 	containerdSocket    string
 	containerdNamespace string
 	imageGCGrace        time.Duration
+	microvm             microVMFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
@@ -138,6 +139,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().DurationVar(&f.imageGCGrace, "image-gc-grace", time.Hour, "remove an image this agent pulled or imported once no container has used it for this long")
 	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
+	f.microvm.register(cmd)
 }
 
 // agentFile is the agent's config file; flags override it.
@@ -172,6 +174,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
 		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace}
+	microVM, microVMErr := f.microvm.config()
+	if microVMErr != nil {
+		return cfg, microVMErr
+	}
+	cfg.MicroVM = microVM
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}

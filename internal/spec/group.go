@@ -205,10 +205,10 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			driver = v
 			if s, ok := d.str(p, v); ok {
 				switch s {
-				case DriverExec, DriverMock, DriverContainerd:
+				case DriverExec, DriverMock, DriverContainerd, DriverMicroVM:
 					t.Driver = s
 				default:
-					d.fail(p, v, "unknown driver %q (want %s, %s or %s)", s, DriverExec, DriverMock, DriverContainerd)
+					d.fail(p, v, "unknown driver %q (want %s, %s, %s or %s)", s, DriverExec, DriverMock, DriverContainerd, DriverMicroVM)
 				}
 			}
 		case "command":
@@ -278,6 +278,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 	}
 	d.checkDriver(path, n, t, driver, command, image)
 	d.checkIsolatedChecks(path, n, t)
+	d.checkMicroVM(path, n, t, image, res)
 	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t

@@ -1,5 +1,5 @@
 // Package drivers holds the plain data that the agent's task runners and the
-// task drivers (exec, mock) exchange: what to start (TaskConfig), what must be
+// task drivers (exec, microvm, mock) exchange: what to start (TaskConfig), what must be
 // persisted to find a running task again after an agent restart (TaskHandle),
 // and how a task ended (ExitResult).
 //
