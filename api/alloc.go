@@ -48,6 +48,8 @@ type Allocation struct {
 
 	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
 	PreemptedBy   string    `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
+	// Migration is the checkpoint or move in flight, or the last one.
+	Migration *Migration `json:"migration,omitempty"`
 	CreateTime    time.Time `json:"createTime"`
 	CreateIndex   uint64    `json:"createIndex"`
 	ModifyIndex   uint64    `json:"modifyIndex"`
@@ -95,6 +97,16 @@ func (a *Allocation) Copy() *Allocation {
 	c := *a
 	c.Assignment.CPUs = append([]int(nil), a.Assignment.CPUs...)
 	c.Assignment.GPUs = append([]string(nil), a.Assignment.GPUs...)
+	if a.Migration != nil {
+		m := *a.Migration
+		m.TargetAssignment.CPUs = append([]int(nil), a.Migration.TargetAssignment.CPUs...)
+		m.TargetAssignment.GPUs = append([]string(nil), a.Migration.TargetAssignment.GPUs...)
+		if a.Migration.Report != nil {
+			r := *a.Migration.Report
+			m.Report = &r
+		}
+		c.Migration = &m
+	}
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {

@@ -40,6 +40,10 @@ type Node struct {
 	NUMA []NUMANode `json:"numa,omitempty"`
 	GPUs []GPU      `json:"gpus,omitempty"`
 
+	// Checkpoint says whether the node can checkpoint and restore tasks
+	// (CRIU found and working); nil from agents that do not say.
+	Checkpoint *NodeCheckpoint `json:"checkpoint,omitempty"`
+
 	Status        string    `json:"status"`
 	StatusReason  string    `json:"statusReason,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
@@ -89,5 +93,9 @@ func (n *Node) Copy() *Node {
 	}
 	c.GPUs = append([]GPU(nil), n.GPUs...)
 	c.AgentNotices = append([]string(nil), n.AgentNotices...)
+	if n.Checkpoint != nil {
+		ck := *n.Checkpoint
+		c.Checkpoint = &ck
+	}
 	return &c
 }

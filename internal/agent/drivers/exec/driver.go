@@ -37,6 +37,9 @@ type Config struct {
 	Poll time.Duration
 	// StartTimeout bounds how long the shim may take to report the task's pid.
 	StartTimeout time.Duration
+	// CriuPath is a working criu binary (criu.Probe); empty: the driver
+	// cannot checkpoint or restore.
+	CriuPath string
 }
 
 // Driver runs tasks as processes confined by cgroups, each under a shim.
@@ -94,6 +97,13 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if len(cfg.Task.Command) == 0 {
 		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
 	}
+	return d.launch(ctx, cfg, cfg.Task.Command, "")
+}
+
+// launch runs command as the task cfg under a new shim: the task's own
+// command, or a criu restore that leaves the task behind and names it in
+// restorePidFile.
+func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, command []string, restorePidFile string) (*drivers.TaskHandle, error) {
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
 	if err != nil {
@@ -123,7 +133,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		}
 	}
 	s := spec{
-		Command:       cfg.Task.Command,
+		Command:       command,
 		Env:           envList(cfg.Env),
 		WorkDir:       cfg.Task.WorkDir,
 		ExecCommand:   []string{d.cfg.ShimCommand[0], "__exec"},
@@ -133,6 +143,8 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		CgroupRel:     rel,
 		LogMaxBytes:   cfg.LogMaxBytes,
 		LogMaxFiles:   cfg.LogMaxFiles,
+
+		RestorePidFile: restorePidFile,
 	}
 	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()

@@ -31,6 +31,11 @@ type spec struct {
 	CgroupRel     string   `json:"cgroupRel"`
 	LogMaxBytes   int64    `json:"logMaxBytes"`
 	LogMaxFiles   int      `json:"logMaxFiles"`
+	// RestorePidFile is set when Command restores a checkpoint (criu
+	// restore --restore-detached) instead of running the task: once it
+	// succeeds, the file names the restored task, which the shim, as
+	// subreaper, inherits and waits for.
+	RestorePidFile string `json:"restorePidFile,omitempty"`
 }
 
 // runInfo is the shim's report that the task started.

@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
@@ -105,6 +108,15 @@ func runShim(taskDir string) *drivers.ExitResult {
 	}
 	// Whatever exec wrote before failing is also on its stderr (the log).
 	io.Copy(io.Discard, syncR)
+	if s.RestorePidFile != "" {
+		restored, res := awaitRestore(pid, s.RestorePidFile)
+		if res != nil {
+			go reapOrphans()
+			copiers.Wait()
+			return res
+		}
+		pid = restored
+	}
 	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), runInfo{PID: pid, StartedAt: time.Now()}); err != nil {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}
@@ -185,4 +197,23 @@ func reapOrphans() {
 			return
 		}
 	}
+}
+
+// awaitRestore waits for `criu restore --restore-detached` (pid) to end. On
+// success criu has left the restored task behind, re-parented to the shim
+// (the subreaper), and named it in pidFile; its pid is returned. Otherwise
+// the result says why the restore failed.
+func awaitRestore(pid int, pidFile string) (int, *drivers.ExitResult) {
+	status := reapUntil(pid)
+	if status.Exited() && status.ExitStatus() == 0 {
+		data, err := os.ReadFile(pidFile)
+		if err == nil {
+			if restored, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && restored > 0 {
+				return restored, nil
+			}
+		}
+		return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore: criu named no task in %s", pidFile)}
+	}
+	why := criu.ErrorTail(filepath.Dir(pidFile), criu.RestoreLog)
+	return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore failed (criu exit status %d): %s", status.ExitStatus(), why)}
 }
