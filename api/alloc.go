@@ -46,13 +46,13 @@ type Allocation struct {
 
 	TaskStates map[string]*TaskState `json:"taskStates,omitempty"`
 
-	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
-	PreemptedBy   string    `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
+	PreviousAlloc string `json:"previousAlloc,omitempty"` // the allocation this one replaces
+	PreemptedBy   string `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
 	// Migration is the checkpoint or move in flight, or the last one.
-	Migration *Migration `json:"migration,omitempty"`
-	CreateTime    time.Time `json:"createTime"`
-	CreateIndex   uint64    `json:"createIndex"`
-	ModifyIndex   uint64    `json:"modifyIndex"`
+	Migration   *Migration `json:"migration,omitempty"`
+	CreateTime  time.Time  `json:"createTime"`
+	CreateIndex uint64     `json:"createIndex"`
+	ModifyIndex uint64     `json:"modifyIndex"`
 }
 
 // Assignment is the concrete hardware an allocation was given.

@@ -113,3 +113,7 @@ type NodeCheckpoint struct {
 	Tool      string `json:"tool,omitempty"` // e.g. "criu 4.2"
 	Reason    string `json:"reason,omitempty"`
 }
+
+// EventAllocMigration is the event type of a checkpoint or move that
+// began, committed, aborted or ended.
+const EventAllocMigration = "alloc-migration"

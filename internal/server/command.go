@@ -50,6 +50,8 @@ func (c commandType) String() string {
 		return "apply-plan-part"
 	case cmdSetCellID:
 		return "set-cell-id"
+	case cmdMigrate:
+		return "migrate"
 	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
