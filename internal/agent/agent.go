@@ -76,7 +76,9 @@ func New(cfg Config) (*Agent, error) {
 		dirtyCh:    make(chan struct{}, 1),
 		registerCh: make(chan struct{}, 1),
 	}
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log})
+	ckpt := a.probeCheckpoint()
+	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
+		CriuPath: ckpt.path})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err
@@ -91,6 +93,7 @@ func New(cfg Config) (*Agent, error) {
 	if a.node, err = a.fingerprint(); err != nil {
 		return nil, err
 	}
+	a.node.Checkpoint = ckpt.attr
 	return a, nil
 }
 

@@ -120,6 +120,15 @@ type Config struct {
 	// refused (docs/agent-safety.md).
 	JoinNewCell bool
 
+	// CriuPath is the criu binary that checkpoints and restores tasks;
+	// empty: criu on PATH; "none": the node does not checkpoint. The
+	// agent probes it at start and advertises the result
+	// (api.Node.Checkpoint).
+	CriuPath string
+	// Transport carries migration images to other agents; nil: the
+	// agents' HTTP API (HTTPImageTransport).
+	Transport ImageTransport
+
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.
 	Drivers map[string]Driver
@@ -181,6 +190,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Transport == nil {
+		c.Transport = HTTPImageTransport{}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,6 +65,20 @@ func Probe(ctx context.Context, path string) Info {
 		return info
 	}
 	info.Available = true
+	return info
+}
+
+var probed sync.Map // path -> Info
+
+// ProbeOnce is Probe, run once per path in a process: `criu check` takes
+// most of a second, and a process that starts several agents (tests) need
+// not pay it for each.
+func ProbeOnce(ctx context.Context, path string) Info {
+	if v, ok := probed.Load(path); ok {
+		return v.(Info)
+	}
+	info := Probe(ctx, path)
+	probed.Store(path, info)
 	return info
 }
 
