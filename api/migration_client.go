@@ -42,3 +42,11 @@ func (c *Client) ReportMigration(ctx context.Context, allocID string, req *Migra
 	err := c.postJSON(ctx, "/v1/agent/allocations/"+url.PathEscape(allocID)+"/migration", req, &out, true)
 	return &out, err
 }
+
+// AllocationWatch reads one allocation, as a blocking query when q sets
+// an index: it answers once the allocations changed past it.
+func (c *Client) AllocationWatch(ctx context.Context, id string, q *Query) (*Allocation, QueryMeta, error) {
+	var out Allocation
+	m, err := c.get(ctx, "/v1/allocations/"+url.PathEscape(id), q, &out)
+	return &out, m, err
+}

@@ -238,6 +238,11 @@ func (a *Agent) restore() error {
 			a.db.DeleteAlloc(rec.Alloc.ID)
 			continue
 		}
+		if a.settleMigrationAtStart(ar) {
+			a.db.DeleteAlloc(rec.Alloc.ID)
+			os.RemoveAll(ar.dir)
+			continue
+		}
 		a.mu.Lock()
 		a.allocs[ar.id()] = ar
 		a.dirty[ar.id()] = true

@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -151,7 +153,9 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeImageTar(pw, dirs)) }()
 	offer := ImageOffer{AllocID: ar.id(), MigrationID: m.ID, Token: m.Token, CheckpointBytes: rep.CheckpointBytes, CheckpointMs: rep.CheckpointMs}
-	receipt, err := a.cfg.Transport.Send(a.ctx, m.TargetAddr, offer, pr)
+	sendCtx, cancel := context.WithTimeout(a.ctx, receiveTimeout+time.Minute)
+	receipt, err := a.cfg.Transport.Send(sendCtx, m.TargetAddr, offer, pr)
+	cancel()
 	pr.Close()
 	outcome, reason := "", ""
 	if err != nil {
@@ -279,4 +283,39 @@ func (a *Agent) forgetMoved(ar *allocRunner) {
 		delete(a.lastSent, id)
 	}
 	a.mu.Unlock()
+}
+
+// settleMigrationAtStart settles a move this node was the source of when
+// its previous agent process ended: the server's abort decides whether the
+// allocation moved (its record is dropped) or stays; then, if its tasks
+// were dumped, they are restored from the image when their runner finds
+// them gone. It reports whether the record should be dropped.
+func (a *Agent) settleMigrationAtStart(ar *allocRunner) (drop bool) {
+	m := ar.allocation().Migration
+	if !m.Active() || m.Kind != api.MigrationMove || m.SourceNode != a.nodeID {
+		return false
+	}
+	resp, err := a.report(ar.id(), &api.MigrationOutcomeRequest{MigrationID: m.ID, Op: api.MigrationOpAbort,
+		Reason: "the source agent restarted during the migration"})
+	if err != nil {
+		a.log.Error("cannot settle the migration left by the previous agent; its tasks are left as they are", "alloc", ar.id(), "migration", m.ID, "err", err)
+		return false
+	}
+	if resp.Outcome == api.MigrationCommitted {
+		a.log.Info("allocation moved while the agent was down", "alloc", ar.id(), "migration", m.ID)
+		return true
+	}
+	for _, tr := range ar.tasks {
+		dir := filepath.Join(tr.cfg.TaskDir, "migrate-"+m.ID)
+		tr.mu.Lock()
+		h := tr.handle
+		tr.mu.Unlock()
+		if h != nil && h.PID > 0 && syscall.Kill(h.PID, 0) == nil {
+			continue // never dumped (or dumped leaving it running): it runs on
+		}
+		if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err == nil {
+			tr.hold(m.ID).decide(holdRestore, dir)
+		}
+	}
+	return false
 }

@@ -88,6 +88,7 @@ type agentFlags struct {
 	diskTotal   string
 	bandwidth   string
 	joinNewCell bool
+	criuPath    string
 	http        httpLimitFlags
 }
 
@@ -105,6 +106,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
+	cmd.Flags().StringVar(&f.criuPath, "criu-path", "", "criu binary (CRIU >= 4.1) that checkpoints and migrates tasks (default: criu on PATH; none: this node does not checkpoint); strata nodes shows whether it works")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -136,7 +138,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, CriuPath: f.criuPath}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}

@@ -127,6 +127,7 @@ fails over between them.`,
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
+		newAllocCmd(g),
 	)
 	return root
 }
