@@ -43,6 +43,10 @@ type Allocation struct {
 	DesiredReason string `json:"desiredReason,omitempty"`
 	ClientStatus  string `json:"clientStatus"`
 	ClientReason  string `json:"clientReason,omitempty"`
+	// ClientStatusTime is when the client status last changed, by the
+	// server's clock (stamped before proposing): reschedule delays count
+	// from a failure's time.
+	ClientStatusTime time.Time `json:"clientStatusTime,omitempty"`
 
 	TaskStates map[string]*TaskState `json:"taskStates,omitempty"`
 

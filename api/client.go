@@ -229,18 +229,14 @@ func (c *Client) RegisterNodeMeta(ctx context.Context, n *Node) (QueryMeta, erro
 
 // Heartbeat tells the server the node is alive (agent API).
 func (c *Client) Heartbeat(ctx context.Context, nodeID string) error {
-	_, err := c.HeartbeatMeta(ctx, nodeID)
+	_, _, err := c.NodeHeartbeatMeta(ctx, nodeID)
 	return err
 }
 
 // HeartbeatMeta is Heartbeat that also returns what the answer says about
 // the cell.
 func (c *Client) HeartbeatMeta(ctx context.Context, nodeID string) (QueryMeta, error) {
-	m, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/agent/nodes/" + url.PathEscape(nodeID) + "/heartbeat", idempotent: true}, nil)
-	var e *Error
-	if errors.As(err, &e) && e.Code == "node-unknown" {
-		return m, fmt.Errorf("%w: %s", ErrNodeUnknown, e.Message)
-	}
+	_, m, err := c.NodeHeartbeatMeta(ctx, nodeID)
 	return m, err
 }
 

@@ -19,6 +19,8 @@ const (
 	TriggerAllocFailed      = "alloc-failed"
 	TriggerCapacityChange   = "capacity-change"
 	TriggerPreemption       = "preemption"
+	TriggerFollowUp         = "follow-up"      // a delayed evaluation the scheduler asked for
+	TriggerNodeReconnect    = "node-reconnect" // a down node heartbeats again
 )
 
 // Evaluation is a request to reconcile one workload with the cell.
@@ -39,6 +41,11 @@ type Evaluation struct {
 	// evaluation (newest last, at most MaxEvalAttempts), so that any plan it
 	// committed can be replayed exactly.
 	Attempts []ScheduleAttempt `json:"attempts,omitempty"`
+
+	// WaitUntil, when set, holds the evaluation back until that time: a
+	// follow-up the scheduler asked for (a delayed replacement, the end of
+	// an unknown allocation's grace). Decided before it is proposed.
+	WaitUntil time.Time `json:"waitUntil,omitempty"`
 
 	CreateTime  time.Time `json:"createTime"`
 	CreateIndex uint64    `json:"createIndex"`
@@ -91,6 +98,10 @@ type Plan struct {
 	// Explanations say, per group the plan places replicas of, what the
 	// scheduler saw: filter counts and the chosen node's score components.
 	Explanations []Explanation `json:"explanations,omitempty"`
+	// FollowUps are evaluations of this workload to run later (WaitUntil):
+	// delayed replacements, unknown allocations whose grace ends. The plan
+	// applier commits them with the plan.
+	FollowUps []*Evaluation `json:"followUps,omitempty"`
 }
 
 // Explanation says how one evaluation placed one group.

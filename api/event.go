@@ -21,7 +21,9 @@ const (
 	// EventNodeAgent is something a node's agent reported about itself:
 	// desired state it refused (another cell, a server behind), processes
 	// it adopted or stopped at start.
-	EventNodeAgent = "node-agent"
+	EventNodeAgent      = "node-agent"
+	EventNotRescheduled = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
+	EventFollowUp       = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.

@@ -47,6 +47,10 @@ type Node struct {
 	Status        string    `json:"status"`
 	StatusReason  string    `json:"statusReason,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
+	// LeaseTTL is the lease the node's last heartbeat renewed; with
+	// LastHeartbeat it says when the agent's lease surely ended (set when
+	// the node is marked down).
+	LeaseTTL time.Duration `json:"leaseTtl,omitempty"`
 
 	CreateIndex uint64 `json:"createIndex"`
 	ModifyIndex uint64 `json:"modifyIndex"`

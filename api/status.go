@@ -16,6 +16,9 @@ type WorkloadStatus struct {
 	Groups   []GroupStatus `json:"groups"`
 	// LatestEval is the newest evaluation of the workload.
 	LatestEval *Evaluation `json:"latestEval,omitempty"`
+	// NextEval is the earliest follow-up evaluation waiting for its time
+	// (a delayed replacement, the end of an unknown allocation's grace).
+	NextEval   *Evaluation `json:"nextEval,omitempty"`
 	Unenforced []Notice    `json:"unenforced,omitempty"`
 }
 
@@ -30,6 +33,11 @@ type GroupStatus struct {
 	Lost     int    `json:"lost"`
 	// Preempted counts allocations evicted by higher-priority work.
 	Preempted int `json:"preempted"`
+	// Dead counts replicas that failed and will not be replaced, and
+	// DeadReason says why (the reschedule policy's verdict, e.g.
+	// "reschedule attempts exhausted: 3 in 1h"). They count in Failed too.
+	Dead       int    `json:"dead,omitempty"`
+	DeadReason string `json:"deadReason,omitempty"`
 	// Failure says why instances are not placed, when some are not.
 	Failure *GroupFailure `json:"failure,omitempty"`
 	// Explanation is what the newest evaluation that tried to place some

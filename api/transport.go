@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,23 +61,82 @@ type Client struct {
 	// through within a deadline (an agent's heartbeats within the TTL)
 	// sets it well below that deadline.
 	AttemptTimeout time.Duration
+	// Token is the ACL token sent with every request (NewClient takes
+	// $STRATA_TOKEN); empty sends none.
+	Token string
+	// Node, when set, authenticates every request as that node (an agent).
+	Node *NodeIdentity
 
 	addrs []string
-	mu    sync.Mutex
-	last  int // index of the server that answered last
+	// configErr fails every call: the client's configuration is unusable.
+	configErr error
+	mu        sync.Mutex
+	last      int // index of the server that answered last
 }
 
 // NewClient returns a client for addr, one server address or a
 // comma-separated list of them; empty means $STRATA_ADDR, then DefaultAddr.
 // An address without a scheme gets http://.
+//
+// $STRATA_TOKEN is its ACL token. $STRATA_CACERT (and, for mutual TLS,
+// $STRATA_CLIENT_CERT and $STRATA_CLIENT_KEY) make it speak TLS to servers
+// of that CA; an address without a scheme then gets https://. A TLS file
+// that cannot be loaded fails every call with the reason.
 func NewClient(addr string) *Client {
+	c, err := NewClientWithTLS(addr, os.Getenv("STRATA_CACERT"), os.Getenv("STRATA_CLIENT_CERT"), os.Getenv("STRATA_CLIENT_KEY"))
+	if err != nil {
+		c = NewClientFor(splitAddrs(addr, false))
+		c.configErr = err
+	}
+	return c
+}
+
+// NewClientWithTLS is NewClient with the TLS files given (caFile empty:
+// plaintext).
+func NewClientWithTLS(addr, caFile, certFile, keyFile string) (*Client, error) {
+	var cfg *tls.Config
+	if caFile != "" {
+		var err error
+		if cfg, err = ClientTLS(caFile, certFile, keyFile, TLSRoleServer); err != nil {
+			return nil, fmt.Errorf("TLS ($STRATA_CACERT, $STRATA_CLIENT_CERT, $STRATA_CLIENT_KEY): %w", err)
+		}
+	}
+	c := NewClientFor(splitAddrs(addr, cfg != nil))
+	c.Token = strings.TrimSpace(os.Getenv("STRATA_TOKEN"))
+	if cfg != nil {
+		c.SetTLS(cfg)
+	}
+	return c, nil
+}
+
+// splitAddrs reads an address list (empty: $STRATA_ADDR, then the
+// default), giving addresses without a scheme https:// when secure.
+func splitAddrs(addr string, secure bool) []string {
 	if strings.TrimSpace(addr) == "" {
 		addr = os.Getenv("STRATA_ADDR")
 	}
 	if strings.TrimSpace(addr) == "" {
 		addr = DefaultAddr
+		if secure {
+			addr = "https://" + strings.TrimPrefix(DefaultAddr, "http://")
+		}
 	}
-	return NewClientFor(strings.Split(addr, ","))
+	var out []string
+	for _, a := range strings.Split(addr, ",") {
+		a = strings.TrimSpace(a)
+		if a != "" && secure && !strings.Contains(a, "://") {
+			a = "https://" + a
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// SetTLS makes the client speak TLS with cfg.
+func (c *Client) SetTLS(cfg *tls.Config) {
+	if t, ok := c.HTTP.Transport.(*http.Transport); ok {
+		t.TLSClientConfig = cfg
+	}
 }
 
 // NewClientFor returns a client for a list of server addresses.
@@ -204,6 +265,9 @@ func (c *Client) do(ctx context.Context, req request, out any) (QueryMeta, error
 // send returns the first 2xx answer to req (the caller closes its body and
 // then calls cancel), or the error that ends the retries.
 func (c *Client) send(ctx context.Context, req request) (*http.Response, context.CancelFunc, error) {
+	if c.configErr != nil {
+		return nil, nil, c.configErr
+	}
 	retryFor := c.RetryFor
 	if retryFor <= 0 {
 		retryFor = DefaultRetryFor
@@ -235,6 +299,11 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 				refused++
 			} else {
 				refused = 0
+			}
+			if untrusted(err) {
+				// The server's certificate is not the cell's (or not a
+				// server's): no other attempt will change that.
+				return nil, nil, fmt.Errorf("%s %s via %s: %w", req.method, req.path, c.addrs[i], err)
 			}
 			if !notSent && !req.idempotent {
 				return nil, nil, fmt.Errorf("%s %s via %s: %w: %w", req.method, req.path, c.addrs[i], ErrOutcomeUnknown, err)
@@ -300,6 +369,7 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)
 	}
+	c.authenticate(hreq)
 	resp, err := c.HTTP.Do(hreq)
 	return resp, cancel, err
 }
@@ -324,6 +394,15 @@ func notSent(err error) bool {
 	}
 	var dns *net.DNSError
 	return errors.As(err, &dns)
+}
+
+// untrusted reports whether err is a TLS verification failure.
+func untrusted(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var verify *tls.CertificateVerificationError
+	var invalid x509.CertificateInvalidError
+	var hostname x509.HostnameError
+	return errors.Is(err, ErrWrongRole) || errors.As(err, &unknown) || errors.As(err, &verify) || errors.As(err, &invalid) || errors.As(err, &hostname)
 }
 
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
@@ -365,4 +444,18 @@ func decodeError(resp *http.Response) *Error {
 		return &Error{StatusCode: resp.StatusCode, Code: er.Code, Message: er.Error, Fields: er.Fields}
 	}
 	return &Error{StatusCode: resp.StatusCode, Message: fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))}
+}
+
+// authenticate adds the client's credentials to a request.
+func (c *Client) authenticate(r *http.Request) {
+	if c.Token != "" {
+		r.Header.Set(HeaderToken, c.Token)
+	}
+	if n := c.Node; n != nil {
+		r.Header.Set(HeaderNodeID, n.ID)
+		r.Header.Set(HeaderNodeSecret, n.Secret)
+		if n.JoinToken != "" && r.URL.Path == "/v1/agent/nodes" {
+			r.Header.Set(HeaderJoinToken, n.JoinToken) // only registration needs it
+		}
+	}
 }

@@ -77,6 +77,15 @@ type TaskGroup struct {
 	RestartPolicy RestartPolicy `json:"restartPolicy"`
 	// Gang, when set, places the group all-or-nothing.
 	Gang *GangPolicy `json:"gang,omitempty"`
+	// Reschedule and Disconnect are the server's replacement policies
+	// (api/lifecycle.go); nil means the defaults (ReschedulePolicyOf).
+	Reschedule *ReschedulePolicy `json:"reschedule,omitempty"`
+	Disconnect *DisconnectPolicy `json:"disconnect,omitempty"`
+	// AtMostOnce promises that two copies of one replica never run at the
+	// same time, even across partitions: the agent fences its copy when its
+	// lease lapses and the server replaces it only after the lease surely
+	// expired (internal/lease).
+	AtMostOnce bool `json:"atMostOnce,omitempty"`
 }
 
 // GangPolicy places at least MinMember instances of a group at once, or none,
@@ -124,6 +133,33 @@ type Task struct {
 
 	KillTimeout time.Duration `json:"killTimeout"` // grace between SIGTERM and SIGKILL
 	PidsLimit   int64         `json:"pidsLimit"`   // max processes in the task's cgroup
+
+	// User runs the task as this user: a name or a uid, optionally with
+	// ":group" or ":gid". Empty means the node's default, nobody; root
+	// only on nodes that allow root tasks (docs/security.md).
+	User string `json:"user,omitempty"`
+	// Network is "host" (the default: the node's network namespace) or
+	// "isolated" (a network namespace of its own with loopback only).
+	Network string `json:"network,omitempty"`
+	// Secrets are delivered to the task as files on a tmpfs
+	// ($STRATA_SECRETS_DIR/<name>, mode 0400, owned by the task's user)
+	// or, with Env set, as that environment variable. Their values are
+	// sealed by the server and returned by no API (see Secret).
+	Secrets []*Secret `json:"secrets,omitempty"`
+}
+
+// Secret is one secret value of a task. A client sends Value; the server
+// seals it (AES-GCM, its keyring) into Sealed before the workload enters
+// the raft log, and answers users with neither. Only an agent, for an
+// allocation placed on its node, receives Value again.
+type Secret struct {
+	Name string `json:"name"`          // file name under $STRATA_SECRETS_DIR
+	Env  string `json:"env,omitempty"` // deliver as this environment variable instead of a file
+	// Value is the plaintext: in a submission and in an agent's copy only.
+	Value string `json:"value,omitempty"`
+	// Sealed is the value encrypted at rest ("<keyID>:<base64>"); set by
+	// the server, never by a client, never shown to one.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // RestartPolicy says what the agent does when a task exits.

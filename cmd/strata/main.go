@@ -19,6 +19,10 @@ func main() {
 			os.Exit(agent.ShimMain(os.Args[2:]))
 		case "__exec":
 			os.Exit(agent.ExecMain(os.Args[2:]))
+		case "__task":
+			os.Exit(agent.TaskMain(os.Args[2:]))
+		case "__plain":
+			os.Exit(agent.PlainMain(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,11 +15,13 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // Agent is one node's agent. Create it with New and run it with Run.
@@ -26,7 +29,9 @@ type Agent struct {
 	cfg    Config
 	log    *slog.Logger
 	nodeID string
-	node   *api.Node // fingerprinted; HTTPAddr is set by Run
+	// nodeSecret proves the node (identity.go); it is never logged.
+	nodeSecret string
+	node       *api.Node // fingerprinted; HTTPAddr is set by Run
 
 	drivers    map[string]Driver
 	driverErrs map[string]error // why a built-in driver is missing
@@ -50,6 +55,11 @@ type Agent struct {
 	registerCh chan struct{}
 
 	cell cellGuard // the cell this node belongs to; refusals
+
+	// lease is the node's lease (lease.go); reconnected is signalled when a
+	// heartbeat succeeds after failures, so the watch asks again at once.
+	lease       *leaseKeeper
+	reconnected chan struct{}
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -61,24 +71,27 @@ func New(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "allocs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	id, err := loadNodeID(cfg.DataDir)
+	id, secret, err := LoadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, nodeID: id,
-		log:        cfg.Logger.With("node_id", id),
-		drivers:    map[string]Driver{},
-		driverErrs: map[string]error{},
-		allocs:     map[string]*allocRunner{},
-		dirty:      map[string]bool{},
-		lastSent:   map[string]string{},
-		dirtyCh:    make(chan struct{}, 1),
-		registerCh: make(chan struct{}, 1),
+		cfg: cfg, nodeID: id, nodeSecret: secret,
+		log:         cfg.Logger.With("node_id", id),
+		drivers:     map[string]Driver{},
+		driverErrs:  map[string]error{},
+		allocs:      map[string]*allocRunner{},
+		dirty:       map[string]bool{},
+		lastSent:    map[string]string{},
+		dirtyCh:     make(chan struct{}, 1),
+		registerCh:  make(chan struct{}, 1),
+		lease:       newLeaseKeeper(drivers.BootClock),
+		reconnected: make(chan struct{}, 1),
 	}
 	ckpt := a.probeCheckpoint()
 	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
-		CriuPath: ckpt.path})
+		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs"), CriuPath: ckpt.path,
+		Checkpointable: cfg.CheckpointableTasks && ckpt.path != ""})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err
@@ -191,11 +204,23 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent http listen %s: %w", a.cfg.HTTPAddr, err)
 	}
+	var served net.Listener = httplimit.Listen(ln, a.cfg.HTTP, a.log)
+	scheme := "http://"
+	if a.cfg.TLS != nil {
+		// Logs go to the cell's servers only: mutual TLS with a server's
+		// certificate, on top of the request signature (identity.go).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("agent TLS: %w", err)
+		}
+		served, scheme = tls.NewListener(served, cfg), "https://"
+	}
 	a.mu.Lock()
-	a.node.HTTPAddr = "http://" + ln.Addr().String()
+	a.node.HTTPAddr = scheme + ln.Addr().String()
 	a.mu.Unlock()
 	srv := httplimit.NewServer(a.routes(), a.cfg.HTTP)
-	go srv.Serve(httplimit.Listen(ln, a.cfg.HTTP, a.log))
+	go srv.Serve(served)
 
 	if err := a.restore(); err != nil {
 		srv.Close()

@@ -78,6 +78,9 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		}
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
+		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
+			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
+		}
 		ar.tasks = append(ar.tasks, tr)
 	}
 	return ar, nil

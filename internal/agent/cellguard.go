@@ -18,6 +18,19 @@ type Stamp struct {
 	Server string
 }
 
+// Beat is a server's answer to a heartbeat.
+type Beat struct {
+	Stamp Stamp
+	// Interval is how often the server wants heartbeats (it grows with the
+	// cell, so the cell's heartbeat rate stays bounded); 0 keeps the
+	// configured one.
+	Interval time.Duration
+	// Lease is how long, from when the heartbeat was sent, the node may run
+	// fenced copies (atMostOnce, disconnect.stopAfter) without another
+	// answer; 0 grants none, and fenced groups do not start.
+	Lease time.Duration
+}
+
 // ServerSkipper is implemented by a ServerAPI that talks to several
 // servers: the agent asks it to move on from a server whose answer it
 // refused, so that it finds a server of its cell among the others (a

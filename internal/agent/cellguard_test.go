@@ -315,7 +315,7 @@ func (m *switchingServers) RegisterNode(ctx context.Context, n *api.Node) (Stamp
 	return m.cur().RegisterNode(ctx, n)
 }
 
-func (m *switchingServers) Heartbeat(ctx context.Context, id string) (Stamp, error) {
+func (m *switchingServers) Heartbeat(ctx context.Context, id string) (Beat, error) {
 	return m.cur().Heartbeat(ctx, id)
 }
 

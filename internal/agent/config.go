@@ -17,6 +17,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // ServerAPI is what the agent needs from the control plane. Implementations
@@ -30,7 +31,7 @@ type ServerAPI interface {
 	RegisterNode(ctx context.Context, n *api.Node) (Stamp, error)
 	// Heartbeat returns an error wrapping ErrNodeUnknown when the server
 	// forgot the node; the agent then registers again.
-	Heartbeat(ctx context.Context, nodeID string) (Stamp, error)
+	Heartbeat(ctx context.Context, nodeID string) (Beat, error)
 	// NodeAllocations is a blocking query: it returns the node's
 	// allocations once the index is above minIndex, or after wait.
 	NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error)
@@ -83,8 +84,14 @@ type Config struct {
 	// zero fields take the defaults.
 	HTTP httplimit.Config
 	API  ServerAPI // required
+	// TLS, when set, is the agent's certificate, key and the cell's CA: its
+	// own API (logs) serves mutual TLS to servers only. The client in API
+	// carries the same certificate to the servers.
+	TLS *pki.Files
 
-	HeartbeatInterval time.Duration // default 1s
+	// HeartbeatInterval is how often the node heartbeats until the server
+	// says otherwise (a large cell asks for less), default 1s.
+	HeartbeatInterval time.Duration
 	// WatchWait is the blocking-query wait of NodeAllocations, default 30s.
 	WatchWait time.Duration
 	// UpdateBatch is how long status changes are collected before they are
@@ -120,6 +127,11 @@ type Config struct {
 	// refused (docs/agent-safety.md).
 	JoinNewCell bool
 
+	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md,
+	// "Task isolation"); otherwise a task whose user is root fails to
+	// start. A namespace's ACL policy may narrow it further.
+	AllowRootTasks bool
+
 	// CriuPath is the criu binary that checkpoints and restores tasks;
 	// empty: criu on PATH; "none": the node does not checkpoint. The
 	// agent probes it at start and advertises the result
@@ -128,6 +140,11 @@ type Config struct {
 	// Transport carries migration images to other agents; nil: the
 	// agents' HTTP API (HTTPImageTransport).
 	Transport ImageTransport
+	// CheckpointableTasks starts exec tasks so that criu can checkpoint
+	// them: in the host's pid, mount and cgroup namespaces (still under
+	// their user, capabilities, no_new_privs, seccomp and cgroups). criu
+	// cannot dump the namespaced layout yet (docs/migration.md).
+	CheckpointableTasks bool
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in.

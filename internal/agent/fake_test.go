@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 			os.Exit(ShimMain(os.Args[2:]))
 		case "__exec":
 			os.Exit(ExecMain(os.Args[2:]))
+		case "__task":
+			os.Exit(TaskMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -90,19 +92,19 @@ func (s *fakeServer) RegisterNode(_ context.Context, n *api.Node) (Stamp, error)
 	return s.stamp(), nil
 }
 
-func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) (Stamp, error) {
+func (s *fakeServer) Heartbeat(_ context.Context, nodeID string) (Beat, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unreachable {
-		return Stamp{}, errUnreachable
+		return Beat{}, errUnreachable
 	}
 	if _, ok := s.nodes[nodeID]; !ok || s.forget {
 		s.forget = false
 		delete(s.nodes, nodeID)
-		return Stamp{}, fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
+		return Beat{}, fmt.Errorf("heartbeat %s: %w", nodeID, ErrNodeUnknown)
 	}
 	s.heartbeats++
-	return s.stamp(), nil
+	return Beat{Stamp: s.stamp()}, nil
 }
 
 func (s *fakeServer) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, Stamp, error) {

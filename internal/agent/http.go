@@ -18,6 +18,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("GET /v1/agent/health", a.handleHealth)
 	mux.HandleFunc("GET /v1/agent/allocations/{id}/logs", a.handleLogs)
 	mux.HandleFunc("PUT /v1/agent/migrations/{id}", a.handleReceiveImage)
+	mux.Handle("GET /metrics", a.metricsHandler())
 	return mux
 }
 
@@ -54,6 +55,9 @@ func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 // With follow=true it keeps streaming until the client goes away or the task
 // is dead and its log fully read.
 func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+	if !a.checkServerSignature(w, r) {
+		return
+	}
 	id := r.PathValue("id")
 	if problem := spec.CheckID(id); problem != "" {
 		badParam(w, "id", problem)

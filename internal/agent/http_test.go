@@ -12,12 +12,27 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
 )
 
-func get(t *testing.T, url string) (int, string) {
+// signedRequest is a GET of url signed as the cell's server signs it for
+// ag's node (an agent serves logs to nothing else).
+func signedRequest(t *testing.T, ag *Agent, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := nodeauth.NewNonce(time.Now())
+	req.Header.Set(nodeauth.HeaderNonce, nonce)
+	req.Header.Set(nodeauth.HeaderSignature, nodeauth.SignRequest(nodeauth.Verifier(ag.nodeSecret), nonce, req.URL.RequestURI()))
+	return req
+}
+
+func get(t *testing.T, ag *Agent, url string) (int, string) {
 	t.Helper()
 	client := &http.Client{Timeout: 20 * time.Second}
-	resp, err := client.Get(url)
+	resp, err := client.Do(signedRequest(t, ag, url))
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
@@ -56,7 +71,7 @@ func TestLogsRotateAndStream(t *testing.T) {
 	}
 
 	base := srv.node(ag.NodeID()).HTTPAddr + "/v1/agent/allocations/" + alloc.ID + "/logs"
-	code, body := get(t, base+"?task=chatty&stream=stdout")
+	code, body := get(t, ag.Agent, base+"?task=chatty&stream=stdout")
 	if code != http.StatusOK || !strings.HasSuffix(body, "line 498\nline 499\n") || len(body) <= 2048 {
 		t.Fatalf("stdout: %d, %d bytes, tail %q", code, len(body), body[max(0, len(body)-30):])
 	}
@@ -69,10 +84,10 @@ func TestLogsRotateAndStream(t *testing.T) {
 			t.Fatalf("line %d = %q, want %q: rotated files read out of order", i+1, l, want)
 		}
 	}
-	if _, body2 := get(t, base+"?task=chatty&stream=stdout&offset=100"); body2 != body[100:] {
+	if _, body2 := get(t, ag.Agent, base+"?task=chatty&stream=stdout&offset=100"); body2 != body[100:] {
 		t.Errorf("offset=100 returned %d bytes, want %d", len(body2), len(body)-100)
 	}
-	if code, body := get(t, base+"?task=chatty&stream=stderr&follow=true"); code != 200 || body != "oops\n" {
+	if code, body := get(t, ag.Agent, base+"?task=chatty&stream=stderr&follow=true"); code != 200 || body != "oops\n" {
 		t.Errorf("stderr follow of a dead task = %d %q", code, body)
 	}
 }
@@ -81,16 +96,17 @@ func TestLogsFollowRunningTask(t *testing.T) {
 	needCgroups(t)
 	t.Parallel()
 	srv := newFakeServer()
-	ag := startAgent(t, srv, t.TempDir())
-	gate := filepath.Join(t.TempDir(), "gate")
+	dataDir := t.TempDir()
+	ag := startAgent(t, srv, dataDir)
+	// The gate lives in the task's own directory, which an isolated task sees.
 	alloc := newAlloc(ag.NodeID()).
-		task("slow", api.Resources{}, "sh", "-c", `echo first; while [ ! -e "$GATE" ]; do sleep 0.02; done; echo second`).
-		last(func(tk *api.Task) { tk.Env = map[string]string{"GATE": gate} }).build()
+		task("slow", api.Resources{}, "sh", "-c", `echo first; while [ ! -e "$STRATA_TASK_DIR/gate" ]; do sleep 0.02; done; echo second`).build()
+	gate := filepath.Join(dataDir, "allocs", alloc.ID, "slow", "local", "gate")
 	srv.put(alloc)
 	waitTask(t, srv, alloc.ID, "slow", "task running", running)
 
 	url := srv.node(ag.NodeID()).HTTPAddr + "/v1/agent/allocations/" + alloc.ID + "/logs?follow=true"
-	resp, err := http.Get(url)
+	resp, err := http.DefaultClient.Do(signedRequest(t, ag.Agent, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +143,39 @@ func TestLogsErrors(t *testing.T) {
 		{"/v1/agent/allocations/" + alloc.ID + "/logs?task=a&follow=yes", 400, "follow: must be true or false"},
 		{"/v1/agent/allocations/a%00b/logs", 400, "id: invalid identifier"},
 	} {
-		code, body := get(t, addr+tc.path)
+		code, body := get(t, ag.Agent, addr+tc.path)
 		var e struct{ Error string }
 		json.Unmarshal([]byte(body), &e)
 		if code != tc.code || !strings.Contains(e.Error, tc.msg) {
 			t.Errorf("GET %s = %d %s; want %d with %q", tc.path, code, body, tc.code, tc.msg)
 		}
 	}
-	code, body := get(t, addr+"/v1/agent/health")
+	// Logs go only to the cell's server: a request it did not sign, or
+	// signed for another node, is refused before anything is read.
+	other := signedRequest(t, ag.Agent, addr+"/v1/agent/allocations/"+alloc.ID+"/logs?task=a")
+	other.Header.Set(nodeauth.HeaderSignature, nodeauth.SignRequest(nodeauth.Verifier(nodeauth.NewSecret()), other.Header.Get(nodeauth.HeaderNonce), other.URL.RequestURI()))
+	for name, req := range map[string]*http.Request{"unsigned": mustRequest(t, addr+"/v1/agent/allocations/"+alloc.ID+"/logs?task=a"), "another node's": other} {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "node-auth") || resp.Header.Get(nodeauth.HeaderProof) != "" {
+			t.Errorf("%s log request: %d %s, want 403 node-auth without a proof", name, resp.StatusCode, b)
+		}
+	}
+	code, body := get(t, ag.Agent, addr+"/v1/agent/health")
 	if code != 200 || !strings.Contains(body, `"status":"ok"`) || !strings.Contains(body, ag.NodeID()) {
 		t.Errorf("health = %d %s", code, body)
 	}
+}
+
+func mustRequest(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

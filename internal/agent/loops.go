@@ -45,8 +45,23 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		}
 	}
 	register()
+	// Heartbeats run in their own goroutines, at most maxProbes at once:
+	// while the server is unreachable one is started every retry period,
+	// each bounded by the normal period, so the first one sent after the
+	// network heals answers at once instead of queueing behind a request
+	// hung on a cut connection.
+	const maxProbes = 8
+	type outcome struct {
+		interval  time.Duration // the period the server asked for; 0: keep
+		recovered bool          // the answer ended a refusal (cellguard.go)
+		err       error
+	}
+	results := make(chan outcome, maxProbes)
+	inflight := 0
+	failing := false
 	ticker := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer ticker.Stop()
+	period := a.cfg.HeartbeatInterval
 	for {
 		select {
 		case <-ctx.Done():
@@ -54,21 +69,79 @@ func (a *Agent) registerLoop(ctx context.Context) {
 		case <-a.registerCh:
 			register()
 		case <-ticker.C:
-			stamp, err := a.cfg.API.Heartbeat(ctx, a.nodeID)
+			if inflight >= maxProbes || (!failing && inflight > 0) {
+				continue
+			}
+			inflight++
+			timeout := period
+			go func() {
+				beat, recovered, err := a.heartbeat(ctx, timeout)
+				results <- outcome{beat.Interval, recovered, err}
+			}()
+		case r := <-results:
+			inflight--
+			err := r.err
 			switch {
-			case ctx.Err() != nil:
 			case err == nil:
-				if _, recovered := a.acceptStamp(stamp, "heartbeat"); recovered {
-					register()
+				// A large cell tells its nodes to heartbeat less often, so
+				// its heartbeat rate stays bounded (server.HeartbeatPolicy).
+				if r.interval > 0 && r.interval != period {
+					period = r.interval
+					ticker.Reset(period)
 				}
+				if failing {
+					a.log.Info("heartbeat answered again")
+					a.kick(a.reconnected)
+					ticker.Reset(period)
+				}
+				failing = false
+				if r.recovered {
+					register() // carries the refusal's notice to the cell's events
+				}
+			case ctx.Err() != nil:
 			case errors.Is(err, ErrNodeUnknown):
 				a.log.Warn("server forgot the node; registering again")
 				register()
 			default:
+				if !failing {
+					// Try often while cut off, so the agent learns of the
+					// network's return (and the server's decisions) quickly.
+					ticker.Reset(retryInterval(a.cfg.HeartbeatInterval))
+				}
+				failing = true
 				a.log.Warn("heartbeat failed", "err", err)
 			}
 		}
 	}
+}
+
+// retryInterval is the heartbeat period while heartbeats fail: a tenth of
+// the normal one, at least 100 ms.
+func retryInterval(normal time.Duration) time.Duration { return max(normal/10, 100*time.Millisecond) }
+
+// heartbeat tells the server the node lives and renews the node's lease,
+// when the server grants one, from the moment the request was sent. An
+// answer the cell guard refuses (another cell, a server behind) renews
+// nothing. recovered reports that the answer ended a refusal.
+func (a *Agent) heartbeat(ctx context.Context, timeout time.Duration) (beat Beat, recovered bool, err error) {
+	// A heartbeat hung on a cut connection ends after timeout (the normal
+	// period): it may otherwise wait out TCP's retransmission backoff.
+	ctx, cancel := context.WithTimeout(ctx, max(timeout, 200*time.Millisecond))
+	defer cancel()
+	sent := a.lease.clock()
+	beat, err = a.cfg.API.Heartbeat(ctx, a.nodeID)
+	if err != nil {
+		return Beat{}, false, err
+	}
+	accepted, recovered := a.acceptStamp(beat.Stamp, "heartbeat")
+	if !accepted {
+		return Beat{}, recovered, nil // no lease, no timing from a server this node may not trust
+	}
+	if beat.Lease > 0 {
+		a.lease.renew(sent, beat.Lease)
+		a.writeFences()
+	}
+	return beat, recovered, nil
 }
 
 func (a *Agent) markAllDirty() {
@@ -88,7 +161,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	var index uint64
 	var delay time.Duration
 	for ctx.Err() == nil {
-		allocs, next, stamp, err := a.cfg.API.NodeAllocations(ctx, a.nodeID, index, a.cfg.WatchWait)
+		allocs, next, stamp, err := a.watchOnce(ctx, index)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -98,7 +171,12 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			}
 			delay = retryBackoff(delay)
 			a.log.Warn("watch allocations failed; retrying", "err", err, "retry_in", delay)
-			sleepCtx(ctx, delay)
+			select { // a heartbeat answered again: ask at once
+			case <-ctx.Done():
+			case <-time.After(delay):
+			case <-a.reconnected:
+				delay = 0
+			}
 			continue
 		}
 		if ok, recovered := a.acceptStamp(stamp, "allocation list"); !ok {
@@ -119,6 +197,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 		a.reconcile(allocs)
 		a.actedOn()
 	}
+}
+
+// watchOnce is one blocking query. A query in flight while the server was
+// unreachable may hang on a dead connection after the network heals; a
+// heartbeat that answers again cancels it, so the agent learns the
+// server's decisions (which copy stays) within a heartbeat of reconnecting.
+func (a *Agent) watchOnce(ctx context.Context, index uint64) ([]*api.Allocation, uint64, Stamp, error) {
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-a.reconnected:
+			cancel()
+			a.kick(a.reconnected) // the retry below must not wait its backoff
+		case <-done:
+		}
+	}()
+	return a.cfg.API.NodeAllocations(qctx, a.nodeID, index, a.cfg.WatchWait)
 }
 
 // reconcile starts, stops and forgets runners to match the server's list.

@@ -200,4 +200,3 @@ func adoptRestored(tr *taskRunner, h *drivers.TaskHandle, was *api.TaskState) {
 		}
 	}
 }
-

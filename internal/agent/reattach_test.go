@@ -68,12 +68,13 @@ func TestTaskExitWhileAgentDownAppliesRestartPolicy(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer()
 	dataDir := t.TempDir()
-	gate := filepath.Join(t.TempDir(), "exit-now")
 	first := startAgent(t, srv, dataDir)
+	// The gate lives in the task's own directory: the only host path,
+	// besides the system's, that an isolated task sees.
 	alloc := newAlloc(first.NodeID()).
-		task("job", api.Resources{}, "sh", "-c", `while [ ! -e "$GATE" ]; do sleep 0.02; done; rm -f "$GATE"; exit 3`).
-		last(func(tk *api.Task) { tk.Env = map[string]string{"GATE": gate} }).
+		task("job", api.Resources{}, "sh", "-c", `GATE="$STRATA_TASK_DIR/exit-now"; while [ ! -e "$GATE" ]; do sleep 0.02; done; rm -f "$GATE"; exit 3`).
 		restart(api.RestartPolicy{Mode: api.RestartOnFailure, Attempts: 1, Delay: 10 * time.Millisecond}).build()
+	gate := filepath.Join(dataDir, "allocs", alloc.ID, "job", "local", "exit-now")
 	srv.put(alloc)
 	pid := waitTask(t, srv, alloc.ID, "job", "task running", running).TaskStates["job"].PID
 	first.stop()

@@ -25,6 +25,9 @@ type taskRunner struct {
 	policy  api.RestartPolicy
 	log     *slog.Logger
 	changed func(*taskRunner) // persists and reports; called without mu held
+	// fence, for a group that needs one (atMostOnce, stopAfter), gates
+	// every start on the node's lease (lease.go).
+	fence *fenceGate
 
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
@@ -121,6 +124,18 @@ func (tr *taskRunner) run(ctx context.Context) {
 			tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			return
 		}
+		if ok, err := tr.fence.beforeStart(ctx, tr.stopCh, tr.cfg.TaskDir); err != nil {
+			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
+			if !tr.afterExit(ctx, res, false) {
+				return
+			}
+			continue
+		} else if !ok {
+			if tr.stopping() {
+				tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
+			}
+			return
+		}
 		h, err := tr.driver.StartTask(ctx, &tr.cfg)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -200,6 +215,16 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 func (tr *taskRunner) afterExit(ctx context.Context, res *drivers.ExitResult, stopped bool) bool {
 	if stopped || tr.stopping() {
 		tr.markStopped(res)
+		return false
+	}
+	if res.Fenced {
+		// The shim stopped it when the lease lapsed: the server replaces
+		// it once the lease has surely expired; it never runs here again.
+		tr.log.Warn("task fenced: the node's lease lapsed", "result", res.Describe())
+		tr.update(func(s *api.TaskState) {
+			setExit(s, res)
+			s.State, s.Failed, s.Message = api.TaskDead, true, api.ReasonFenced+" ("+res.Describe()+")"
+		})
 		return false
 	}
 	restarts := tr.snapshot().Restarts

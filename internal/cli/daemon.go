@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -16,6 +17,8 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
 	"github.com/strata-dev/strata/internal/spec"
@@ -30,8 +33,13 @@ type serverFlags struct {
 	join            []string
 	raftMultiplier  int
 	heartbeatTTL    time.Duration
+	heartbeats      heartbeatFlags
 	workers         int
 	logLevel        string
+	keyringFile     string
+	joinToken       string
+	acl             bool
+	tls             tlsFlags
 	http            httpLimitFlags
 }
 
@@ -64,16 +72,24 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	cmd.Flags().IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "form a new cell of this many servers once they have found each other through --join (give every one the same number: 3 or 5)")
 	cmd.Flags().StringSliceVar(&f.join, "join", nil, "another server's --raft-addr, to find the cell (repeatable or comma-separated); a server that is not in the cell asks its leader to add it")
 	cmd.Flags().IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft's timeouts (1: a new leader within about 1-2s of losing one); raise it on slow or overloaded machines")
-	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced")
+	cmd.Flags().DurationVar(&f.heartbeatTTL, "heartbeat-ttl", 10*time.Second, "how long a node may miss heartbeats before it is marked down and its work replaced (the least: a large cell's TTL is 3 of its heartbeat intervals)")
+	f.heartbeats.register(cmd)
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel scheduler workers (default: number of CPUs)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&f.keyringFile, "keyring-file", "", "keys that seal workload secrets (default <data-dir>/keyring.json, created on first start); every server of a cell needs the same file (see strata keyring --help)")
+	cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
+		"the cell's join token, which agents register new nodes with (default $STRATA_JOIN_TOKEN; empty: the cell keeps its own, or its first leader makes one); give every server the same one, and a new one to rotate it. Every server writes the cell's token to <data-dir>/join-token")
+	f.tls.register(cmd, "the server")
+	cmd.Flags().BoolVar(&f.acl, "acl", false, "turn ACLs on: every request but the status endpoints needs a token (strata acl bootstrap; docs/security.md); give every server the same setting")
 	f.http.register(cmd, "http-", "the API")
 }
 
-func (f *serverFlags) config(logger *slog.Logger) server.Config {
-	return server.Config{DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
+func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
+	files, err := f.tls.files()
+	return server.Config{TLS: files, DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
-		HeartbeatTTL: f.heartbeatTTL, Workers: f.workers, Logger: logger, HTTP: f.http.c}
+		HeartbeatTTL: f.heartbeatTTL, HeartbeatInterval: f.heartbeats.interval, MaxHeartbeatsPerSecond: f.heartbeats.maxPerSecond,
+		Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile, JoinToken: f.joinToken, ACL: f.acl}, err
 }
 
 type agentFlags struct {
@@ -88,13 +104,22 @@ type agentFlags struct {
 	diskTotal   string
 	bandwidth   string
 	joinNewCell bool
+	allowRoot   bool
 	criuPath    string
+	ckptTasks   bool
+	joinToken   string
+	joinFile    string
+	tls         tlsFlags
 	http        httpLimitFlags
 }
 
 func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withServers bool) {
 	if withServers {
 		cmd.Flags().StringSliceVar(&f.servers, "servers", []string{api.DefaultAddr}, "the cell's servers' HTTP addresses, comma-separated or repeated; the agent fails over between them")
+		cmd.Flags().StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"),
+			"the cell's join token (default $STRATA_JOIN_TOKEN): needed to register a node the cell does not know yet; a server writes it to <its data-dir>/join-token")
+		cmd.Flags().StringVar(&f.joinFile, "join-token-file", "", "read the join token from this file (a server's <data-dir>/join-token)")
+		f.tls.register(cmd, "the agent")
 	}
 	cmd.Flags().StringVar(&f.dataDir, "agent-data-dir", "", "agent state directory (default <data-dir>/agent)")
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
@@ -107,6 +132,8 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
 	cmd.Flags().StringVar(&f.criuPath, "criu-path", "", "criu binary (CRIU >= 4.1) that checkpoints and migrates tasks (default: criu on PATH; none: this node does not checkpoint); strata nodes shows whether it works")
+	cmd.Flags().BoolVar(&f.ckptTasks, "checkpointable-tasks", false, "start exec tasks so that criu can checkpoint and migrate them with their memory: in the host's pid, mount and cgroup namespaces (still as their user, with their capability mask, no_new_privs, seccomp profile and cgroups); off: tasks get their own namespaces and migrate by stop and restart (docs/migration.md)")
+	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 }
 
@@ -118,6 +145,8 @@ type agentFile struct {
 	MemoryTotal    string            `json:"memoryTotal"`
 	DiskTotal      string            `json:"diskTotal"`
 	BandwidthTotal string            `json:"bandwidthTotal"`
+	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
+	AllowRootTasks bool `json:"allowRootTasks"`
 }
 
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
@@ -138,7 +167,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		return fromFile
 	}
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, CriuPath: f.criuPath}
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks, CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks}
 	for k, v := range file.Labels {
 		cfg.Labels[k] = v
 	}
@@ -194,6 +223,34 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	client := api.NewClientFor(shuffled)
 	client.AttemptTimeout = agentAttemptTimeout
+	id, secret, err := agent.LoadIdentity(dataDir)
+	if err != nil {
+		return cfg, err
+	}
+	join := f.joinToken
+	if f.joinFile != "" {
+		b, err := os.ReadFile(f.joinFile)
+		if err != nil {
+			return cfg, failf("--join-token-file: %v", err)
+		}
+		join = strings.TrimSpace(string(b))
+	}
+	client.Node = &api.NodeIdentity{ID: id, Secret: secret, JoinToken: join}
+	if cfg.TLS == nil {
+		if cfg.TLS, err = f.tls.files(); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.TLS != nil {
+		if err := cfg.TLS.Check(pki.RoleAgent); err != nil {
+			return cfg, failf("agent TLS: %v", err)
+		}
+		tc, err := cfg.TLS.ClientConfig(pki.RoleServer)
+		if err != nil {
+			return cfg, failf("agent TLS: %v", err)
+		}
+		client.SetTLS(tc)
+	}
 	cfg.API = agentAPI{client}
 	return cfg, nil
 }
@@ -226,9 +283,9 @@ func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, e
 	return stampOf(m), err
 }
 
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Stamp, error) {
-	m, err := a.Client.HeartbeatMeta(ctx, nodeID)
-	return stampOf(m), err
+func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Beat, error) {
+	resp, m, err := a.Client.NodeHeartbeatMeta(ctx, nodeID)
+	return agent.Beat{Stamp: stampOf(m), Interval: resp.Interval(), Lease: resp.LeaseDuration()}, err
 }
 
 // NodeAllocations returns the client's ErrNodeUnknown, which is the
@@ -293,7 +350,11 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 			if err != nil {
 				return err
 			}
-			srv, err := server.New(sf.config(logger))
+			sc, err := sf.config(logger)
+			if err != nil {
+				return err
+			}
+			srv, err := server.New(sc)
 			if err != nil {
 				return err
 			}
@@ -372,6 +433,13 @@ func newDevCmd(g *globals) *cobra.Command {
 		Long: `Run a local one-node cell with no setup: a server and an agent in one process,
 state under --data-dir (server/ and agent/ inside it), API on --http-addr.
 
+Its credentials are made once and kept in the data dir: a CA and server,
+agent and CLI certificates in tls/ (the API is HTTPS, the agent joins over
+mutual TLS), the join token in server/join-token, and with --acl the
+management token in management-token. The CLI, run from the directory the
+cell was started in, finds them by itself. --insecure-plaintext runs it
+without TLS (loudly logged).
+
 Then, in another terminal:
 
   strata run -f examples/hello.yaml --wait
@@ -384,8 +452,31 @@ Then, in another terminal:
 				return err
 			}
 			root := sf.dataDir
-			sc := sf.config(logger)
+			if !sf.tls.plaintext && sf.tls.ca == "" {
+				// The dev cell's own CA and certificates, made once.
+				dir := devTLSDir(root)
+				if err := pki.EnsureDev(dir); err != nil {
+					return fmt.Errorf("the dev cell's TLS credentials: %w", err)
+				}
+				srvFiles, agentFiles := pki.CertFiles(dir, pki.RoleServer), pki.CertFiles(dir, pki.RoleAgent)
+				sf.tls.ca, sf.tls.cert, sf.tls.key = srvFiles.CA, srvFiles.Cert, srvFiles.Key
+				af.tls = tlsFlags{ca: agentFiles.CA, cert: agentFiles.Cert, key: agentFiles.Key}
+			} else {
+				af.tls = sf.tls // plaintext, or the operator's own files for both
+			}
+			sc, err := sf.config(logger)
+			if err != nil {
+				return err
+			}
 			sc.DataDir = filepath.Join(root, "server")
+			if sc.JoinToken == "" {
+				// The dev cell's agent joins with the cell's own token:
+				// the one its server wrote before, or a new one.
+				if sc.JoinToken, err = devJoinToken(sc.DataDir); err != nil {
+					return err
+				}
+			}
+			af.joinToken = sc.JoinToken
 			srv, err := server.New(sc)
 			if err != nil {
 				return err
@@ -399,6 +490,18 @@ Then, in another terminal:
 			if err != nil {
 				return err
 			}
+			if sc.ACL {
+				file, err := devBootstrap(cmd.Context(), srv.Addr(), root)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "ACLs are on; the management token is in %s (the CLI uses it when run from this directory; else export STRATA_TOKEN=$(cat %s))\n", file, file)
+			}
+			if sc.TLS != nil && af.tls.ca != "" && filepath.Dir(af.tls.ca) == devTLSDir(root) {
+				cli := pki.CertFiles(devTLSDir(root), pki.RoleCLI)
+				fmt.Fprintf(g.stdout, "TLS: the dev cell's CA and certificates are in %s; the CLI finds them when run from this directory (else: export STRATA_CACERT=%s STRATA_CLIENT_CERT=%s STRATA_CLIENT_KEY=%s)\n",
+					devTLSDir(root), cli.CA, cli.Cert, cli.Key)
+			}
 			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
 			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")
 			return runAgent(cmd.Context(), g, cfg)
@@ -407,4 +510,17 @@ Then, in another terminal:
 	sf.register(cmd, "strata-data")
 	af.register(cmd, "", false)
 	return cmd
+}
+
+// devJoinToken is the join token a dev cell keeps in its server's data
+// dir (the file every server writes), or a new one.
+func devJoinToken(serverDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(serverDir, "join-token"))
+	switch {
+	case err == nil && strings.TrimSpace(string(b)) != "":
+		return strings.TrimSpace(string(b)), nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("read the dev cell's join token: %w", err)
+	}
+	return nodeauth.NewSecret(), nil
 }

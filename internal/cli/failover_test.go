@@ -38,9 +38,10 @@ func waitNodeReady(t *testing.T, c *servertest.Cell, name string) {
 }
 
 // startTestAgent runs an agent configured as `strata agent --servers`.
-func startTestAgent(t *testing.T, name string, servers []string) {
+func startTestAgent(t *testing.T, c *servertest.Cell, name string, servers []string) {
 	t.Helper()
-	af := agentFlags{name: name, cpuTotal: "2000", memoryTotal: "2GiB", httpAddr: "127.0.0.1:0"}
+	af := agentFlags{name: name, cpuTotal: "2000", memoryTotal: "2GiB", httpAddr: "127.0.0.1:0", joinToken: c.JoinToken(),
+		tls: tlsFlags{plaintext: true}}
 	cfg, err := af.agentConfig(t.TempDir(), servers, servertest.Logger().With("agent", name))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestAgentUsesEveryServer(t *testing.T) {
 	t.Parallel()
 	c := servertest.Start(t, 3, nil)
 	l := c.Leader()
-	startTestAgent(t, "n1", []string{"http://" + servertest.FreeAddr(t), c.Addr(l)})
+	startTestAgent(t, c, "n1", []string{"http://" + servertest.FreeAddr(t), c.Addr(l)})
 	waitNodeReady(t, c, "n1")
 }
 
@@ -74,7 +75,7 @@ func TestAgentRegistersThroughFollower(t *testing.T) {
 	t.Parallel()
 	c := servertest.Start(t, 3, nil)
 	f := c.Follower(c.Leader())
-	startTestAgent(t, "n1", []string{c.Addr(f)})
+	startTestAgent(t, c, "n1", []string{c.Addr(f)})
 	waitNodeReady(t, c, "n1")
 }
 
@@ -89,7 +90,7 @@ func TestAgentSurvivesItsServerReturningAsFollower(t *testing.T) {
 	ttl := 4 * time.Second
 	c := servertest.Start(t, 3, func(_ int, cfg *server.Config) { cfg.HeartbeatTTL = ttl })
 	l := c.Leader()
-	startTestAgent(t, "n1", []string{c.Addr(l)})
+	startTestAgent(t, c, "n1", []string{c.Addr(l)})
 	waitNodeReady(t, c, "n1")
 	c.Stop(l)
 	if nl := c.Leader(); nl == l {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"fmt"
 	"io"
 	"sort"
@@ -69,6 +71,9 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 	}
 	t.flush()
 	for _, g := range st.Groups {
+		if g.Dead > 0 {
+			fmt.Fprintf(w, "\nGroup %q: %d dead, not replaced: %s\n", g.Name, g.Dead, g.DeadReason)
+		}
 		if f := g.Failure; f != nil {
 			fmt.Fprintf(w, "\nGroup %q: %d not placed (%d nodes evaluated): %s\n", g.Name, f.Missing, f.NodesEvaluated, f.Summary)
 		}
@@ -82,6 +87,9 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 			fmt.Fprintf(w, ": %s", e.StatusDescription)
 		}
 		fmt.Fprintln(w)
+	}
+	if e := st.NextEval; e != nil {
+		fmt.Fprintf(w, "Next evaluation:   %s at %s (%s)\n", shortID(e.ID), e.WaitUntil.Format(time.RFC3339), e.TriggeredBy)
 	}
 	if len(st.Unenforced) > 0 {
 		fmt.Fprintln(w, "\nAccepted, not yet enforced:")
@@ -117,8 +125,11 @@ func newAllocsCmd(g *globals) *cobra.Command {
 			t := newTable(g.stdout, "ID", "WORKLOAD", "GROUP", "NODE", "DESIRED", "STATUS", "TASKS", "REASON")
 			for _, a := range allocs {
 				reason := a.ClientReason
-				if reason == "" {
+				switch {
+				case reason == "":
 					reason = a.DesiredReason
+				case a.ClientStatus == api.AllocFailed && a.DesiredStatus == api.DesiredStop && a.DesiredReason != "":
+					reason += "; not replaced: " + a.DesiredReason
 				}
 				if reason == "" {
 					reason = "-"

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // exitError carries an exit code through cobra without printing usage.
@@ -32,12 +33,31 @@ func failf(format string, args ...any) error {
 // globals are the flags every client command shares.
 type globals struct {
 	addr   string
+	token  string
 	output string
 	stdout io.Writer
 	stderr io.Writer
 }
 
-func (g *globals) client() *api.Client { return api.NewClient(g.addr) }
+func (g *globals) client() *api.Client {
+	c := api.NewClient(g.addr)
+	if os.Getenv("STRATA_CACERT") == "" {
+		// A dev cell started in this directory: its CA and CLI certificate.
+		if f := pki.CertFiles(devTLSDir(devDataDir), pki.RoleCLI); fileExists(f.CA) {
+			dc, err := api.NewClientWithTLS(g.addr, f.CA, f.Cert, f.Key)
+			if err == nil {
+				c = dc
+			}
+		}
+	}
+	if g.token != "" {
+		c.Token = g.token
+	}
+	if c.Token == "" {
+		c.Token = devToken()
+	}
+	return c
+}
 
 func (g *globals) json() bool { return g.output == "json" }
 
@@ -123,11 +143,12 @@ fails over between them.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.addr, "addr", "", "server address, or several comma-separated (default $STRATA_ADDR or "+api.DefaultAddr+")")
+	root.PersistentFlags().StringVar(&g.token, "token", "", "ACL token secret (default $STRATA_TOKEN, else the management token of a 'strata dev --acl' cell in ./strata-data)")
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
-		newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
-		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
-		newAllocCmd(g),
+		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
+		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 	)
 	return root
 }
@@ -142,4 +163,9 @@ func checkOutput(g *globals) error {
 		return failf("--output: unknown format %q (want table or json)", g.output)
 	}
 	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -56,7 +56,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 				return failf("%s is not a valid Workload:\n%v", file, err)
 			}
 			if g.json() {
-				return printJSON(g.stdout, wl)
+				return printJSON(g.stdout, wl.Redacted()) // secret values are never printed
 			}
 			fmt.Fprintf(g.stdout, "%s: workload %q is valid (%d groups)\n", file, wl.Name, len(wl.Groups))
 			printNotices(g.stdout, wl.Unenforced)

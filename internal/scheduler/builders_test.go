@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	"strconv"
 	"strings"
 	"testing"
@@ -76,7 +78,10 @@ func cpus(from, to int) []int {
 type groupBuilder struct{ g *api.TaskGroup }
 
 func taskGroup(name string) *groupBuilder {
-	return &groupBuilder{g: &api.TaskGroup{Name: name, Replicas: 1, Tasks: []*api.Task{{Name: "main", Driver: "mock"}}}}
+	return &groupBuilder{g: &api.TaskGroup{Name: name, Replicas: 1, Tasks: []*api.Task{{Name: "main", Driver: "mock"}},
+		// Immediate replacements, 3 within the hour: the engine's tests
+		// care about placement, not about reschedule delays (reschedule_test.go).
+		Reschedule: &api.ReschedulePolicy{Attempts: MaxReschedules, Interval: time.Hour, DelayFunction: api.DelayConstant}}}
 }
 
 func (b *groupBuilder) task() *api.Task               { return b.g.Tasks[0] }

@@ -17,9 +17,16 @@
 // either: the plan applier is the single writer of placements.
 //
 // Rules a caller should know (README.md has the pipeline and the details):
-//   - A replica whose allocations keep failing is rescheduled at most
-//     MaxReschedules times along its PreviousAlloc chain; after that its index
-//     stays empty and the failed allocation remains as the record.
+//   - A replica whose allocation failed is replaced per its group's
+//     ReschedulePolicy (reconcile.go, internal/reschedule): after a delay,
+//     through a follow-up evaluation (Plan.FollowUps) due at that time; when
+//     the attempts within the interval are spent, the failed allocation is
+//     stopped with the reason ("reschedule attempts exhausted: 3 in 1h") and
+//     its index stays empty.
+//   - An allocation of a down node stays "unknown" for its group's
+//     disconnect.lostAfter (an at-most-once one until its node's lease has
+//     surely expired, internal/lease) before it is lost and replaced; when
+//     the node returns, disconnect.reconcile picks the copy that stays.
 //   - A group with exclusive cores is charged whole cores: its
 //     Allocation.Resources.CPUMilli is rounded up to a multiple of 1000, so the
 //     aggregate accounting sees the cores it really holds.

@@ -1,16 +1,25 @@
 package scheduler
 
-import "github.com/strata-dev/strata/api"
+import (
+	"strings"
+	"time"
 
-// MaxReschedules is how many replacements a replica gets for failed
-// allocations. Following PreviousAlloc from a failed allocation, the engine
-// counts the failed allocations of the chain; it places a replacement only
-// while that count is at most MaxReschedules. The original and three failed
-// replacements (four failures) end the chain. Lost allocations (their node
-// went down) are always replaced and do not count: that was not the task's
-// fault. Only failures of the workload's current version count, so a new
-// version of a workload starts with a fresh budget.
-const MaxReschedules = 3
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/lease"
+	"github.com/strata-dev/strata/internal/reschedule"
+)
+
+// MaxReschedules is the default number of replacements a replica gets for
+// failed allocations within the reschedule interval
+// (api.DefaultRescheduleAttempts). The group's ReschedulePolicy decides:
+// how many, within which interval, after which delay (reschedule.Decide).
+// Following PreviousAlloc from a failed allocation, the engine collects the
+// failed allocations of the chain. Lost allocations (their node went down)
+// and fenced ones (the agent stopped them when its lease lapsed) are
+// replaced at once and do not count: that was not the task's fault. Only
+// failures of the workload's current version count, so a new version of a
+// workload starts with a fresh budget.
+const MaxReschedules = api.DefaultRescheduleAttempts
 
 // Stop reasons written into StopRequest.Reason.
 const (
@@ -40,30 +49,59 @@ type groupIntents struct {
 }
 
 // reconciliation is what the workload needs: stops first, then placements
-// per group in the workload's group order.
+// per group in the workload's group order, and when to look again.
 type reconciliation struct {
 	stops  []stopIntent
 	groups []groupIntents
+	// followUp, when set, is the earliest time something decided here
+	// changes by the clock alone: a delayed replacement falls due, an
+	// unknown allocation's grace ends.
+	followUp time.Time
 }
 
 func (r *reconciliation) stop(a *api.Allocation, reason string, lost bool) {
 	r.stops = append(r.stops, stopIntent{alloc: a, reason: reason, lost: lost})
 }
 
+func (r *reconciliation) lookAgainAt(t time.Time) {
+	if r.followUp.IsZero() || t.Before(r.followUp) {
+		r.followUp = t
+	}
+}
+
 // live reports whether an allocation counts towards its group's replicas.
 func live(a *api.Allocation) bool { return a.DesiredStatus == api.DesiredRun && !a.Terminal() }
 
+// fenced reports whether an agent stopped the allocation itself because
+// its lease lapsed (api.ReasonFenced): not the task's failure.
+func fenced(a *api.Allocation) bool {
+	return a.ClientStatus == api.AllocFailed && strings.Contains(a.ClientReason, api.ReasonFenced)
+}
+
+// clusterView is what reconcile reads besides the workload's allocations:
+// nodes (is one down, since when, on which lease) and the time.
+type clusterView struct {
+	node func(id string) *api.Node
+	now  time.Time
+}
+
+func (v clusterView) nodeUp(id string) bool {
+	n := v.node(id)
+	return n != nil && n.Status != api.NodeDown
+}
+
 // slot is what reconcile learned about one replica index.
 type slot struct {
-	keep     *api.Allocation // the live allocation that stays
+	unknown  *api.Allocation // a live allocation of a silent node, still in its grace
+	holds    bool            // unknown holds the index: no replacement meanwhile
 	replaced string          // a live allocation stopped for a replacement
 	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
+	keep     *api.Allocation // the live allocation that stays
 }
 
 // reconcile compares the workload's desired replicas with its allocations
-// (sorted by ID, so every choice below is deterministic). nodeUp tells
-// whether a node still holds live allocations.
-func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bool) reconciliation {
+// (sorted by ID, so every choice below is deterministic).
+func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reconciliation {
 	var rec reconciliation
 	if w == nil || w.Stopped {
 		for _, a := range allocs {
@@ -112,7 +150,12 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 		}
 		g, s := w.Groups[gi], &slots[gi][a.Index]
 		switch {
-		case !nodeUp(a.NodeID):
+		case !view.nodeUp(a.NodeID):
+			if until, holds, ok := unknownUntil(g, view.node(a.NodeID), view.now); ok {
+				s.unknown, s.holds = a, holds
+				rec.lookAgainAt(until)
+				continue
+			}
 			rec.stop(a, reasonNodeDown, true)
 			if s.replaced == "" {
 				s.replaced = a.ID
@@ -122,21 +165,28 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 			if s.replaced == "" {
 				s.replaced = a.ID
 			}
-		case s.keep != nil:
-			rec.stop(a, reasonDuplicate, false)
-		default:
+		case s.keep == nil:
 			s.keep = a
+		default:
+			loser := s.keep
+			if s.prefers(g, a) {
+				s.keep = a
+			} else {
+				loser = a
+			}
+			rec.stop(loser, reasonDuplicate, false)
 		}
 	}
 
 	for gi, g := range w.Groups {
 		var place []placeIntent
 		kept := 0
-		for idx, s := range slots[gi] {
-			if s.keep != nil {
+		for idx := range slots[gi] {
+			s := &slots[gi][idx]
+			if s.keep != nil || s.holds {
 				kept++
 			}
-			if intent, ok := s.intent(idx, w.Version, byID); ok {
+			if intent, ok := s.intent(idx, g, w.Version, byID, view.now, &rec); ok {
 				place = append(place, intent)
 			}
 		}
@@ -147,25 +197,72 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, nodeUp func(string) bo
 	return rec
 }
 
+// unknownUntil says whether a live allocation on a down node stays
+// "unknown" (ok) rather than lost, until when, and whether it holds its
+// index meanwhile (no replacement). An at-most-once copy is unknown until
+// its node's lease has surely expired (lease.ServerReplaceAfter), and
+// holds its index; any other until the group's lostAfter has passed since
+// the node went down, holding its index unless disconnect.replace.
+func unknownUntil(g *api.TaskGroup, n *api.Node, now time.Time) (until time.Time, holds, ok bool) {
+	if n == nil || n.LastHeartbeat.IsZero() {
+		return time.Time{}, false, false // purged, or never timed: lost
+	}
+	dp := g.DisconnectPolicyOf()
+	downAt := n.LastHeartbeat.Add(n.LeaseTTL)
+	until = downAt.Add(dp.LostAfter)
+	holds = !dp.Replace
+	if g.AtMostOnce {
+		safe := lease.ServerReplaceAfter(lease.Defaults(), n.LastHeartbeat, n.LeaseTTL, g.StopGrace())
+		if safe.After(until) {
+			until = safe
+		}
+		holds = true
+	}
+	return until, holds, now.Before(until)
+}
+
+// prefers reports whether a live allocation a should stay instead of
+// s.keep, both on reachable nodes for one index. When one replaced the
+// other — its node came back after the copy was replaced — the group's
+// disconnect.reconcile decides; otherwise the first by ID stays.
+func (s *slot) prefers(g *api.TaskGroup, a *api.Allocation) bool {
+	replacement := a.PreviousAlloc == s.keep.ID
+	if !replacement && s.keep.PreviousAlloc != a.ID {
+		return false
+	}
+	return replacement == (g.DisconnectPolicyOf().Reconcile != api.KeepOriginal)
+}
+
 // intent decides whether index idx needs a new allocation, and which
-// allocation it replaces.
-func (s slot) intent(idx int, version uint64, byID map[string]*api.Allocation) (placeIntent, bool) {
+// allocation it replaces; a failed allocation's replacement follows the
+// group's reschedule policy.
+func (s slot) intent(idx int, g *api.TaskGroup, version uint64, byID map[string]*api.Allocation, now time.Time, rec *reconciliation) (placeIntent, bool) {
 	switch {
-	case s.keep != nil:
+	case s.keep != nil, s.holds:
 		return placeIntent{}, false
 	case s.replaced != "":
 		return placeIntent{index: idx, previous: s.replaced}, true
+	case s.unknown != nil:
+		return placeIntent{index: idx, previous: s.unknown.ID}, true
 	case s.dead == nil:
 		return placeIntent{index: idx}, true
 	}
 	d := s.dead
 	switch {
+	case fenced(d), d.ClientStatus == api.AllocLost:
+		return placeIntent{index: idx, previous: d.ID}, true
 	case d.ClientStatus == api.AllocFailed:
-		if failuresInChain(d, version, byID) > MaxReschedules {
+		v := reschedule.Decide(g.ReschedulePolicyOf(), g.RestartPolicy.Mode, d.ClientStatusTime, earlierFailures(d, version, byID), now)
+		switch {
+		case !v.Replace:
+			if d.DesiredStatus == api.DesiredRun {
+				rec.stop(d, v.Dead, false) // says why the replica is dead
+			}
+			return placeIntent{}, false
+		case v.At.After(now):
+			rec.lookAgainAt(v.At)
 			return placeIntent{}, false
 		}
-		return placeIntent{index: idx, previous: d.ID}, true
-	case d.ClientStatus == api.AllocLost:
 		return placeIntent{index: idx, previous: d.ID}, true
 	case d.ClientStatus == api.AllocComplete && d.DesiredStatus == api.DesiredRun:
 		return placeIntent{}, false // finished its work
@@ -173,17 +270,29 @@ func (s slot) intent(idx int, version uint64, byID map[string]*api.Allocation) (
 	return placeIntent{index: idx}, true
 }
 
-// failuresInChain counts the failed allocations of workload version version
-// from a back along PreviousAlloc.
-// Allocations already garbage-collected end the chain; the hop bound guards
-// against a corrupt cycle.
-func failuresInChain(a *api.Allocation, version uint64, byID map[string]*api.Allocation) int {
-	n := 0
+// earlierFailures returns the failure times of the failed allocations of
+// workload version version before a along PreviousAlloc: each was
+// replaced, so each is one reschedule. Fenced ones do not count.
+// Allocations already garbage-collected end the chain; the hop bound
+// guards against a corrupt cycle.
+func earlierFailures(a *api.Allocation, version uint64, byID map[string]*api.Allocation) []time.Time {
+	var out []time.Time
+	a = byID[a.PreviousAlloc]
 	for hops := 0; a != nil && hops <= len(byID); hops++ {
-		if a.ClientStatus == api.AllocFailed && a.WorkloadVersion == version {
-			n++
+		if a.ClientStatus == api.AllocFailed && a.WorkloadVersion == version && !fenced(a) {
+			out = append(out, a.ClientStatusTime)
 		}
 		a = byID[a.PreviousAlloc]
+	}
+	return out
+}
+
+// failuresInChain counts the failed allocations of workload version
+// version from a back along PreviousAlloc, a included.
+func failuresInChain(a *api.Allocation, version uint64, byID map[string]*api.Allocation) int {
+	n := len(earlierFailures(a, version, byID))
+	if a.ClientStatus == api.AllocFailed && a.WorkloadVersion == version && !fenced(a) {
+		n++
 	}
 	return n
 }

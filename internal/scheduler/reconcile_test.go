@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,7 +263,12 @@ func TestNewVersionResetsRescheduleBudget(t *testing.T) {
 			f.apply(schedule(f, "job", int64(10+i)), true)
 		}
 	}
-	mustEqual(t, "budget spent", schedule(f, "job", 1).IsNoOp(), true)
+	spent := schedule(f, "job", 1)
+	mustEqual(t, "budget spent: no placement", len(spent.Place), 0)
+	stops := planStops(spent)
+	mustEqual(t, "the dead replica says why", len(stops) == 1 && strings.HasSuffix(stops[0], ":reschedule attempts exhausted: 3 in 1h"), true)
+	f.apply(spent, false) // the failed allocation stays failed, now desired stop
+	mustEqual(t, "said once", schedule(f, "job", 2).IsNoOp(), true)
 	w2 := *w
 	w2.Version = 2
 	f.putWorkload(&w2)

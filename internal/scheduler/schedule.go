@@ -105,7 +105,8 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 
 	allocs := slices.Clone(st.AllocsByWorkload(eval.Workload))
 	slices.SortFunc(allocs, func(a, b *api.Allocation) int { return strings.Compare(a.ID, b.ID) })
-	rec := reconcile(w, allocs, nodeUp(st))
+	rec := reconcile(w, allocs, clusterView{node: st.Node, now: opts.Now})
+	plan.FollowUps = followUps(eval, w, rec, opts.Now)
 
 	c := newCellWith(st, opts.Seed, opts.Scratch)
 	defer c.release()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/state"
 )
 
 // bigWorkload asks for replicas of 20 cores: one fits a 32-core node.
@@ -29,7 +31,8 @@ func addNode(tb testing.TB, s *Server, id string) {
 	tb.Helper()
 	n := &api.Node{ID: id, Name: id, Status: api.NodeReady,
 		Capacity: api.Resources{CPUMilli: 32000, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: n}); err != nil {
+	key := &state.NodeKey{NodeID: id, Verifier: nodeauth.Verifier(testNodeSecret(id))}
+	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: n, Key: key}); err != nil {
 		tb.Fatal(err)
 	}
 }

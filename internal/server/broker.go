@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"sync"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -31,10 +32,15 @@ type evalBroker struct {
 	unblocks   uint64
 	dequeuedAt map[string]uint64 // eval id → unblocks when it was dequeued
 	wake       chan struct{}
+	// delayed holds evaluations whose WaitUntil is in the future, earliest
+	// first (delayed.go); they are enqueued when due.
+	delayed delayHeap
+	now     func() time.Time
+	timer   *time.Timer
 }
 
 func newEvalBroker() *evalBroker {
-	b := &evalBroker{wake: make(chan struct{}, 1)}
+	b := &evalBroker{wake: make(chan struct{}, 1), now: time.Now}
 	b.reset()
 	return b
 }
@@ -47,6 +53,10 @@ func (b *evalBroker) reset() {
 	b.superseded = map[string][]*api.Evaluation{}
 	b.blocked = map[string]*api.Evaluation{}
 	b.dequeuedAt = map[string]uint64{}
+	b.delayed = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 }
 
 // SetEnabled turns the broker on (leadership gained) or off (lost); turning
@@ -73,6 +83,10 @@ func (b *evalBroker) Enqueue(e *api.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.enabled {
+		return
+	}
+	if e.WaitUntil.After(b.now()) {
+		b.delayLocked(e)
 		return
 	}
 	b.enqueueLocked(e)

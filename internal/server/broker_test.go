@@ -90,7 +90,7 @@ func TestBrokerDisabledDropsEverything(t *testing.T) {
 }
 
 func TestHeartbeatsExpire(t *testing.T) {
-	h := newHeartbeats(10 * time.Second)
+	h := newHeartbeats(HeartbeatPolicy{MinTTL: 10 * time.Second}, nil)
 	t0 := time.Unix(1000, 0)
 	h.Reset("a", t0)
 	h.Reset("b", t0.Add(5*time.Second))

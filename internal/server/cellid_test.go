@@ -14,10 +14,12 @@ func testNode(id string) *api.Node {
 }
 
 // agentView is what each answer an agent acts on says about the cell.
-func agentView(t *testing.T, addr, nodeID string) []api.QueryMeta {
+func agentView(t *testing.T, c *servertest.Cell, i int, nodeID string) []api.QueryMeta {
 	t.Helper()
 	ctx := context.Background()
-	cl := api.NewClient(addr)
+	addr := c.Addr(i)
+	cl := c.ClientOf(addr)
+	cl.Node = &api.NodeIdentity{ID: nodeID, Secret: "cellid-test-node-secret-0123456789abcdef-" + nodeID, JoinToken: c.JoinToken()}
 	reg, err := cl.RegisterNodeMeta(ctx, testNode(nodeID))
 	if err != nil {
 		t.Fatalf("register via %s: %v", addr, err)
@@ -46,7 +48,7 @@ func TestCellIdentityIsSharedAndDurable(t *testing.T) {
 	var highest uint64
 	for i := range c.Servers {
 		c.WaitReady(i)
-		for _, m := range agentView(t, c.Addr(i), "n1") {
+		for _, m := range agentView(t, c, i, "n1") {
 			if m.CellID == "" || m.AppliedIndex == 0 {
 				t.Fatalf("server %d answered without a cell stamp: %+v", i+1, m)
 			}
@@ -69,7 +71,7 @@ func TestCellIdentityIsSharedAndDurable(t *testing.T) {
 	c.Leader()
 	for i := range c.Servers {
 		c.WaitReady(i)
-		for _, m := range agentView(t, c.Addr(i), "n1") {
+		for _, m := range agentView(t, c, i, "n1") {
 			if m.CellID != cell {
 				t.Fatalf("after a full restart server %d says cell %q, want %q", i+1, m.CellID, cell)
 			}
@@ -94,7 +96,7 @@ func TestCellIdentityIsSharedAndDurable(t *testing.T) {
 
 	fresh := servertest.Start(t, 1, nil)
 	fresh.WaitReady(0)
-	m := agentView(t, fresh.Addr(0), "n1")[0]
+	m := agentView(t, fresh, 0, "n1")[0]
 	if m.CellID == "" || m.CellID == cell {
 		t.Fatalf("a server on an empty data dir says cell %q; want a new identity, not %q", m.CellID, cell)
 	}
@@ -107,7 +109,7 @@ func TestAgentNoticesBecomeNodeEvents(t *testing.T) {
 	c := servertest.Start(t, 1, nil)
 	c.WaitReady(0)
 	ctx := context.Background()
-	cl := api.NewClient(c.Addr(0))
+	cl := c.AgentClient("n2")
 	n := testNode("n2")
 	n.AgentNotices = []string{"stopped an orphaned task"}
 	if _, err := cl.RegisterNodeMeta(ctx, n); err != nil {

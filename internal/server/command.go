@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
 )
 
 // commandType tags a raft log entry. Values are persisted: never renumber.
@@ -53,6 +54,9 @@ func (c commandType) String() string {
 	case cmdMigrate:
 		return "migrate"
 	}
+	if name := securityCommandName(c); name != "" {
+		return name
+	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
 
@@ -72,7 +76,11 @@ type stopWorkloadCmd struct {
 
 // upsertNodeCmd registers a node (and re-evaluates blocked work).
 type upsertNodeCmd struct {
-	Node  *api.Node         `json:"node"`
+	Node *api.Node `json:"node"`
+	// Key, when set, is the node's key: given with the node's first
+	// registration, checked on every later one (the FSM refuses a
+	// different key: ErrNodeIDTaken).
+	Key   *state.NodeKey    `json:"key,omitempty"`
 	Evals []*api.Evaluation `json:"evals,omitempty"`
 	Time  time.Time         `json:"time"` // stamped by the proposer, for events
 	// Notices are what the agent has to say (api.Node.AgentNotices), each
@@ -87,6 +95,10 @@ type nodeStatusCmd struct {
 	Reason string            `json:"reason"`
 	Evals  []*api.Evaluation `json:"evals,omitempty"`
 	Time   time.Time         `json:"time"` // stamped by the proposer, for events
+	// LastHeartbeat and Lease, on a node going down, are when the leader
+	// last heard from it and the lease that heartbeat renewed.
+	LastHeartbeat time.Time     `json:"lastHeartbeat,omitempty"`
+	Lease         time.Duration `json:"lease,omitempty"`
 }
 
 // upsertEvalsCmd stores evaluations (new ones, or status updates).

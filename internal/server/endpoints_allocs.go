@@ -2,15 +2,14 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -115,6 +114,12 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("node %s of allocation %s has no agent address", a.NodeID, a.ID)})
 		return
 	}
+	key := snap.NodeKey(n.ID)
+	if key == nil {
+		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable",
+			msg: fmt.Sprintf("node %s of allocation %s has no identity: logs are fetched only from an agent that registered with the join token", n.ID, a.ID)})
+		return
+	}
 	fwd := url.Values{"task": {task}}
 	if stream != "" {
 		fwd.Set("stream", stream)
@@ -125,20 +130,34 @@ func (s *Server) handleAllocLogs(w http.ResponseWriter, r *http.Request) {
 	if offset > 0 {
 		fwd.Set("offset", strconv.FormatInt(offset, 10))
 	}
-	target := n.HTTPAddr + "/v1/agent/allocations/" + url.PathEscape(a.ID) + "/logs?" + fwd.Encode()
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
+	uri := "/v1/agent/allocations/" + url.PathEscape(a.ID) + "/logs?" + fwd.Encode()
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, n.HTTPAddr+uri, nil)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	resp, err := agentClient.Do(req)
+	nonce := nodeauth.NewNonce(s.cfg.Now())
+	req.Header.Set(nodeauth.HeaderNonce, nonce)
+	req.Header.Set(nodeauth.HeaderSignature, nodeauth.SignRequest(key.Verifier, nonce, uri))
+	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
 		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unreachable", msg: fmt.Sprintf("agent of node %s: %v", n.Name, err)})
 		return
 	}
+	if !nodeauth.CheckProof(key.Verifier, nonce, resp.Header.Get(nodeauth.HeaderProof)) {
+		// Whatever answers at the registered address is not the node's
+		// agent (or not one that holds its secret): none of it is relayed.
+		resp.Body.Close()
+		s.logger.Warn("log fetch: the answer did not prove the node", "node", n.ID, "addr", n.HTTPAddr, "status", resp.StatusCode)
+		s.fail(w, &httpError{status: http.StatusBadGateway, code: "agent-unproven",
+			msg: fmt.Sprintf("the answer from %s did not prove it comes from node %s's agent (%s); nothing of it is relayed", n.HTTPAddr, n.ID, resp.Status)})
+		return
+	}
 	defer resp.Body.Close()
 	for k, v := range resp.Header {
-		w.Header()[k] = v
+		if k != nodeauth.HeaderProof {
+			w.Header()[k] = v
+		}
 	}
 	w.WriteHeader(resp.StatusCode)
 	// A followed log lasts as long as the user watches; the write timeout
@@ -187,10 +206,3 @@ func (s *Server) handleGetEval(w http.ResponseWriter, r *http.Request) {
 		return nil, 0, notFound("evaluation %q not found", id)
 	})
 }
-
-// agentClient reaches agents for log streams: a down node must fail fast,
-// while a followed stream may last as long as the user watches.
-var agentClient = &http.Client{Transport: &http.Transport{
-	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	ResponseHeaderTimeout: 10 * time.Second,
-}}

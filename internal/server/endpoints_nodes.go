@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/strata-dev/strata/api"
@@ -48,25 +49,32 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	snap := s.State().Snapshot()
+	key, err := s.registrationKey(r, snap, &n)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	n.Status, n.StatusReason = api.NodeReady, ""
-	if old := s.State().Snapshot().Node(n.ID); old != nil && old.Status == api.NodeDraining {
+	if old := snap.Node(n.ID); old != nil && old.Status == api.NodeDraining {
 		n.Status, n.StatusReason = old.Status, old.StatusReason // an operator's choice outlives agent restarts
 	}
 	n.LastHeartbeat = s.cfg.Now()
 	notices := n.AgentNotices
 	n.AgentNotices = nil
-	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat, Notices: notices})
+	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat, Notices: notices, Key: key})
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, registrationError(n.ID, err))
 		return
 	}
-	s.beats.Reset(n.ID, s.cfg.Now())
+	interval, ttl := s.beats.Reset(n.ID, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	s.logger.Info("node registered", "node", n.ID, "name", n.Name, "cpu", n.Capacity.CPUMilli, "memory", n.Capacity.MemoryBytes)
 	for _, text := range notices {
 		s.logger.Warn("agent notice", "node", n.ID, "name", n.Name, "notice", text)
 	}
 	s.stampCell(w, s.State().Snapshot())
-	writeJSON(w, http.StatusOK, map[string]any{"index": idx, "heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
 }
 
 // handleHeartbeat extends a node's deadline; a node that was down comes
@@ -77,25 +85,36 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	n := s.State().Snapshot().Node(id)
-	if n == nil {
-		writeError(w, http.StatusNotFound, "node-unknown", "node "+id+" is not registered")
+	snap := s.State().Snapshot()
+	if _, err := s.authenticateNode(r, snap, id); err != nil {
+		s.fail(w, err)
 		return
 	}
+	n := snap.Node(id)
 	if !s.IsLeader() {
 		s.fail(w, ErrNotLeader)
 		return
 	}
-	s.beats.Reset(id, s.cfg.Now())
 	if n.Status == api.NodeDown {
-		if _, err := s.propose(cmdNodeStatus, &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now()}); err != nil {
+		// The node's workloads are evaluated at once: copies that stayed
+		// unknown and were replaced meanwhile are resolved (one is
+		// stopped) as soon as the node is back.
+		snap := s.State().Snapshot()
+		cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now(),
+			Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeReconnect, id)}
+		if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
 			s.fail(w, err)
 			return
 		}
-		s.logger.Info("node back", "node", id, "name", n.Name)
+		s.logger.Info("node back", "node", id, "name", n.Name, "evals", len(cmd.Evals))
 	}
+	// The lease is renewed only once the node is ready again: a node that
+	// comes back after its copies were replaced must not run them on a
+	// lease granted before the server recorded its return.
+	interval, ttl := s.beats.Reset(id, s.cfg.Now())
+	s.metrics.heartbeats.Inc()
 	s.stampCell(w, s.State().Snapshot())
-	writeJSON(w, http.StatusOK, map[string]any{"heartbeatTTL": s.cfg.HeartbeatTTL.String()})
+	writeJSON(w, http.StatusOK, api.HeartbeatResponse{HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String(), Lease: ttl.String()})
 }
 
 // handleNodeAllocs is the agent's watch: the node's allocations that still
@@ -106,13 +125,17 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if _, err := s.authenticateNode(r, s.State().Snapshot(), id); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		if snap.Node(id) == nil {
 			// Not an empty list: an agent told "nothing" would stop
 			// every task. It re-registers instead.
 			return nil, 0, &httpError{status: http.StatusNotFound, code: "node-unknown", msg: "node " + id + " is not registered"}
 		}
-		out := []*api.Allocation{}
+		out := agentAllocs{} // opened for the agent by serveBlocking
 		for _, a := range snap.AllocsByNodeWatch(ws, id) {
 			done := a.ClientStatus == api.AllocComplete || a.ClientStatus == api.AllocFailed
 			if done && a.DesiredStatus == api.DesiredStop {
@@ -138,11 +161,31 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.State().Snapshot()
+	node, err := s.authenticateNode(r, snap, "")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	// Every allocation reported must be the node's own: one that is not
+	// refuses the whole report, before anything of it is applied.
+	for i, u := range req.Updates {
+		if old := snap.Alloc(u.ID); old != nil && old.NodeID != node {
+			s.fail(w, &httpError{status: http.StatusForbidden, code: codeNodeAuth,
+				msg:    fmt.Sprintf("updates[%d]: allocation %s runs on node %s, not on %s: an agent reports only its own node's allocations", i, u.ID, old.NodeID, node),
+				fields: []api.FieldError{{Path: fmt.Sprintf("updates[%d].id", i), Message: "not an allocation of node " + node}}})
+			return
+		}
+	}
 	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
 	failed := map[string]bool{}
+	var refused []api.RefusedUpdate
 	for _, u := range req.Updates {
 		old := snap.Alloc(u.ID)
 		if old == nil {
+			continue
+		}
+		if why := state.IllegalClientTransition(old.ClientStatus, u.ClientStatus); why != "" {
+			refused = append(refused, api.RefusedUpdate{ID: u.ID, Reason: why})
 			continue
 		}
 		cmd.Updates = append(cmd.Updates, u)
@@ -151,8 +194,11 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
 		}
 	}
+	if len(refused) > 0 {
+		s.logger.Warn("agent report refused in part", "node", node, "refused", len(refused), "first", refused[0].ID, "reason", refused[0].Reason)
+	}
 	if len(cmd.Updates) == 0 {
-		writeJSON(w, http.StatusOK, map[string]any{"index": snap.Index()})
+		writeJSON(w, http.StatusOK, &api.AllocUpdatesResponse{Index: snap.Index(), Refused: refused})
 		return
 	}
 	idx, err := s.propose(cmdAllocClientUpdate, cmd)
@@ -160,5 +206,5 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"index": idx})
+	writeJSON(w, http.StatusOK, &api.AllocUpdatesResponse{Index: idx, Refused: refused})
 }

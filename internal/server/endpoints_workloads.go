@@ -23,6 +23,10 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, specError(err))
 		return
 	}
+	if err := s.sealSecrets(wl, s.State().Snapshot().Workload(wl.Name)); err != nil {
+		s.fail(w, err)
+		return
+	}
 	wl.SubmitTime = s.cfg.Now()
 	wl.Unenforced = append(wl.Unenforced, windowNotices(wl, s.State().Snapshot().CellConfig())...)
 	eval := s.newEval(wl.Name, wl.Priority, api.TriggerWorkloadRegister, "")

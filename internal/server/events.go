@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/spec"
@@ -101,7 +102,19 @@ func planEvents(snap *state.Snapshot, c *applyPlanCmd) []api.Event {
 				Message: fmt.Sprintf("%s[%d] (priority %d) on %s %s", a.Group, a.Index, a.Priority, a.NodeName, st.Reason)})
 			continue
 		}
+		if a.ClientStatus == api.AllocFailed {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventNotRescheduled, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID,
+				Message: fmt.Sprintf("%s[%d] on %s failed and is not replaced: %s", a.Group, a.Index, a.NodeName, st.Reason)})
+			continue
+		}
 		stopped[a.Workload+"\x00"+st.Reason]++
+	}
+	for _, e := range c.Evals {
+		if e.TriggeredBy == api.TriggerFollowUp && !e.WaitUntil.IsZero() {
+			out = append(out, api.Event{Time: c.Time, Type: api.EventFollowUp, Workload: e.Workload,
+				Message: fmt.Sprintf("evaluating again at %s (%s from now): a delayed replacement or the end of an unknown allocation's grace",
+					e.WaitUntil.UTC().Format(time.RFC3339), e.WaitUntil.Sub(c.Time).Round(time.Millisecond))})
+		}
 	}
 	for _, k := range sortedKeys(stopped) {
 		w, reason, _ := strings.Cut(k, "\x00")

@@ -147,7 +147,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 	case cmdMigrate:
 		body = &migrateCmd{}
 	default:
-		return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		if body = newSecurityBody(t); body == nil {
+			return nil, fmt.Errorf("unknown command type %d", uint8(t))
+		}
 	}
 	if err := json.Unmarshal(data, body); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", t, err)
@@ -186,12 +188,21 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		}
 		return w.UpsertEval(c.Eval)
 	case *upsertNodeCmd:
+		if c.Key != nil {
+			if err := w.SetNodeKey(c.Key); err != nil {
+				return err // the node record stays as it was
+			}
+		}
 		if err := w.UpsertNode(c.Node); err != nil {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
 	case *nodeStatusCmd:
-		if err := w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason); err != nil {
+		update := func() error { return w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason) }
+		if c.Status == api.NodeDown {
+			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.LastHeartbeat, c.Lease) }
+		}
+		if err := update(); err != nil {
 			return err
 		}
 		return upsertEvals(w, c.Evals)
@@ -217,7 +228,7 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	case *allocClientUpdateCmd:
 		for _, u := range c.Updates {
-			if err := w.UpdateAllocFromClient(u); err != nil {
+			if err := w.UpdateAllocFromClientAt(u, c.Time); err != nil {
 				return err
 			}
 		}
@@ -226,6 +237,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return w.SetCellConfig(c.Config)
 	case *setCellIDCmd:
 		return w.SetCellID(c.ID)
+	}
+	if handled, err := applySecurity(w, body); handled {
+		return err
 	}
 	return fmt.Errorf("fsm: unhandled command %T", body)
 }

@@ -120,6 +120,7 @@ func TestFSMCommands(t *testing.T) {
 		{
 			name: "stop-workload", ct: cmdStopWorkload,
 			body:   &stopWorkloadCmd{Name: "low", Eval: fsmEval("e1", "low"), Time: fsmTime},
+			answer: stopped{Found: true},
 			events: []string{"workload-stopped: stopped"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if !s.Workload("low").Stopped {
@@ -130,6 +131,7 @@ func TestFSMCommands(t *testing.T) {
 		{
 			name: "stop-workload with purge", ct: cmdStopWorkload,
 			body:   &stopWorkloadCmd{Name: "low", Purge: true, Eval: fsmEval("e1", "low"), Time: fsmTime},
+			answer: stopped{Found: true},
 			events: []string{"workload-purged: stopped and purged"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Workload("low") != nil {
@@ -140,6 +142,7 @@ func TestFSMCommands(t *testing.T) {
 		{
 			name: "stop-workload of an unknown workload still stores its evaluation", ct: cmdStopWorkload,
 			body:   &stopWorkloadCmd{Name: "gone", Eval: fsmEval("e1", "gone"), Time: fsmTime},
+			answer: stopped{Found: false},
 			events: []string{"workload-stopped: stopped"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Eval("e1") == nil {

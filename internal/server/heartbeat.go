@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -15,25 +16,75 @@ import (
 // pure bookkeeping over an injected time; the leader loop drives it.
 type heartbeats struct {
 	mu        sync.Mutex
-	ttl       time.Duration
+	policy    HeartbeatPolicy
+	stagger   func() float64 // uniform in [0,1)
 	deadlines map[string]time.Time
+	// renewed is when each node last renewed its lease (a heartbeat, a
+	// registration, or this leader taking over) and for how long: the
+	// scheduler's at-most-once arithmetic starts from it.
+	renewed map[string]renewal
 }
 
-func newHeartbeats(ttl time.Duration) *heartbeats {
-	return &heartbeats{ttl: ttl, deadlines: map[string]time.Time{}}
+type renewal struct {
+	at    time.Time
+	lease time.Duration
 }
 
-// Reset records a heartbeat from node at now.
-func (h *heartbeats) Reset(node string, now time.Time) {
+// newHeartbeats tracks deadlines under policy (with its defaults); stagger
+// draws the random stagger of each interval, default math/rand/v2.
+func newHeartbeats(policy HeartbeatPolicy, stagger func() float64) *heartbeats {
+	if stagger == nil {
+		stagger = rand.Float64
+	}
+	return &heartbeats{policy: policy.WithDefaults(), stagger: stagger, deadlines: map[string]time.Time{}, renewed: map[string]renewal{}}
+}
+
+// Reset records a heartbeat from node at now: a lease of one TTL. It
+// returns the interval the node should heartbeat at and the TTL after which
+// it is down (also the lease's length), both scaled to the number of nodes
+// tracked.
+func (h *heartbeats) Reset(node string, now time.Time) (interval, ttl time.Duration) {
 	h.mu.Lock()
-	h.deadlines[node] = now.Add(h.ttl)
+	defer h.mu.Unlock()
+	n := len(h.deadlines)
+	if _, ok := h.deadlines[node]; !ok {
+		n++
+	}
+	interval, ttl = h.policy.Timing(n, h.stagger())
+	h.deadlines[node] = now.Add(ttl)
+	h.renewed[node] = renewal{at: now, lease: ttl}
+	return interval, ttl
+}
+
+// Retry makes node due again at the next check (marking it down failed),
+// without renewing its lease.
+func (h *heartbeats) Retry(node string, now time.Time) {
+	h.mu.Lock()
+	h.deadlines[node] = now
 	h.mu.Unlock()
+}
+
+// Len is the number of nodes tracked.
+func (h *heartbeats) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.deadlines)
+}
+
+// Renewed returns when node last renewed its lease and the lease's length;
+// zero when this leader never heard from it.
+func (h *heartbeats) Renewed(node string) (time.Time, time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.renewed[node]
+	return r.at, r.lease
 }
 
 // Forget stops tracking a node (it is down).
 func (h *heartbeats) Forget(node string) {
 	h.mu.Lock()
 	delete(h.deadlines, node)
+	delete(h.renewed, node)
 	h.mu.Unlock()
 }
 
@@ -41,6 +92,7 @@ func (h *heartbeats) Forget(node string) {
 func (h *heartbeats) Clear() {
 	h.mu.Lock()
 	h.deadlines = map[string]time.Time{}
+	h.renewed = map[string]renewal{}
 	h.mu.Unlock()
 }
 
@@ -62,7 +114,7 @@ func (h *heartbeats) Expired(now time.Time) []string {
 // watchHeartbeats marks nodes down when their TTL expires and asks for their
 // workloads to be re-evaluated, so lost allocations get replacements.
 func (s *Server) watchHeartbeats(ctx context.Context) {
-	tick := time.NewTicker(s.cfg.HeartbeatTTL / 4)
+	tick := time.NewTicker(s.beats.policy.MinTTL / 4)
 	defer tick.Stop()
 	for {
 		select {
@@ -71,9 +123,10 @@ func (s *Server) watchHeartbeats(ctx context.Context) {
 		case <-tick.C:
 		}
 		for _, id := range s.beats.Expired(s.cfg.Now()) {
-			if err := s.markNodeDown(id, "missed heartbeats for "+s.cfg.HeartbeatTTL.String()); err != nil {
+			s.metrics.heartbeatsMissed.Inc()
+			if err := s.markNodeDown(id, "missed heartbeats for longer than its TTL"); err != nil {
 				s.logger.Error("mark node down; will retry", "node", id, "err", err)
-				s.beats.Reset(id, s.cfg.Now().Add(-s.cfg.HeartbeatTTL)) // due again at the next tick
+				s.beats.Retry(id, s.cfg.Now()) // due again at the next tick
 			}
 		}
 	}
@@ -87,6 +140,7 @@ func (s *Server) markNodeDown(id, reason string) error {
 	}
 	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason, Time: s.cfg.Now(),
 		Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeDown, id)}
+	cmd.LastHeartbeat, cmd.Lease = s.beats.Renewed(id)
 	if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
 		return err
 	}

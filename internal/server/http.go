@@ -69,7 +69,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
-	return s.gate(mux)
+	s.aclRoutes(mux)
+	return s.withMetricsEndpoint(s.gate(s.metrics.instrument(mux, s.authorize(mux))))
 }
 
 // peerRoutes is the handler of the server port's HTTP: the servers'
@@ -78,7 +79,7 @@ func (s *Server) peerRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/internal/hello", s.handleHello)
 	mux.HandleFunc("POST /v1/internal/join", s.handleJoin)
-	mux.Handle("/", s.routes())
+	mux.Handle("/", viaServerPort(s.routes()))
 	return mux
 }
 
@@ -109,6 +110,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set(errorCodeHdr, code) // for the audit log
 	writeJSON(w, status, &api.ErrorResponse{Error: msg, Code: code})
 }
 
@@ -117,6 +119,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	var he *httpError
 	switch {
 	case errors.As(err, &he):
+		w.Header().Set(errorCodeHdr, he.code) // for the audit log
 		writeJSON(w, he.status, &api.ErrorResponse{Error: he.msg, Code: he.code, Fields: he.fields})
 	case errors.Is(err, ErrOutcomeUnknown):
 		s.logger.Warn("write outcome unknown", "err", err)
@@ -199,6 +202,10 @@ func (s *Server) serveBlocking(w http.ResponseWriter, r *http.Request, read func
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
+		s.fail(w, err)
+		return
+	}
+	if out, err = s.publicView(out); err != nil {
 		s.fail(w, err)
 		return
 	}

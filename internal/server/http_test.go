@@ -21,7 +21,14 @@ func TestBlockingQueryTimeoutReturnsFullList(t *testing.T) {
 	waitPlaced(t, s, "w", 3)
 	get := func(query string) ([]*api.Allocation, uint64, time.Duration) {
 		start := time.Now()
-		resp, err := http.Get(s.Addr() + "/v1/agent/nodes/node-00001/allocations" + query)
+		req, err := http.NewRequest("GET", s.Addr()+"/v1/agent/nodes/node-00001/allocations"+query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range testAgentHeaders(s, "node-00001") {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -308,6 +308,16 @@ func (s *Server) handleMigrationOutcome(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, fieldError("report", "figures must not be negative"))
 		return
 	}
+	snap := s.State().Snapshot()
+	node, err := s.authenticateNode(r, snap, "")
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := migrationSpeaker(snap, id, req, node); err != nil {
+		s.fail(w, err)
+		return
+	}
 	cmd := &migrateCmd{AllocID: id, Op: req.Op, MigrationID: req.MigrationID, Reason: req.Reason,
 		Fallback: req.Fallback, Report: req.Report, Time: s.cfg.Now()}
 	var idx uint64
@@ -357,7 +367,12 @@ func (s *Server) handleIncomingMigration(w http.ResponseWriter, r *http.Request)
 		s.fail(w, err)
 		return
 	}
-	a := s.State().Snapshot().Alloc(allocID)
+	snap := s.State().Snapshot()
+	if _, err := s.authenticateNode(r, snap, nodeID); err != nil {
+		s.fail(w, err)
+		return
+	}
+	a := snap.Alloc(allocID)
 	if a == nil || !a.Migration.Active() || a.Migration.Kind != api.MigrationMove || a.Migration.TargetNode != nodeID {
 		s.fail(w, notFound("no move of allocation %q to node %q is in flight", allocID, nodeID))
 		return
@@ -392,4 +407,26 @@ func redactAlloc(a *api.Allocation) *api.Allocation {
 	c := a.Copy()
 	c.Migration.Token = ""
 	return c
+}
+
+// migrationSpeaker checks that node may report req on the allocation's
+// migration (invariant 9: an agent speaks only for its own node): the
+// target commits a move it restored; the source commits a fallback, aborts
+// and reports. A report about a migration that is not the allocation's
+// is let through: the FSM answers it.
+func migrationSpeaker(snap *state.Snapshot, allocID string, req api.MigrationOutcomeRequest, node string) error {
+	a := snap.Alloc(allocID)
+	if a == nil || a.Migration == nil || a.Migration.ID != req.MigrationID {
+		return nil
+	}
+	m := a.Migration
+	want := m.SourceNode
+	if req.Op == api.MigrationOpCommit && !req.Fallback {
+		want = m.TargetNode
+	}
+	if node != want {
+		return &httpError{status: http.StatusForbidden, code: "node-forbidden",
+			msg: fmt.Sprintf("node %s may not %s migration %s (only node %s may)", node, req.Op, m.ID, want)}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/strata-dev/strata/api"
@@ -87,7 +89,9 @@ func (p *planApplier) run(ctx context.Context) {
 				pp.result <- planOutcome{val: v, err: err}
 				continue
 			}
+			start := time.Now()
 			res, err := p.apply(pp)
+			p.srv.metrics.observePlan(res, err, time.Since(start))
 			pp.result <- planOutcome{res: res, err: err}
 		}
 	}
@@ -111,6 +115,7 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	}
 	if len(res.Rejected) == 0 {
 		cmd.Eval = pp.eval
+		cmd.Evals = append(cmd.Evals, plan.FollowUps...) // decided by the scheduler, before proposing
 	}
 	if len(cmd.Place) == 0 && len(cmd.Stop) == 0 && cmd.Eval == nil {
 		res.Index = snap.Index()

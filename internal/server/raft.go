@@ -41,6 +41,8 @@ type raftOptions struct {
 	// cell (a single server, or --bootstrap-expect 1).
 	bootstrapAlone bool
 	logger         *slog.Logger
+	// tls, when set, makes the server port mutual TLS (tls.go).
+	tls *serverTLS
 }
 
 // Raft's timeouts for a cell of several servers, before the multiplier. A
@@ -118,7 +120,11 @@ func openRaft(o raftOptions, f raft.FSM) (*raftNode, error) {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("local:" + o.serverID))
 		n.transport = t
 	} else {
-		n.port, err = serverport.Listen(o.bindAddr, serverport.Options{Advertise: o.advertise, Logger: o.logger})
+		opts := serverport.Options{Advertise: o.advertise, Logger: o.logger}
+		if o.tls != nil {
+			opts.WrapServer, opts.WrapClient = o.tls.wrapServer, o.tls.wrapClient
+		}
+		n.port, err = serverport.Listen(o.bindAddr, opts)
 		if err != nil {
 			return fail(err)
 		}

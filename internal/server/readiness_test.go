@@ -106,7 +106,7 @@ func TestRestartServesNothingBeforeReplay(t *testing.T) {
 
 	release()
 	waitReady(t, s)
-	if code, _, _, body := rawCall(t, "POST", s.Addr()+"/v1/agent/allocations", report); code != http.StatusOK {
+	if code, _, body := agentRequest(t, s, "POST", "/v1/agent/allocations", report, testAgentHeaders(s, late.NodeID)); code != http.StatusOK {
 		t.Fatalf("report after replay: %d %s", code, body)
 	}
 	if a := s.State().Snapshot().Alloc(late.ID); a == nil || a.ClientStatus != api.AllocRunning {

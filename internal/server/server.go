@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/keyring"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -50,8 +53,17 @@ type Config struct {
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
 	// HeartbeatTTL is how long a node may stay silent before it is marked
-	// down and its allocations replaced. Default 10s.
+	// down and its allocations replaced, while the cell is small. Default
+	// 10s. A large cell's TTL grows with its heartbeat interval
+	// (HeartbeatPolicy).
 	HeartbeatTTL time.Duration
+	// HeartbeatInterval is how often nodes of a small cell heartbeat;
+	// default 1s.
+	HeartbeatInterval time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeats of the whole cell: the
+	// interval nodes are told grows with their number. Default 500;
+	// negative: no bound.
+	MaxHeartbeatsPerSecond float64
 	// Workers is the number of parallel scheduler workers. Default GOMAXPROCS.
 	Workers int
 	Logger  *slog.Logger
@@ -61,6 +73,28 @@ type Config struct {
 	// HTTP sets the API's timeouts and connection caps (docs/limits.md);
 	// zero fields take the defaults.
 	HTTP httplimit.Config
+	// JoinToken, when set, is the cell's join token: agents register new
+	// nodes with it. The leader sets it in the cell's state when it differs
+	// (give every server the same one). Empty: the cell keeps the one it
+	// has, or its first leader makes one. Either way every server writes
+	// the cell's token to <DataDir>/join-token.
+	JoinToken string
+	// ACL turns ACLs on: every API request but the status endpoints and
+	// the agents' own (which prove their node) needs a token whose
+	// policies grant what it does (docs/security.md). Give every server of
+	// a cell the same setting.
+	ACL bool
+	// TLS, when set, is the server's certificate, key and the cell's CA:
+	// the API serves HTTPS, the server port is mutual TLS between servers,
+	// and logs are fetched from agents over mutual TLS (tls.go). Nil:
+	// plaintext, logged loudly.
+	TLS *pki.Files
+
+	// KeyringFile holds the keys that seal workload secrets, default
+	// <DataDir>/keyring.json (created on first start). Every server of a
+	// cell must use the same keyring: copy it before a server joins
+	// (docs/security.md).
+	KeyringFile string
 
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
@@ -69,9 +103,10 @@ type Config struct {
 
 // Server is one control-plane server.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
-	id     string
+	cfg     Config
+	logger  *slog.Logger
+	id      string
+	keyring *keyring.Keyring
 
 	fsm    *fsm
 	raft   *raftNode
@@ -81,9 +116,16 @@ type Server struct {
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
+	// metrics are served at /metrics (metrics.go, docs/metrics.md).
+	metrics *serverMetrics
+	audit   *auditor
+	// joinFileMu serialises writes of <data-dir>/join-token.
+	joinFileMu sync.Mutex
 
-	httpSrv  *http.Server
-	listener net.Listener
+	httpSrv   *http.Server
+	listener  net.Listener
+	tls       *serverTLS   // nil: plaintext
+	agentHTTP *http.Client // fetches logs from agents
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -132,26 +174,47 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker()}
+	if cfg.KeyringFile == "" {
+		cfg.KeyringFile = filepath.Join(cfg.DataDir, keyring.FileName)
+	}
+	keys, err := keyring.LoadOrCreate(cfg.KeyringFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
+	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
 	s.fsm.onApply = s.afterApply
 	s.fsm.beforeApply = cfg.fsmApplyHook
-	s.beats = newHeartbeats(cfg.HeartbeatTTL)
+	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
+		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
+	s.audit = newAuditor()
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
 		return nil, errors.New("server: bootstrap-expect must not be negative")
 	}
+	if cfg.TLS != nil {
+		if s.tls, err = newServerTLS(cfg.TLS); err != nil {
+			return nil, err
+		}
+	} else {
+		s.logger.Warn("PLAINTEXT: this server's API and server port are not encrypted and do not authenticate their peers; use TLS (--tls-ca, --tls-cert, --tls-key) outside a test")
+	}
+	s.agentHTTP = newAgentHTTP(s.tls)
 	if cfg.RaftAddr == "" && (cfg.BootstrapExpect > 1 || len(cfg.Join) > 0) {
 		return nil, errors.New("server: a cell of several servers needs a raft address (--raft-addr) for the servers to reach each other")
 	}
 	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
-		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger}, s.fsm)
+		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger,
+		tls: s.tls}, s.fsm)
 	if err != nil {
 		return nil, err
 	}
 	s.ready = newReadiness(s.raft.raft, s.raft.logStore, s.fsm, s.raft.observer)
+	s.registerStateGauges()
+	s.observeLeaderChanges()
 
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -183,7 +246,11 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		if err := s.httpSrv.Serve(httplimit.Listen(ln, cfg.HTTP, s.logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var l net.Listener = httplimit.Listen(ln, cfg.HTTP, s.logger)
+		if s.tls != nil {
+			l = tls.NewListener(l, s.tls.api)
+		}
+		if err := s.httpSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server", "err", err)
 		}
 	}()
@@ -207,6 +274,9 @@ func (s *Server) watchReadiness() {
 	for {
 		if s.ready.local() == nil {
 			s.logger.Info("state replayed; serving", "index", s.fsm.AppliedIndex(), "leader", s.IsLeader())
+			if token := s.JoinToken(); token != "" {
+				s.writeJoinTokenFile(token) // a snapshot restore does not pass through afterApply
+			}
 			return
 		}
 		select {
@@ -223,7 +293,12 @@ func (s *Server) watchReadiness() {
 func (s *Server) Ready() <-chan struct{} { return s.ready.ready }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
-func (s *Server) Addr() string { return "http://" + s.listener.Addr().String() }
+func (s *Server) Addr() string {
+	if s.tls != nil {
+		return "https://" + s.listener.Addr().String()
+	}
+	return "http://" + s.listener.Addr().String()
+}
 
 // State returns the current state store.
 func (s *Server) State() *state.Store { return s.fsm.State() }
@@ -335,6 +410,9 @@ func (s *Server) establishLeadership() {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
+	s.ensureJoinToken()
 	s.ready.leaderEstablished(term)
 	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
 	if s.raft.port != nil && !s.memberAtAddr() {
@@ -394,6 +472,8 @@ func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
 // of the last and the FSM's answer to it. An error names the first entry
 // that failed; the entries before it are committed.
 func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
+	start := time.Now()
+	defer func() { s.metrics.raftCommit.Observe(time.Since(start).Seconds()) }()
 	futures := make([]raft.ApplyFuture, len(entries))
 	for i, buf := range entries {
 		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
@@ -452,6 +532,10 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *setCellSecretCmd:
+		if c.Name == state.CellSecretJoinToken {
+			s.writeJoinTokenFile(c.Value)
+		}
 	case *applyPlanCmd:
 		enqueue(c.Evals)
 		if len(c.Stop) > 0 {

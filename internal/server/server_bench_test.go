@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -59,7 +60,8 @@ func registerCell(tb testing.TB, s *Server, n int, labels func(i int) map[string
 				node := &api.Node{ID: fmt.Sprintf("node-%05d", i), Name: fmt.Sprintf("n%d", i), Status: api.NodeReady,
 					Labels:   labels(i),
 					Capacity: api.Resources{CPUMilli: 32000, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
-				if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node}); err != nil {
+				key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
+				if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
 					errs <- err
 				}
 			}
@@ -75,6 +77,9 @@ func registerCell(tb testing.TB, s *Server, n int, labels func(i int) map[string
 		tb.Fatal(err)
 	}
 }
+
+// testNodeSecret is the node secret registerCell gives node id.
+func testNodeSecret(id string) string { return "test-node-secret-0123456789abcdef-" + id }
 
 func submit(tb fataler, s *Server, doc string) {
 	tb.Helper()

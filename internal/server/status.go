@@ -12,6 +12,9 @@ func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Eval
 		if st.LatestEval == nil || e.CreateIndex > st.LatestEval.CreateIndex {
 			st.LatestEval = e
 		}
+		if e.Status == api.EvalPending && !e.WaitUntil.IsZero() && (st.NextEval == nil || e.WaitUntil.Before(st.NextEval.WaitUntil)) {
+			st.NextEval = e
+		}
 	}
 	byGroup := map[string]*api.GroupStatus{}
 	for _, g := range w.Groups {
@@ -39,6 +42,12 @@ func workloadStatus(w *api.Workload, allocs []*api.Allocation, evals []*api.Eval
 			continue
 		}
 		if a.DesiredStatus != api.DesiredRun {
+			if a.ClientStatus == api.AllocFailed && a.DesiredReason != "" && !w.Stopped {
+				// Stopped while failed: the reschedule policy's verdict.
+				gs.Failed++
+				gs.Dead++
+				gs.DeadReason = a.DesiredReason
+			}
 			continue
 		}
 		switch a.ClientStatus {

@@ -19,6 +19,9 @@ func call(t *testing.T, s *Server, method, path, body string) (int, *api.ErrorRe
 	if err != nil {
 		t.Fatal(err)
 	}
+	for k, v := range testAgentHeaders(s, "node-1") { // nodeJSON's node
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +185,9 @@ func TestAllocUpdatesAreValidated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			wantRefused(t, s, "POST", "/v1/agent/allocations", tt.body, tt.paths...)
 		})
+	}
+	if status, er := call(t, s, "POST", "/v1/agent/nodes", nodeJSON(nil)); status != http.StatusOK {
+		t.Fatalf("register the reporting node: %d %+v", status, er)
 	}
 	if status, er := call(t, s, "POST", "/v1/agent/allocations", update(`{"id": "unknown-alloc", "clientStatus": "running"}`)); status != http.StatusOK {
 		t.Fatalf("a valid report: %d %+v", status, er)

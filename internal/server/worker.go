@@ -34,7 +34,12 @@ func (w *worker) run(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		if !e.CreateTime.IsZero() {
+			w.srv.metrics.evalWait.Observe(time.Since(e.CreateTime).Seconds())
+		}
+		start := time.Now()
 		blocked, err := w.process(ctx, e)
+		w.srv.metrics.evalProcess.Observe(time.Since(start).Seconds())
 		failed := err != nil && ctx.Err() == nil
 		if failed {
 			w.srv.logger.Error("evaluation failed; retrying", "eval", e.ID, "workload", e.Workload, "err", err)

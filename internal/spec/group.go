@@ -57,7 +57,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks, minMember *yaml.Node
+	var name, tasks, minMember, replace *yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
 		switch key {
@@ -83,6 +83,16 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			g.RestartPolicy = d.restartPolicy(p, v)
 		case "placement":
 			g.Placement = d.placement(p, v)
+		case "reschedule":
+			if present(v) {
+				g.Reschedule = d.reschedule(p, v)
+			}
+		case "disconnect":
+			if present(v) {
+				g.Disconnect, replace = d.disconnect(p, v)
+			}
+		case "atMostOnce":
+			g.AtMostOnce, _ = d.boolean(p, v)
 		case "tasks":
 			tasks = v
 		default:
@@ -97,6 +107,8 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkGang(gangPath, g, minMember)
+	d.checkAtMostOnce(path, g, replace)
+	defaultLifecycle(g)
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)
 	return g
@@ -183,7 +195,25 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 			command = v
 			t.Command, _ = d.strings(p, v, false)
 		case "env":
-			t.Env = d.textMap(p, v, checkEnvName)
+			d.env(p, v, t)
+		case "user":
+			if s, ok := d.str(p, v); ok {
+				if problem := checkUser(s); problem != "" {
+					d.fail(p, v, "%s", problem)
+				}
+				t.User = s
+			}
+		case "secrets":
+			d.secrets(p, v, t)
+		case "network":
+			if s, ok := d.str(p, v); ok {
+				switch s {
+				case NetworkHost, NetworkIsolated:
+					t.Network = s
+				default:
+					d.fail(p, v, "unknown network %q (want %s or %s)", s, NetworkHost, NetworkIsolated)
+				}
+			}
 		case "workDir":
 			t.WorkDir, _ = d.str(p, v)
 		case "image":
@@ -219,6 +249,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		d.missing(join(path, "name"), n, "required")
 	}
 	d.checkDriver(path, n, t, driver, command, image)
+	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
 	return t
 }

@@ -36,6 +36,9 @@ func TestDefaults(t *testing.T) {
 			RestartPolicy: api.RestartPolicy{
 				Mode: api.RestartOnFailure, Attempts: 3, Delay: time.Second, MaxDelay: 30 * time.Second,
 			},
+			Reschedule: &api.ReschedulePolicy{Attempts: 3, Interval: time.Hour, Delay: 5 * time.Second,
+				DelayFunction: api.DelayExponential, MaxDelay: 5 * time.Minute},
+			Disconnect: &api.DisconnectPolicy{Replace: true, Reconcile: api.KeepReplacement},
 			Tasks: []*api.Task{{
 				Name:        "t",
 				Driver:      DriverExec,

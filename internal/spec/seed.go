@@ -40,6 +40,7 @@ func (d *decoder) containers(path string, n *yaml.Node, workload string) *api.Ta
 		Tasks:         d.tasks(path, n, n),
 	}
 	d.checkGroupTotal(path, n, n, g)
+	defaultLifecycle(g)
 	return g
 }
 

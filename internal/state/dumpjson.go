@@ -67,6 +67,22 @@ func (d *Dump) Encode(w io.Writer) error {
 		name string
 		v    any
 	}{{"evals", d.Evals}, {"events", d.Events}, {"indexes", d.Indexes}}
+	for _, f := range []struct {
+		name  string
+		v     any
+		empty bool
+	}{
+		{"nodeKeys", d.NodeKeys, len(d.NodeKeys) == 0}, {"cellSecrets", d.CellSecrets, len(d.CellSecrets) == 0},
+		{"aclPolicies", d.ACLPolicies, len(d.ACLPolicies) == 0}, {"aclTokens", d.ACLTokens, len(d.ACLTokens) == 0},
+		{"audit", d.Audit, len(d.Audit) == 0},
+	} {
+		if !f.empty {
+			rest = append(rest, struct {
+				name string
+				v    any
+			}{f.name, f.v})
+		}
+	}
 	if d.Config != nil {
 		rest = append(rest, struct {
 			name string
@@ -111,12 +127,19 @@ func (d *Dump) UnmarshalJSON(data []byte) error {
 		Config    *api.CellConfig   `json:"config"`
 		CellID    string            `json:"cellId"`
 		Indexes   map[string]uint64 `json:"indexes"`
+
+		NodeKeys    []*NodeKey        `json:"nodeKeys"`
+		CellSecrets []*CellSecret     `json:"cellSecrets"`
+		ACLPolicies []*api.ACLPolicy  `json:"aclPolicies"`
+		ACLTokens   []*ACLToken       `json:"aclTokens"`
+		Audit       []*api.AuditEntry `json:"audit"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
 	*d = Dump{Index: wire.Index, Workloads: wire.Workloads, Nodes: wire.Nodes, Evals: wire.Evals,
-		Events: wire.Events, Config: wire.Config, CellID: wire.CellID, Indexes: wire.Indexes}
+		Events: wire.Events, Config: wire.Config, CellID: wire.CellID, Indexes: wire.Indexes,
+		NodeKeys: wire.NodeKeys, CellSecrets: wire.CellSecrets, ACLPolicies: wire.ACLPolicies, ACLTokens: wire.ACLTokens, Audit: wire.Audit}
 	d.Allocs = make([]*api.Allocation, 0, len(wire.Allocs))
 	for _, da := range wire.Allocs {
 		if da.Allocation == nil {

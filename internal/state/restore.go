@@ -17,6 +17,12 @@ type Dump struct {
 	Config    *api.CellConfig   `json:"config,omitempty"`
 	CellID    string            `json:"cellId,omitempty"`
 	Indexes   map[string]uint64 `json:"indexes"`
+	// The security state (security.go).
+	NodeKeys    []*NodeKey        `json:"nodeKeys,omitempty"`
+	CellSecrets []*CellSecret     `json:"cellSecrets,omitempty"`
+	ACLPolicies []*api.ACLPolicy  `json:"aclPolicies,omitempty"`
+	ACLTokens   []*ACLToken       `json:"aclTokens,omitempty"`
+	Audit       []*api.AuditEntry `json:"audit,omitempty"`
 }
 
 // Dump returns the snapshot's contents.
@@ -31,10 +37,11 @@ func (s *Snapshot) Dump() *Dump {
 		Indexes:   map[string]uint64{},
 		CellID:    s.CellID(),
 	}
+	s.dumpSecurity(d)
 	if c := s.CellConfig(); c.ModifyIndex > 0 {
 		d.Config = c
 	}
-	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig} {
+	for _, t := range []string{tableWorkloads, tableNodes, tableAllocs, tableEvals, tableEvents, tableConfig, tableNodeKeys, tableCellSecrets, tableACLPolicies, tableACLTokens, tableAudit} {
 		d.Indexes[t] = s.TableIndex(nil, t)
 	}
 	return d
@@ -96,6 +103,9 @@ func Restore(d *Dump) (*Store, error) {
 		if err := insert(tableConfig, &configRow{ID: cellIdentityID, CellID: d.CellID}); err != nil {
 			return nil, err
 		}
+	}
+	if err := restoreSecurity(txn, d); err != nil {
+		return nil, err
 	}
 	if err := txn.Insert(tableCounters, &indexEntry{Table: eventCountKey, Value: uint64(len(d.Events))}); err != nil {
 		return nil, fmt.Errorf("restore event count: %w", err)

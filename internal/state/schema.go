@@ -27,7 +27,7 @@ type indexEntry struct {
 }
 
 func schema() *memdb.DBSchema {
-	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+	db := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		tableWorkloads: {Name: tableWorkloads, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
 		}},
@@ -56,6 +56,10 @@ func schema() *memdb.DBSchema {
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Table"}},
 		}},
 	}}
+	for name, t := range securityTables() {
+		db.Tables[name] = t
+	}
+	return db
 }
 
 // configRow is a row of tableConfig: the cell configuration (ID

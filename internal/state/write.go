@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -237,6 +238,12 @@ func (w *WriteTxn) StopAllocRequest(s api.StopRequest) error {
 // UpdateAllocFromClient applies an agent's report. A report for an unknown
 // allocation is ignored (it may have been collected).
 func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
+	return w.UpdateAllocFromClientAt(u, time.Time{})
+}
+
+// UpdateAllocFromClientAt is UpdateAllocFromClient that stamps at (the
+// proposer's time) as ClientStatusTime when the client status changes.
+func (w *WriteTxn) UpdateAllocFromClientAt(u *api.AllocUpdate, at time.Time) error {
 	old := w.Snapshot().Alloc(u.ID)
 	if old == nil {
 		return nil
@@ -244,7 +251,13 @@ func (w *WriteTxn) UpdateAllocFromClient(u *api.AllocUpdate) error {
 	if old.ClientStatus == api.AllocLost {
 		return nil // the server already gave up on it and replaced it
 	}
+	if IllegalClientTransition(old.ClientStatus, u.ClientStatus) != "" {
+		return nil // finished is final: the proposer refused it already
+	}
 	a := old.Copy()
+	if u.ClientStatus != old.ClientStatus && !at.IsZero() {
+		a.ClientStatusTime = at
+	}
 	a.ClientStatus, a.ClientReason = u.ClientStatus, u.ClientReason
 	if u.TaskStates != nil {
 		a.TaskStates = u.TaskStates
@@ -269,4 +282,22 @@ func (w *WriteTxn) SetCellID(id string) error {
 		return nil
 	}
 	return w.insert(tableConfig, &configRow{ID: cellIdentityID, CellID: id})
+}
+
+// IllegalClientTransition says why an agent may not move an allocation's
+// client status from old to next ("" when it may): a finished allocation
+// (complete, failed, lost) never runs again. Its resources were given back
+// when it finished and its replacement may hold them; running it again
+// would count them twice or run the work twice.
+func IllegalClientTransition(old, next string) string {
+	switch old {
+	case api.AllocComplete, api.AllocFailed, api.AllocLost:
+		if next == api.AllocPending || next == api.AllocRunning {
+			return fmt.Sprintf("allocation is %s; a finished allocation cannot become %s again", old, next)
+		}
+		if next != old && old == api.AllocLost {
+			return "allocation is lost; the server replaced it"
+		}
+	}
+	return ""
 }

@@ -330,6 +330,7 @@ func TestDevCellFromReadme(t *testing.T) {
 	c := &cell{t: t, dir: dir, addr: "http://" + httpAddr, agents: map[string]*proc{}}
 	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--http-addr", httpAddr)
+	c.server.cmd.Env = c.credentialEnv()
 	c.server.cmd.Dir = dir
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
 	if err := c.server.cmd.Start(); err != nil {

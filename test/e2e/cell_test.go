@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
 )
 
 var strataBin string
@@ -80,6 +81,21 @@ type cell struct {
 	servers []*proc
 	// serverArgs are added to every server's flags.
 	serverArgs []string
+	// joinToken is the cell's join token (credentialEnv).
+	joinToken string
+}
+
+// credentialEnv is the environment that gives every process of the cell
+// its credentials: servers and agents the cell's join token. Every strata
+// process the harness starts gets it, so the harness's credentials live
+// here only.
+func (c *cell) credentialEnv() []string {
+	if c.joinToken == "" {
+		c.joinToken = nodeauth.NewSecret()
+	}
+	// The harness runs its cells in plaintext (STRATA_INSECURE_PLAINTEXT);
+	// TLS is covered by the in-process tests (internal/server, internal/cli).
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
 }
 
 func freeAddr(t *testing.T) string {
@@ -106,6 +122,7 @@ func (c *cell) spawn(args ...string) *proc {
 	c.t.Helper()
 	p := &proc{log: &syncBuffer{}, args: args}
 	p.cmd = exec.Command(strataBin, args...)
+	p.cmd.Env = c.credentialEnv()
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
@@ -199,7 +216,7 @@ func anyLive(allocs []*api.Allocation) bool {
 func (c *cell) strata(args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
 	cmd := exec.Command(strataBin, args...)
-	cmd.Env = append(os.Environ(), "STRATA_ADDR="+c.addr)
+	cmd.Env = append(c.credentialEnv(), "STRATA_ADDR="+c.addr)
 	cmd.Dir = repoRoot(c.t)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -18,6 +18,7 @@ func (c *cell) startDev(dir, httpAddr string) {
 	c.t.Helper()
 	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--data-dir", dir, "--http-addr", httpAddr)
+	c.server.cmd.Env = c.credentialEnv()
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
 	if err := c.server.cmd.Start(); err != nil {
 		c.t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/nodeauth"
 )
 
 // namePrefix starts the name of every namespace this package makes.
@@ -57,7 +59,19 @@ type Net struct {
 	// packets dropped (100: cut).
 	drops map[[2]*Host]int
 	procs []*Process
+	// joinToken is the cell's join token, given to every process (Env).
+	joinToken string
 }
+
+// Env is the environment of every process started on the network: the
+// credentials of the cell under test (STRATA_JOIN_TOKEN for its servers
+// and agents, and STRATA_INSECURE_PLAINTEXT: the fault tests run plaintext), kept here only, so that tests need not pass them.
+func (n *Net) Env() []string {
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
+}
+
+// JoinToken is the join token of the cell under test.
+func (n *Net) JoinToken() string { return n.joinToken }
 
 // New makes an empty network, or skips the test with the reason when the
 // harness cannot run here. Everything it makes is removed in t.Cleanup.
@@ -67,7 +81,7 @@ func New(t testing.TB) *Net {
 		t.Skipf("skipped: %v", err)
 	}
 	sweep()
-	n := &Net{t: t, drops: map[[2]*Host]int{},
+	n := &Net{t: t, drops: map[[2]*Host]int{}, joinToken: nodeauth.NewSecret(),
 		prefix: fmt.Sprintf("%s%d-%d-", namePrefix, os.Getpid(), netSeq.Add(1))}
 	n.sw = n.prefix + "sw"
 	dir, err := artifactDir(t.Name())

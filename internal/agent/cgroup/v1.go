@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// v1Controllers are the hierarchies a task joins on cgroup v1.
-var v1Controllers = []string{"cpu", "memory", "pids", "cpuset"}
+// v1Controllers are the hierarchies a task joins on cgroup v1 (cpuacct for
+// its CPU usage, when it is mounted apart from cpu).
+var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "cpuset"}
 
 // v1Group is a task cgroup on cgroup v1: one directory per controller.
 type v1Group struct {

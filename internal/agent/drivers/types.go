@@ -41,6 +41,7 @@ type TaskHandle struct {
 	ShimPID   int       `json:"shimPid,omitempty"`
 	ShimStart uint64    `json:"shimStart,omitempty"` // /proc/<pid>/stat starttime, guards against pid reuse
 	PID       int       `json:"pid,omitempty"`       // the task's own process
+	InitPID   int       `json:"initPid,omitempty"`   // pid 1 of the task's pid namespace (exec driver)
 	Cgroup    string    `json:"cgroup,omitempty"`    // cgroup path relative to the cgroup root
 	Cgroups   []string  `json:"cgroups,omitempty"`   // absolute cgroup directories
 	StartedAt time.Time `json:"startedAt"`
@@ -54,6 +55,9 @@ type ExitResult struct {
 	MemoryMax  int64     `json:"memoryMax,omitempty"` // the limit in force, for messages
 	Err        string    `json:"err,omitempty"`       // the task could not be run or watched
 	FinishedAt time.Time `json:"finishedAt"`
+	// Fenced is set when the task was stopped because the agent's lease
+	// lapsed (LeaseFence): not the task's failure, and never restarted.
+	Fenced bool `json:"fenced,omitempty"`
 }
 
 // Successful reports whether the task ended on its own with exit code 0.

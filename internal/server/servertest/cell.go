@@ -16,15 +16,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/server"
 )
 
 // Cell is a cell of servers in this process.
 type Cell struct {
-	t       testing.TB
-	Configs []server.Config
-	Servers []*server.Server // nil while stopped
+	t         testing.TB
+	joinToken string
+	Configs   []server.Config
+	Servers   []*server.Server // nil while stopped
 }
 
 // FreeAddr returns a loopback host:port that was free a moment ago.
@@ -51,7 +52,7 @@ func Logger() *slog.Logger {
 // when set, adjusts each server's configuration first.
 func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 	t.Helper()
-	c := &Cell{t: t, Servers: make([]*server.Server, n)}
+	c := &Cell{t: t, Servers: make([]*server.Server, n), joinToken: nodeauth.NewSecret()}
 	raftAddrs := make([]string, n)
 	for i := range n {
 		raftAddrs[i] = FreeAddr(t)
@@ -59,7 +60,7 @@ func Start(t testing.TB, n int, tweak func(i int, c *server.Config)) *Cell {
 	for i := range n {
 		cfg := server.Config{DataDir: t.TempDir(), HTTPAddr: FreeAddr(t), RaftAddr: raftAddrs[i],
 			BootstrapExpect: n, HeartbeatTTL: time.Hour, Workers: 1,
-			Logger: Logger().With("server", i+1)}
+			Logger: Logger().With("server", i+1), JoinToken: c.joinToken}
 		if tweak != nil {
 			tweak(i, &cfg)
 		}
@@ -131,7 +132,7 @@ func (c *Cell) Stop(i int) {
 func (c *Cell) WaitReady(i int) {
 	c.t.Helper()
 	Eventually(c.t, 30*time.Second, fmt.Sprintf("server %d ready", i+1), func() error {
-		resp, err := http.Get(c.Addr(i) + "/v1/status/ready")
+		resp, err := c.httpClient().Get(c.Addr(i) + "/v1/status/ready")
 		if err != nil {
 			return err
 		}
@@ -144,7 +145,12 @@ func (c *Cell) WaitReady(i int) {
 }
 
 // Addr is server i's HTTP base URL.
-func (c *Cell) Addr(i int) string { return "http://" + c.Configs[i].HTTPAddr }
+func (c *Cell) Addr(i int) string {
+	if c.Configs[i].TLS != nil {
+		return "https://" + c.Configs[i].HTTPAddr
+	}
+	return "http://" + c.Configs[i].HTTPAddr
+}
 
 // Addrs lists every server's HTTP base URL.
 func (c *Cell) Addrs() []string {
@@ -165,7 +171,7 @@ func (c *Cell) Leader() int {
 			if s == nil || !s.IsLeader() {
 				continue
 			}
-			cl := api.NewClient(c.Addr(i))
+			cl := c.ClientOf(c.Addr(i))
 			cl.RetryFor = time.Millisecond
 			if _, _, err := cl.Nodes(context.Background(), nil); err != nil {
 				return fmt.Errorf("leader %d: %v", i+1, err)

@@ -47,6 +47,9 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	if t.handle.PID <= 0 {
 		return nil, fmt.Errorf("checkpoint %s: no task pid", id)
 	}
+	if t.handle.InitPID > 0 {
+		return nil, fmt.Errorf("checkpoint %s: %w: the task runs in its own pid, mount and cgroup namespaces, which criu cannot dump from this driver yet (start the agent with --checkpointable-tasks; docs/migration.md)", id, ErrNoCheckpoint)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: clear %s: %w", id, dir, err)
 	}
@@ -91,7 +94,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	argv := criu.RestoreArgs(d.cfg.CriuPath, dir, stdio, leaveStopped)
 	ctx, cancel := context.WithTimeout(ctx, restoreTimeout)
 	defer cancel()
-	h, err := d.launch(ctx, cfg, argv, filepath.Join(dir, criu.PidFile))
+	h, err := d.launch(ctx, cfg, &restoreLaunch{argv: argv, pidFile: filepath.Join(dir, criu.PidFile)})
 	if err != nil {
 		return nil, err
 	}

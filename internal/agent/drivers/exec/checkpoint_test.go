@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/criu"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 )
 
 // newCheckpointDriver is newTestDriver with a working criu ($STRATA_CRIU or
@@ -23,7 +24,20 @@ func newCheckpointDriver(t *testing.T) *Driver {
 		t.Skipf("no working criu: %s (.ci/build-criu builds one; set STRATA_CRIU)", info.Reason)
 	}
 	d.cfg.CriuPath = info.Path
+	d.cfg.Checkpointable = true
+	// criu reads a task's rlimits with prlimit, which needs CAP_SYS_RESOURCE
+	// for a task of another user; root in this CI's container lacks it, so
+	// the tasks here run as root.
+	d.cfg.AllowRootTasks = true
 	return d
+}
+
+// rootTask is taskConfig for a task that runs as root (see
+// newCheckpointDriver).
+func rootTask(t *testing.T, name string, res api.Resources, cmd ...string) *drivers.TaskConfig {
+	cfg := taskConfig(t, name, res, cmd...)
+	cfg.Task.User = "root"
+	return cfg
 }
 
 // counterScript prints 1, 2, 3, ... every 20ms from a shell variable: its
@@ -72,7 +86,7 @@ func waitCount(t *testing.T, taskDir string, atLeast int) int {
 // counts on from where it was, into the same log, with its limits.
 func TestCheckpointRestoreKeepsMemory(t *testing.T) {
 	d := newCheckpointDriver(t)
-	cfg := taskConfig(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
+	cfg := rootTask(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
 	h, err := d.StartTask(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +146,7 @@ func TestCheckpointRestoreKeepsMemory(t *testing.T) {
 // TestCheckpointLeaveRunning checkpoints a task without stopping it.
 func TestCheckpointLeaveRunning(t *testing.T) {
 	d := newCheckpointDriver(t)
-	cfg := taskConfig(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
+	cfg := rootTask(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
 	h, err := d.StartTask(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +169,7 @@ func TestCheckpointLeaveRunning(t *testing.T) {
 // reason, and leaves no cgroup behind.
 func TestRestoreFailureIsReported(t *testing.T) {
 	d := newCheckpointDriver(t)
-	cfg := taskConfig(t, "broken", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
+	cfg := rootTask(t, "broken", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
 	img := filepath.Join(cfg.TaskDir, "image")
 	os.MkdirAll(img, 0o700)
 	os.WriteFile(filepath.Join(img, criu.StdioFile), []byte(`{}`), 0o600)

@@ -37,9 +37,24 @@ type Config struct {
 	Poll time.Duration
 	// StartTimeout bounds how long the shim may take to report the task's pid.
 	StartTimeout time.Duration
+	// AllowRootTasks lets a task run as uid 0 (still without most
+	// capabilities, in its own namespaces, under seccomp). Off by default;
+	// the agent's --allow-root-tasks sets it. A per-namespace ACL policy
+	// is meant to narrow it further at admission.
+	AllowRootTasks bool
+	// TasksRoot is the directory holding every allocation's task
+	// directories (the agent's <data-dir>/allocs); a task sees none of it
+	// but its own directory. Default: two levels above a task's TaskDir.
+	TasksRoot string
 	// CriuPath is a working criu binary (criu.Probe); empty: the driver
 	// cannot checkpoint or restore.
 	CriuPath string
+	// Checkpointable starts tasks so that criu can checkpoint them: in
+	// the host's pid, mount and cgroup namespaces (still under their
+	// user, capability mask, no_new_privs and seccomp profile, in their
+	// cgroups), starting in / unless they set a working directory. criu
+	// cannot dump the namespaced layout yet (docs/migration.md).
+	Checkpointable bool
 }
 
 // Driver runs tasks as processes confined by cgroups, each under a shim.
@@ -97,13 +112,21 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if len(cfg.Task.Command) == 0 {
 		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
 	}
-	return d.launch(ctx, cfg, cfg.Task.Command, "")
+	return d.launch(ctx, cfg, nil)
 }
 
-// launch runs command as the task cfg under a new shim: the task's own
-// command, or a criu restore that leaves the task behind and names it in
-// restorePidFile.
-func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, command []string, restorePidFile string) (*drivers.TaskHandle, error) {
+// restoreLaunch is a criu restore that a shim runs instead of the task.
+type restoreLaunch struct {
+	argv    []string
+	pidFile string
+}
+
+// launch starts the task cfg under a new shim: its command, or with
+// restore, criu restoring it from an image.
+func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *restoreLaunch) (*drivers.TaskHandle, error) {
+	if _, err := d.taskUser(cfg.Task); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	group, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel)
 	if err != nil {
@@ -132,19 +155,20 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, command []
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 		}
 	}
-	s := spec{
-		Command:       command,
-		Env:           envList(cfg.Env),
-		WorkDir:       cfg.Task.WorkDir,
-		ExecCommand:   []string{d.cfg.ShimCommand[0], "__exec"},
-		ProcsFiles:    group.ProcsFiles(),
-		CgroupVersion: int(d.version),
-		CgroupRoot:    d.cfg.CgroupRoot,
-		CgroupRel:     rel,
-		LogMaxBytes:   cfg.LogMaxBytes,
-		LogMaxFiles:   cfg.LogMaxFiles,
-
-		RestorePidFile: restorePidFile,
+	s, err := d.taskSpec(cfg, group, rel)
+	if err != nil {
+		group.Remove()
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	if d.cfg.Checkpointable || restore != nil {
+		s.Checkpointable = true
+		s.ExecCommand = []string{d.cfg.ShimCommand[0], "__plain"}
+		if cfg.Task.WorkDir == "" {
+			s.WorkDir = "/" // the task dir's path differs between nodes
+		}
+	}
+	if restore != nil {
+		s.Command, s.RestorePidFile = restore.argv, restore.pidFile
 	}
 	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()
@@ -169,7 +193,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, command []
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	h.PID, h.StartedAt = info.PID, info.StartedAt
+	h.PID, h.InitPID, h.StartedAt = info.PID, info.InitPID, info.StartedAt
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
@@ -345,8 +369,10 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, 
 	}
 }
 
-// StopTask sends SIGTERM to the task's process group, waits up to timeout
-// for it to exit, then SIGKILLs everything in its cgroup. It returns once
+// StopTask sends SIGTERM to the task's init, which passes it to every
+// process of the task's pid namespace (setsid children included), waits up
+// to timeout for it to exit, then SIGKILLs the init (the kernel then kills
+// the whole namespace) and everything in its cgroup. It returns once
 // the shim has reported the exit.
 func (d *Driver) StopTask(id string, timeout time.Duration) error {
 	t, err := d.lookup(id)
@@ -358,10 +384,8 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return nil
 	default:
 	}
-	if t.handle.PID > 0 {
-		if err := syscall.Kill(-t.handle.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("stop %s: %w", id, err)
-		}
+	if err := signalTask(&t.handle, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
 	case <-t.done:
@@ -369,9 +393,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 	case <-time.After(timeout):
 	}
 	d.log.Info("task ignored SIGTERM, killing", "task", id, "grace", timeout)
-	if t.handle.PID > 0 {
-		syscall.Kill(-t.handle.PID, syscall.SIGKILL)
-	}
+	signalTask(&t.handle, syscall.SIGKILL)
 	if err := t.group.Kill(10 * time.Second); err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
@@ -417,4 +439,22 @@ func envList(env map[string]string) []string {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// signalTask signals the init of the task's pid namespace, which forwards
+// the signal to every process in it (SIGKILL ends the namespace at once).
+// A handle from before namespaces (no InitPID) gets its process group
+// signalled, as it was then.
+func signalTask(h *drivers.TaskHandle, sig syscall.Signal) error {
+	pid := h.InitPID
+	if pid <= 0 {
+		pid = -h.PID
+	}
+	if pid == 0 {
+		return nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }

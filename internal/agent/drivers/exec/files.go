@@ -31,30 +31,57 @@ type spec struct {
 	CgroupRel     string   `json:"cgroupRel"`
 	LogMaxBytes   int64    `json:"logMaxBytes"`
 	LogMaxFiles   int      `json:"logMaxFiles"`
-	// RestorePidFile is set when Command restores a checkpoint (criu
-	// restore --restore-detached) instead of running the task: once it
-	// succeeds, the file names the restored task, which the shim, as
-	// subreaper, inherits and waits for.
+
+	// Isolation (docs/security.md, "Task isolation").
+	UID        int      `json:"uid"`
+	GID        int      `json:"gid"`
+	SandboxDir string   `json:"sandboxDir"` // the task's own directory, owned by UID; the only one under HidePaths it sees
+	HidePaths  []string `json:"hidePaths"`  // covered by an empty tmpfs in the task's mount namespace
+	CgroupDirs []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
+	// IsolatedNetwork gives the task a network namespace of its own, with
+	// loopback only (spec network: isolated).
+	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`
+	// Secrets are written to a tmpfs at SandboxDir/secrets, 0400, owned by UID.
+	Secrets []secretFile `json:"secrets,omitempty"`
+
+	// Checkpointable runs the task without namespaces of its own, through
+	// `strata __plain`, so that criu can dump it (checkpoint.go).
+	Checkpointable bool `json:"checkpointable,omitempty"`
+	// RestorePidFile is set when Command is a criu restore (with
+	// --restore-detached) instead of the task: once it succeeds, the file
+	// names the restored task, which the shim, as subreaper, inherits.
 	RestorePidFile string `json:"restorePidFile,omitempty"`
+}
+
+// secretFile is one secret delivered as a file.
+type secretFile struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // runInfo is the shim's report that the task started.
 type runInfo struct {
-	PID       int       `json:"pid"`
+	PID       int       `json:"pid"`               // the task's main process
+	InitPID   int       `json:"initPid,omitempty"` // pid 1 of its pid namespace
 	StartedAt time.Time `json:"startedAt"`
 }
 
 // writeJSONAtomic writes v to path through a temporary file and a rename so
-// that a reader sees either nothing or the whole file.
+// that a reader sees either nothing or the whole file. The file is 0600:
+// spec.json holds the task's environment and secrets.
 func writeJSONAtomic(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(0o600); err != nil { // a stale temporary file keeps its mode
+		f.Close()
+		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()

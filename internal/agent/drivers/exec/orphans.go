@@ -98,18 +98,68 @@ func (d *Driver) describeOrphan(allocsDir string, ref cgroup.TaskRef, shimPID in
 			o.Handle.ShimPID, o.Handle.ShimStart = shimPID, start
 		}
 	}
-	// The task is the shim's child in the cgroup; run.json says so too
-	// when the task directory survived.
+	// run.json names the task and its init when the task directory
+	// survived; otherwise /proc does (a lost data dir).
 	var info runInfo
 	if ok, _ := readJSON(filepath.Join(o.Handle.TaskDir, runFile), &info); ok && info.PID > 0 {
-		o.Handle.PID, o.Handle.StartedAt = info.PID, info.StartedAt
+		o.Handle.PID, o.Handle.InitPID, o.Handle.StartedAt = info.PID, info.InitPID, info.StartedAt
 	}
-	for _, pid := range pids {
-		if o.Handle.PID == 0 && o.ShimAlive && procParent(pid) == shimPID {
-			o.Handle.PID = pid
-		}
+	if o.Handle.PID == 0 && o.ShimAlive {
+		o.Handle.PID, o.Handle.InitPID = findTask(shimPID, pids)
 	}
 	return o, nil
+}
+
+// findTask finds a live shim's task among the processes of the task's
+// cgroup, and the init of the task's pid namespace: the shim's only child
+// is the init, which lives outside the cgroup, and the task is the init's
+// first child in the cgroup (processes orphaned inside the namespace are
+// re-parented to the init too, but started later). A shim from before
+// namespaces has the task itself as its child, in the cgroup; its init is
+// 0. Both are 0 when the task is not found.
+func findTask(shimPID int, cgroupPIDs []int) (pid, initPID int) {
+	inCgroup := map[int]bool{}
+	for _, p := range cgroupPIDs {
+		inCgroup[p] = true
+	}
+	for _, child := range procChildren(shimPID) {
+		if inCgroup[child] {
+			return child, 0
+		}
+		var first uint64
+		for _, p := range procChildren(child) {
+			start, alive := procStart(p)
+			if !inCgroup[p] || !alive {
+				continue
+			}
+			if pid == 0 || start < first || start == first && p < pid {
+				pid, first = p, start
+			}
+		}
+		if pid > 0 {
+			return pid, child
+		}
+	}
+	return 0, 0
+}
+
+// procChildren lists pid's children; any of its threads may have forked
+// one, so every thread's list is read.
+func procChildren(pid int) []int {
+	threads, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range threads {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(data)) {
+			if child, err := strconv.Atoi(field); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }
 
 // findShims maps each task directory under allocsDir that a live shim runs
@@ -143,24 +193,6 @@ func findShims(allocsDir string) (map[cgroup.TaskRef]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// procParent returns pid's parent pid, 0 when unknown.
-func procParent(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	rest := string(data)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	fields := strings.Fields(rest)
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
 }
 
 // StopOrphan ends an orphan for good: SIGTERM to every process of its

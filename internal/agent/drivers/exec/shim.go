@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,34 +83,69 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if err != nil {
 		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
 	}
-	// exec holds the write end of syncW as fd 3, close-on-exec: EOF on
-	// syncR means the task command replaced exec, inside its cgroups.
+	// The stages hold the write end of syncW as fd 3, close-on-exec: EOF
+	// on syncR means the task command replaced them, inside its cgroups.
 	syncR, syncW, err := os.Pipe()
 	if err != nil {
 		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
 	}
 	defer syncR.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
+	}
+	defer statusR.Close()
+	if why := fenceBeforeStart(taskDir); why != "" {
+		outW.Close()
+		errW.Close()
+		devNull.Close()
+		syncW.Close()
+		statusW.Close()
+		copiers.Wait()
+		fmt.Fprintf(os.Stderr, "strata shim: %s\n", why)
+		return &drivers.ExitResult{ExitCode: -1, Err: why, Fenced: true}
+	}
 	argv := append(append([]string(nil), s.ExecCommand...), filepath.Join(taskDir, specFile))
-	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
-		Dir:   taskDir,
-		Env:   s.Env,
-		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd()},
-		// Its own process group, so a stop signals the task and its
-		// children but never the shim.
-		Sys: &syscall.SysProcAttr{Setpgid: true},
-	})
-	// Only the task may hold the write ends: EOF must follow its exit.
+	cloneFlags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
+	if s.IsolatedNetwork {
+		cloneFlags |= syscall.CLONE_NEWNET
+	}
+	attr := &syscall.ProcAttr{
+		Dir: taskDir,
+		// The init needs no environment; the task's (secrets included)
+		// reaches the task stage through a pipe.
+		Env:   []string{},
+		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd(), statusW.Fd()},
+		Sys: &syscall.SysProcAttr{
+			// The init of the task's own pid, mount, uts and ipc
+			// namespaces, and network when isolated (the cgroup
+			// namespace is the task stage's).
+			Cloneflags: cloneFlags,
+			// Its own process group, so a stop signals the task's
+			// init but never the shim.
+			Setpgid: true,
+		},
+	}
+	if s.Checkpointable {
+		// `strata __plain` becomes the task (or criu restoring it) in the
+		// host's namespaces: no init, so no status report either.
+		attr.Files = attr.Files[:4]
+		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, attr)
+	// Only the stages may hold the write ends: EOF must follow their exit.
 	outW.Close()
 	errW.Close()
 	devNull.Close()
 	syncW.Close()
+	statusW.Close()
 	if err != nil {
 		copiers.Wait()
 		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start task: %v", err)}
 	}
-	// Whatever exec wrote before failing is also on its stderr (the log).
-	io.Copy(io.Discard, syncR)
 	if s.RestorePidFile != "" {
+		// Whatever criu wrote before failing is also on its stderr.
+		io.Copy(io.Discard, syncR)
 		restored, res := awaitRestore(pid, s.RestorePidFile)
 		if res != nil {
 			go reapOrphans()
@@ -117,18 +154,39 @@ func runShim(taskDir string) *drivers.ExitResult {
 		}
 		pid = restored
 	}
-	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), runInfo{PID: pid, StartedAt: time.Now()}); err != nil {
+	var fenced atomic.Bool
+	running, taskDone := make(chan struct{}), make(chan struct{})
+	go fenceWatch(taskDir, pid, group, running, taskDone, &fenced)
+	// Whatever a stage wrote before failing is also on its stderr (the log).
+	io.Copy(io.Discard, syncR)
+	close(running)
+	info := runInfo{PID: taskPID(pid), InitPID: pid, StartedAt: time.Now()}
+	if s.Checkpointable {
+		info = runInfo{PID: pid, StartedAt: info.StartedAt}
+	}
+	if info.PID == 0 {
+		info.PID = pid // the task stage failed or the task already ended
+	}
+	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), info); err != nil {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}
 
 	status := reapUntil(pid)
-	res := &drivers.ExitResult{}
-	switch {
-	case status.Signaled():
-		res.Signal = int(status.Signal())
-		res.ExitCode = 128 + res.Signal
-	default:
-		res.ExitCode = status.ExitStatus()
+	close(taskDone)
+	res := &drivers.ExitResult{Fenced: fenced.Load()}
+	var st taskStatus
+	if report, err := io.ReadAll(statusR); err == nil && len(report) > 0 && json.Unmarshal(report, &st) == nil {
+		res.ExitCode, res.Signal = st.ExitCode, st.Signal
+	} else {
+		// The init itself ended without a report: killed (a stop's
+		// SIGKILL, a fence), or it could not set the task up (126, 127).
+		switch {
+		case status.Signaled():
+			res.Signal = int(status.Signal())
+			res.ExitCode = 128 + res.Signal
+		default:
+			res.ExitCode = status.ExitStatus()
+		}
 	}
 	// The OOM killer SIGKILLs the largest process of the group: the task
 	// itself, or a child whose death makes the task exit non-zero.
@@ -197,6 +255,14 @@ func reapOrphans() {
 			return
 		}
 	}
+}
+
+// taskPID returns the host pid of the init's only child, the task, or 0.
+func taskPID(initPID int) int {
+	if children := procChildren(initPID); len(children) > 0 {
+		return children[0]
+	}
+	return 0
 }
 
 // awaitRestore waits for `criu restore --restore-detached` (pid) to end. On

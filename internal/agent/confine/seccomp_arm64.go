@@ -1,0 +1,10 @@
+package confine
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch = unix.AUDIT_ARCH_AARCH64
+	x32Bit    = 0
+)
+
+var archDeniedSyscalls = []uintptr{unix.SYS_NFSSERVCTL}

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/keyring"
+)
+
+// newKeyringCmd manages a server's secrets keyring file. It works on the
+// file, not through the API: the keys never cross the network.
+func newKeyringCmd(g *globals) *cobra.Command {
+	var dataDir, file string
+	path := func() string {
+		if file != "" {
+			return file
+		}
+		return filepath.Join(dataDir, keyring.FileName)
+	}
+	cmd := &cobra.Command{
+		Use:   "keyring",
+		Short: "List, rotate and retire the keys that seal workload secrets",
+		Long: `A server seals every workload secret with the active key of its keyring
+(AES-256-GCM) before the secret enters the raft log; older keys stay to open
+what they sealed. The keyring is a file in the server's data dir
+(keyring.json, 0600), created on first start.
+
+Every server of a cell must hold the same keyring: create it on one server,
+copy the file to the others' data dirs (or --keyring-file) before they start.
+To rotate, run 'strata keyring rotate' on one server and copy the file to the
+others: running servers re-read it when it changes. Resubmit workloads to
+seal their secrets under the new key, then retire the old key with
+'strata keyring remove ID' on every server.`,
+		Example: `  strata keyring list --data-dir /var/lib/strata/server
+  strata keyring rotate --data-dir /var/lib/strata/server
+  strata keyring remove 1a2b3c4d --data-dir /var/lib/strata/server`,
+	}
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", "strata-data/server", "the server's data dir")
+	cmd.PersistentFlags().StringVar(&file, "keyring-file", "", "the keyring file (default <data-dir>/keyring.json)")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the keys (never their secret part); the active one seals new secrets",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := checkOutput(g); err != nil {
+				return err
+			}
+			k, err := keyring.Load(path())
+			if err != nil {
+				return failf("%v", err)
+			}
+			keys := k.Keys()
+			if g.json() {
+				return printJSON(g.stdout, keys)
+			}
+			t := newTable(g.stdout, "ID", "CREATED", "ACTIVE")
+			for _, key := range keys {
+				active := ""
+				if key.Active {
+					active = "yes"
+				}
+				t.row(key.ID, key.Created.Format(time.RFC3339), active)
+			}
+			return t.flush()
+		},
+	}
+	addOutputFlag(list, g)
+	rotate := &cobra.Command{
+		Use:   "rotate",
+		Short: "Add a new key and make it the active one",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			k, err := keyring.Load(path())
+			if err != nil {
+				return failf("%v", err)
+			}
+			id, err := k.Rotate()
+			if err != nil {
+				return failf("%v", err)
+			}
+			fmt.Fprintf(g.stdout, "new active key %s in %s; copy the file to every server of the cell\n", id, path())
+			return nil
+		},
+	}
+	remove := &cobra.Command{
+		Use:   "remove ID",
+		Short: "Retire a key; secrets it sealed can no longer be opened",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			k, err := keyring.Load(path())
+			if err != nil {
+				return failf("%v", err)
+			}
+			if err := k.Remove(args[0]); err != nil {
+				return failf("remove key %s: %v", args[0], err)
+			}
+			fmt.Fprintf(g.stdout, "removed key %s from %s\n", args[0], path())
+			return nil
+		},
+	}
+	cmd.AddCommand(list, rotate, remove)
+	return cmd
+}
