@@ -146,7 +146,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if s.RestorePidFile != "" {
 		// Whatever criu wrote before failing is also on its stderr.
 		io.Copy(io.Discard, syncR)
-		restored, res := awaitRestore(pid, s.RestorePidFile)
+		restored, res := awaitRestore(pid, s.RestorePidFile, taskDir)
 		if res != nil {
 			go reapOrphans()
 			copiers.Wait()
@@ -269,7 +269,7 @@ func taskPID(initPID int) int {
 // success criu has left the restored task behind, re-parented to the shim
 // (the subreaper), and named it in pidFile; its pid is returned. Otherwise
 // the result says why the restore failed.
-func awaitRestore(pid int, pidFile string) (int, *drivers.ExitResult) {
+func awaitRestore(pid int, pidFile, taskDir string) (int, *drivers.ExitResult) {
 	status := reapUntil(pid)
 	if status.Exited() && status.ExitStatus() == 0 {
 		data, err := os.ReadFile(pidFile)
@@ -281,5 +281,23 @@ func awaitRestore(pid int, pidFile string) (int, *drivers.ExitResult) {
 		return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore: criu named no task in %s", pidFile)}
 	}
 	why := criu.ErrorTail(filepath.Dir(pidFile), criu.RestoreLog)
+	if why == "" {
+		// criu failed before its log: what it said is on the task's stderr.
+		why = lastLogLine(filepath.Join(taskDir, "stderr.log"))
+	}
 	return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore failed (criu exit status %d): %s", status.ExitStatus(), why)}
+}
+
+// lastLogLine is the last non-empty line of a log file, at most 512 bytes.
+func lastLogLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if len(last) > 512 {
+		last = last[len(last)-512:]
+	}
+	return last
 }
