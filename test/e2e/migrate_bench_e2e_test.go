@@ -14,7 +14,8 @@ import (
 // TestMigrateBenchmark moves a counter holding STRATA_MIGRATE_RSS_MB of
 // memory (default 100) between two agents STRATA_MIGRATE_BENCH times and
 // prints the figures of each move and the downtime's p50 and p99
-// (docs/benchmarks.md). Off unless STRATA_MIGRATE_BENCH is set.
+// (docs/benchmarks.md). Its memory limit is 3×RSS+64 MiB, or
+// STRATA_MIGRATE_MEM_MB. Off unless STRATA_MIGRATE_BENCH is set.
 func TestMigrateBenchmark(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("STRATA_MIGRATE_BENCH"))
 	if runs <= 0 {
@@ -32,7 +33,11 @@ func TestMigrateBenchmark(t *testing.T) {
 	// The shell keeps rssMB of 'a's in a variable, then counts.
 	loop := fmt.Sprintf(`x=$(head -c %d /dev/zero | tr '\0' a); %s`, rssMB<<20, counterLoop)
 	spec := fmt.Sprintf(counterSpec, "rss", loop)
-	spec = replaceOnce(spec, "memory: 64Mi", fmt.Sprintf("memory: %dMi", 3*rssMB+64))
+	memMB := 3*rssMB + 64
+	if v, err := strconv.Atoi(os.Getenv("STRATA_MIGRATE_MEM_MB")); err == nil && v > 0 {
+		memMB = v
+	}
+	spec = replaceOnce(spec, "memory: 64Mi", fmt.Sprintf("memory: %dMi", memMB))
 	c.mustStrata("run", "-f", c.writeSpec("rss", spec), "--wait", "--timeout", "120s")
 	a := runningAllocs(c.allocs("rss"))[0]
 	c.eventually(120*time.Second, "the counter counts", func() error {

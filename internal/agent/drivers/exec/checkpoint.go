@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 )
@@ -63,6 +64,17 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	}
 	ctx, cancel := context.WithTimeout(ctx, dumpTimeout)
 	defer cancel()
+	// criu's parasite drains the task's memory from inside the task: not
+	// under the task's CPU quota.
+	putBack, err := cgroup.LiftCPULimit(t.group)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	defer func() {
+		if err := putBack(); err != nil {
+			d.log.Error("checkpoint: put back the cpu limit", "task", id, "err", err)
+		}
+	}()
 	start := time.Now()
 	if err := criu.Run(ctx, criu.DumpArgs(d.cfg.CriuPath, t.handle.PID, dir, leaveRunning), dir, criu.DumpLog); err != nil {
 		os.RemoveAll(dir)
@@ -98,6 +110,13 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	if err != nil {
 		return nil, err
 	}
+	if !leaveStopped {
+		if err := d.putBackCPU(cfg.ID); err != nil {
+			d.StopTask(cfg.ID, 0)
+			d.DestroyTask(cfg.ID)
+			return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+		}
+	}
 	if h.PID <= 0 {
 		// The shim wrote exit.json instead of run.json: criu failed.
 		res, werr := d.WaitTask(ctx, cfg.ID)
@@ -116,6 +135,9 @@ func (d *Driver) ResumeTask(id string) error {
 	if err != nil {
 		return err
 	}
+	if err := d.putBackCPU(id); err != nil {
+		return fmt.Errorf("resume %s: %w", id, err)
+	}
 	pids, err := t.group.Procs()
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
@@ -129,4 +151,21 @@ func (d *Driver) ResumeTask(id string) error {
 		}
 	}
 	return nil
+}
+
+// putBackCPU gives a restored task its CPU quota back (lifted while criu
+// restored it, launch).
+func (d *Driver) putBackCPU(id string) error {
+	t, err := d.lookup(id)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	putBack := t.putBackCPU
+	t.putBackCPU = nil
+	d.mu.Unlock()
+	if putBack == nil {
+		return nil
+	}
+	return putBack()
 }

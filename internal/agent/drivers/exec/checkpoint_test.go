@@ -86,11 +86,12 @@ func waitCount(t *testing.T, taskDir string, atLeast int) int {
 // counts on from where it was, into the same log, with its limits.
 func TestCheckpointRestoreKeepsMemory(t *testing.T) {
 	d := newCheckpointDriver(t)
-	cfg := rootTask(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
+	cfg := rootTask(t, "counter", api.Resources{MemoryBytes: 64 << 20, CPUMilli: 200}, "sh", "-c", counterScript)
 	h, err := d.StartTask(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	quota := cpuQuota(t, h.Cgroups)
 	waitCount(t, cfg.TaskDir, 10)
 	img := filepath.Join(cfg.TaskDir, "image")
 	ck, err := d.CheckpointTask(context.Background(), h.ID, img, false)
@@ -131,8 +132,14 @@ func TestCheckpointRestoreKeepsMemory(t *testing.T) {
 	if err != nil || len(inGroup) == 0 {
 		t.Fatalf("restored task's cgroup holds %v (%v), want its processes", inGroup, err)
 	}
+	if got := cpuQuota(t, h2.Cgroups); got == quota {
+		t.Errorf("the restoring task is under its cpu quota %q: criu's restorer runs at its pace", got)
+	}
 	if err := d.ResumeTask(h2.ID); err != nil {
 		t.Fatal(err)
+	}
+	if got := cpuQuota(t, h2.Cgroups); got != quota {
+		t.Errorf("after resume the cpu quota is %q, want the task's %q", got, quota)
 	}
 	waitCount(t, cfg.TaskDir, before+5)
 	all := counts(t, cfg.TaskDir)
@@ -181,4 +188,18 @@ func TestRestoreFailureIsReported(t *testing.T) {
 	if _, known := d.tasks[cfg.ID]; known {
 		t.Error("the driver still tracks the failed restore")
 	}
+}
+
+// cpuQuota reads the CPU quota of a task's cgroups (v1 or v2).
+func cpuQuota(t *testing.T, dirs []string) string {
+	t.Helper()
+	for _, dir := range dirs {
+		for _, f := range []string{"cpu.max", "cpu.cfs_quota_us"} {
+			if data, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+				return strings.TrimSpace(string(data))
+			}
+		}
+	}
+	t.Fatalf("no cpu quota file in %v", dirs)
+	return ""
 }

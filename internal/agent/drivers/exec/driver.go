@@ -74,6 +74,9 @@ type task struct {
 	group  cgroup.Group
 	done   chan struct{} // closed once result is set
 	result *drivers.ExitResult
+	// putBackCPU, set while a restored task waits for ResumeTask, puts
+	// its CPU quota back (checkpoint.go).
+	putBackCPU func() error
 }
 
 // New returns a driver for the cgroup hierarchy found under cfg.CgroupRoot.
@@ -150,6 +153,15 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
+	var putBackCPU func() error
+	if restore != nil {
+		// criu's restorer runs inside the task's processes: not under
+		// the task's CPU quota; ResumeTask puts it back.
+		if putBackCPU, err = cgroup.LiftCPULimit(group); err != nil {
+			group.Remove()
+			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		}
+	}
 	for _, f := range []string{runFile, exitFile} {
 		if err := os.Remove(filepath.Join(cfg.TaskDir, f)); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
@@ -197,7 +209,10 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
-	d.track(h, group)
+	t := d.track(h, group)
+	d.mu.Lock()
+	t.putBackCPU = putBackCPU
+	d.mu.Unlock()
 	d.log.Info("task started", "task", cfg.ID, "pid", h.PID, "shim_pid", shimPID, "cgroup", rel)
 	return &h, nil
 }
