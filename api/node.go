@@ -7,6 +7,9 @@ const (
 	NodeReady    = "ready"
 	NodeDown     = "down"
 	NodeDraining = "draining"
+	// NodeQuarantined is a live node an operator (or the cell) fenced off:
+	// it takes no new work and its work is drained (nodeops.go).
+	NodeQuarantined = "quarantined"
 )
 
 // Well-known topology label keys, from the widest failure domain to the
@@ -52,6 +55,12 @@ type Node struct {
 	// the node is marked down).
 	LeaseTTL time.Duration `json:"leaseTtl,omitempty"`
 
+	// Operator state (nodeops.go), owned by the server: an agent that
+	// registers never sets or clears it.
+	Eligibility string      `json:"eligibility,omitempty"` // "" or eligible, ineligible (cordoned)
+	Drain       *DrainSpec  `json:"drain,omitempty"`       // set while a drain runs
+	Quarantine  *Quarantine `json:"quarantine,omitempty"`  // set while the node is quarantined
+
 	CreateIndex uint64 `json:"createIndex"`
 	ModifyIndex uint64 `json:"modifyIndex"`
 
@@ -76,8 +85,9 @@ type GPU struct {
 	NUMA        int    `json:"numa"` // NUMA node the GPU is attached to, -1 if unknown
 }
 
-// Ready reports whether the node accepts new placements.
-func (n *Node) Ready() bool { return n.Status == NodeReady }
+// Ready reports whether the node accepts new placements: it is alive and
+// no operator state (cordon, drain, quarantine) keeps work off it.
+func (n *Node) Ready() bool { return n.Status == NodeReady && n.Unschedulable() == "" }
 
 // Copy returns a deep copy of n.
 func (n *Node) Copy() *Node {
@@ -100,6 +110,14 @@ func (n *Node) Copy() *Node {
 	if n.Checkpoint != nil {
 		ck := *n.Checkpoint
 		c.Checkpoint = &ck
+	}
+	if n.Drain != nil {
+		d := *n.Drain
+		c.Drain = &d
+	}
+	if n.Quarantine != nil {
+		q := *n.Quarantine
+		c.Quarantine = &q
 	}
 	return &c
 }

@@ -8,6 +8,10 @@ const (
 	PriorityProduction = "production"
 	PriorityBatch      = "batch"
 	PriorityBestEffort = "best-effort"
+	// PrioritySystem is for the cell's own per-node services (log
+	// shippers, monitoring agents): above production, and the class a
+	// drain with keepSystem leaves in place.
+	PrioritySystem = "system"
 )
 
 // Scheduling policies known to the scheduler.
@@ -86,6 +90,17 @@ type TaskGroup struct {
 	// lease lapses and the server replaces it only after the lease surely
 	// expired (internal/lease).
 	AtMostOnce bool `json:"atMostOnce,omitempty"`
+	// Disruption bounds voluntary disruption of the group (drains, moves);
+	// nil is the default budget (internal/disruption).
+	Disruption *DisruptionPolicy `json:"disruption,omitempty"`
+}
+
+// DisruptionPolicy is a group's budget for voluntary disruption: at most
+// MaxUnavailable of its replicas may be unavailable at once because the
+// cell moves them (drains, quarantine, rebalancing). 0 forbids voluntary
+// moves until a drain's deadline.
+type DisruptionPolicy struct {
+	MaxUnavailable int `json:"maxUnavailable"`
 }
 
 // GangPolicy places at least MinMember instances of a group at once, or none,

@@ -230,7 +230,7 @@ func newStopCmd(g *globals) *cobra.Command {
 func newNodesCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "nodes",
-		Short:   "List nodes: status, capacity, allocated, NUMA layout and labels",
+		Short:   "List nodes: status, eligibility, capacity, allocated, NUMA layout and labels",
 		Example: "  strata nodes\n  strata nodes -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -244,9 +244,9 @@ func newNodesCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, nodes)
 			}
-			t := newTable(g.stdout, "ID", "NAME", "STATUS", "CPU", "MEMORY", "GPUS", "NUMA", "CHECKPOINT", "LABELS")
+			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "NUMA", "CHECKPOINT", "LABELS")
 			for _, n := range nodes {
-				t.row(shortID(n.ID), n.Name, n.Status,
+				t.row(shortID(n.ID), n.Name, n.Status, eligibilityOf(n),
 					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
 					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
 					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs),

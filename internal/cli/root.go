@@ -147,7 +147,7 @@ fails over between them.`,
 	root.AddCommand(
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
-		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
+		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newNodeCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 	)
 	return root

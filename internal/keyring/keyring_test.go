@@ -1,6 +1,7 @@
 package keyring
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,11 +48,15 @@ func TestOpenRefusesBadValues(t *testing.T) {
 	k, _ := newKeyring(t)
 	sealed, _ := k.Seal([]byte("hunter2"), "w/g/t/db")
 	id, body, _ := strings.Cut(sealed, ":")
-	flipped := []byte(body)
-	flipped[len(flipped)/2] ^= 1
-	if flipped[len(flipped)/2] == '+' || flipped[len(flipped)/2] == '/' {
-		flipped[len(flipped)/2] = 'A'
+	// Flip one bit of the ciphertext itself: flipping a character of
+	// the base64 text may make it invalid base64 (a malformed value,
+	// not a tampered one), which made this test fail at random.
+	raw, err := base64.RawStdEncoding.DecodeString(body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	raw[len(raw)/2] ^= 1
+	flipped := base64.RawStdEncoding.EncodeToString(raw)
 	tests := []struct {
 		name, value string
 		want        error

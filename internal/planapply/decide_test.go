@@ -110,7 +110,7 @@ func TestDecide(t *testing.T) {
 		{
 			name:     "unknown and draining nodes",
 			plan:     api.Plan{Place: place(alloc("a", "gone", "w", 1, false), alloc("b", "n3", "w", 1, false))},
-			rejected: []string{"gone", "n3"}, reasons: []string{"gone: node not found", "n3: node not ready"},
+			rejected: []string{"gone", "n3"}, reasons: []string{"gone: node not found", "n3: node draining"},
 		},
 		{
 			name:     "an id the state already has",

@@ -23,8 +23,11 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	if node == nil {
 		return false, "node not found"
 	}
-	if !node.Ready() {
+	if !node.Alive() {
 		return false, reasonNotReady
+	}
+	if r := node.Unschedulable(); r != "" {
+		return false, r // cordoned, drained or quarantined after the plan's snapshot
 	}
 
 	// The occupancy of cores, GPUs and NUMA memory only matters when a

@@ -74,7 +74,7 @@ func (k stageKind) String() string {
 	return "unknown"
 }
 
-// readyFilter rejects nodes that do not accept placements (down, draining).
+// readyFilter rejects nodes whose agent is not heard from (down).
 type readyFilter struct{}
 
 func (readyFilter) name() string      { return "ready" }
@@ -85,6 +85,17 @@ func (readyFilter) check(_ *group, _ *cell, n *nodeState, _ int) string {
 		return reasonNotReady
 	}
 	return ""
+}
+
+// eligibleFilter rejects live nodes an operator state keeps new work off:
+// quarantined, draining or cordoned (ineligible), with that as the reason.
+type eligibleFilter struct{}
+
+func (eligibleFilter) name() string      { return "eligible" }
+func (eligibleFilter) kind() stageKind   { return kindStatic }
+func (eligibleFilter) key(*group) string { return "eligible" }
+func (eligibleFilter) check(_ *group, _ *cell, n *nodeState, _ int) string {
+	return n.unschedulable
 }
 
 // requireFilter enforces the group's hard label rules, in their order.

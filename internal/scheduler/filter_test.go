@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -16,12 +19,44 @@ func TestReadyFilter(t *testing.T) {
 	tests := []struct{ status, want string }{
 		{api.NodeReady, ""},
 		{api.NodeDown, "node not ready"},
-		{api.NodeDraining, "node not ready"},
-		{"quarantined", "node not ready"},
+		{"unknown", "node not ready"},
+		// Alive: the eligible filter judges operator states.
+		{api.NodeDraining, ""},
+		{api.NodeQuarantined, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.status, func(t *testing.T) {
 			mustEqual(t, "reason", checkOne(readyFilter{}, taskGroup("g"), node("n1").status(tt.status)), tt.want)
+		})
+	}
+}
+
+// TestEligibleFilter: a live node that an operator cordoned, drains or
+// quarantined takes no new work, and says which.
+func TestEligibleFilter(t *testing.T) {
+	deadline := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		node func(n *api.Node)
+		want string
+	}{
+		{"ready and eligible", func(*api.Node) {}, ""},
+		{"explicitly eligible", func(n *api.Node) { n.Eligibility = api.NodeEligible }, ""},
+		{"cordoned", func(n *api.Node) { n.Eligibility = api.NodeIneligible }, "node ineligible"},
+		{"draining", func(n *api.Node) {
+			n.Status, n.Eligibility, n.Drain = api.NodeDraining, api.NodeIneligible, &api.DrainSpec{Deadline: deadline}
+		}, "node draining"},
+		{"draining status alone (older records, bench)", func(n *api.Node) { n.Status = api.NodeDraining }, "node draining"},
+		{"quarantined while draining", func(n *api.Node) {
+			n.Status, n.Eligibility = api.NodeQuarantined, api.NodeIneligible
+			n.Drain, n.Quarantine = &api.DrainSpec{Deadline: deadline}, &api.Quarantine{Reason: "ecc errors"}
+		}, "node quarantined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nb := node("n1")
+			tt.node(nb.n)
+			mustEqual(t, "reason", checkOne(eligibleFilter{}, taskGroup("g"), nb), tt.want)
 		})
 	}
 }
@@ -181,4 +216,33 @@ func TestGPUFitFilter(t *testing.T) {
 			mustEqual(t, "reason", gpuFitFilter{}.check(compiled(nil, tt.group), c, c.at(0), 0), tt.want)
 		})
 	}
+}
+
+// TestNoPlacementOnUnschedulableNodes: a plan places nothing on cordoned,
+// draining or quarantined nodes, and its explanation and failure say why.
+func TestNoPlacementOnUnschedulableNodes(t *testing.T) {
+	cordoned := node("cordoned").cpu(8000).mem("8Gi")
+	cordoned.n.Eligibility = api.NodeIneligible
+	draining := node("draining").cpu(8000).mem("8Gi")
+	draining.n.Status, draining.n.Drain = api.NodeDraining, &api.DrainSpec{}
+	quarantined := node("quarantined").cpu(8000).mem("8Gi")
+	quarantined.n.Status, quarantined.n.Quarantine = api.NodeQuarantined, &api.Quarantine{Reason: "ecc"}
+	f := newFake(cordoned, draining, quarantined, node("ready").cpu(2000).mem("8Gi"))
+	f.putWorkload(workload("w", taskGroup("g").replicas(3).cpu(1000)))
+	plan := Schedule(f, &api.Evaluation{ID: "e", Workload: "w"}, Options{Seed: 1, FeasibleSample: -1})
+	for _, a := range planAllocs(plan) {
+		mustEqual(t, "node of "+a.ID, a.NodeID, "ready")
+	}
+	mustEqual(t, "placed", len(planAllocs(plan)), 2)
+	mustEqual(t, "filtered", fmt.Sprint(plan.Explanations[0].Filtered),
+		"[{eligible node draining 1} {eligible node ineligible 1} {eligible node quarantined 1}]")
+	mustEqual(t, "failures", len(plan.Failures), 1)
+	for _, want := range []string{"node ineligible", "node draining", "node quarantined", "insufficient cpu"} {
+		if !strings.Contains(plan.Failures[0].Summary, want) {
+			t.Errorf("failure %q does not say %q", plan.Failures[0].Summary, want)
+		}
+	}
+	// The plan applier refuses a plan made before a node was cordoned.
+	ok, reason := CheckNode(cordoned.n, nil, nil, []*api.Allocation{{ID: "x", Resources: api.Resources{CPUMilli: 1000}}})
+	mustEqual(t, "check cordoned", fmt.Sprint(ok, " ", reason), "false node ineligible")
 }

@@ -94,7 +94,8 @@ func (g *group) pipeline() []filter {
 		on bool
 		f  filter
 	}{
-		{true, readyFilter{}},                 // down and draining nodes take nothing; one bool
+		{true, readyFilter{}},                 // down nodes take nothing; one bool
+		{true, eligibleFilter{}},              // cordoned, draining, quarantined: operator states; one string
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
 		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals
 		{gpu, gpuModelFilter{}},               // fingerprint only, before any occupancy is loaded

@@ -19,10 +19,12 @@ type nodeState struct {
 	free   api.Resources // Capacity - Allocated + stopped - placed
 	placed []*api.Allocation
 	detail *nodeDetail // nil until loaded
-	// ready is node.Ready(), taken once when the state is made (a node's
-	// status does not change during a plan), so that filters walking the
-	// cell do not touch the cold *api.Node for it.
-	ready bool
+	// ready is node.Alive() and unschedulable node.Unschedulable(), taken
+	// once when the state is made (a node's status does not change during
+	// a plan), so that filters walking the cell do not touch the cold
+	// *api.Node for them.
+	ready         bool
+	unschedulable string
 }
 
 // cell is the mutable scratch state of one Schedule call. It lives only for
@@ -116,7 +118,7 @@ func (c *cell) at(i int) *nodeState {
 	c.touched = append(c.touched, int32(i))
 	n := c.nodes[i]
 	ns := &c.states[k/stateChunk][k%stateChunk]
-	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Ready()}
+	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Alive(), unschedulable: n.Unschedulable()}
 	return ns
 }
 

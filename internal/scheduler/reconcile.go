@@ -29,6 +29,10 @@ const (
 	reasonNodeDown        = "node down"
 	reasonUpdated         = "workload updated"
 	reasonDuplicate       = "duplicate replica"
+	reasonMoved           = "moved: its replacement runs"
+	reasonMovedAway       = "moved off a draining node"
+	reasonDrainDeadline   = "node drain deadline"
+	reasonPurged          = "workload purged"
 )
 
 type stopIntent struct {
@@ -90,6 +94,12 @@ func (v clusterView) nodeUp(id string) bool {
 	return n != nil && n.Status != api.NodeDown
 }
 
+// draining reports whether node id is being drained (or quarantined).
+func (v clusterView) draining(id string) bool {
+	n := v.node(id)
+	return n != nil && n.Drain != nil
+}
+
 // slot is what reconcile learned about one replica index.
 type slot struct {
 	unknown  *api.Allocation // a live allocation of a silent node, still in its grace
@@ -97,12 +107,18 @@ type slot struct {
 	replaced string          // a live allocation stopped for a replacement
 	dead     *api.Allocation // the newest not-yet-replaced non-live allocation
 	keep     *api.Allocation // the live allocation that stays
+	// leaving is a live allocation being moved off a draining node
+	// (moves.go): keep is its replacement, and it stops once keep runs.
+	leaving *api.Allocation
 }
 
 // reconcile compares the workload's desired replicas with its allocations
 // (sorted by ID, so every choice below is deterministic).
 func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reconciliation {
 	var rec reconciliation
+	if w != nil {
+		allocs = dropEarlierIncarnation(&rec, w, allocs)
+	}
 	if w == nil || w.Stopped {
 		for _, a := range allocs {
 			if live(a) {
@@ -167,6 +183,10 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 			}
 		case s.keep == nil:
 			s.keep = a
+		case s.leaving == nil && s.keep.PreviousAlloc == a.ID && view.draining(a.NodeID):
+			s.leaving = a // a is being moved off its node; s.keep replaces it
+		case s.leaving == nil && a.PreviousAlloc == s.keep.ID && view.draining(s.keep.NodeID):
+			s.leaving, s.keep = s.keep, a
 		default:
 			loser := s.keep
 			if s.prefers(g, a) {
@@ -178,13 +198,19 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView) reco
 		}
 	}
 
+	mv := newMover(w, allocs, view)
 	for gi, g := range w.Groups {
+		moving := mv.plan(&rec, g, slots[gi])
 		var place []placeIntent
 		kept := 0
 		for idx := range slots[gi] {
 			s := &slots[gi][idx]
 			if s.keep != nil || s.holds {
 				kept++
+			}
+			if prev, ok := moving[idx]; ok {
+				place = append(place, placeIntent{index: idx, previous: prev})
+				continue
 			}
 			if intent, ok := s.intent(idx, g, w.Version, byID, view.now, &rec); ok {
 				place = append(place, intent)

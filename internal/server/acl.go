@@ -78,6 +78,11 @@ var routeRules = map[string]aclRule{
 
 	"GET /v1/nodes":                       cellRead,
 	"GET /v1/nodes/{id}":                  cellRead,
+	"GET /v1/nodes/{id}/status":           cellRead,
+	"POST /v1/nodes/{id}/eligibility":     cellMgmt,
+	"POST /v1/nodes/{id}/drain":           cellMgmt,
+	"POST /v1/nodes/{id}/quarantine":      cellMgmt,
+	"POST /v1/nodes/{id}/purge":           cellMgmt,
 	"GET /v1/cell/config":                 cellRead,
 	"PUT /v1/cell/config":                 cellMgmt,
 	"GET /v1/operator/raft/configuration": cellRead,

@@ -103,6 +103,11 @@ var routeCalls = map[string][2]string{
 	"GET /v1/events":                            {"/v1/events", ""},
 	"GET /v1/nodes":                             {"/v1/nodes", ""},
 	"GET /v1/nodes/{id}":                        {"/v1/nodes/nope", ""},
+	"GET /v1/nodes/{id}/status":                 {"/v1/nodes/nope/status", ""},
+	"POST /v1/nodes/{id}/eligibility":           {"/v1/nodes/nope/eligibility", `{"eligible":false}`},
+	"POST /v1/nodes/{id}/drain":                 {"/v1/nodes/nope/drain", "{}"},
+	"POST /v1/nodes/{id}/quarantine":            {"/v1/nodes/nope/quarantine", `{"reason":"x"}`},
+	"POST /v1/nodes/{id}/purge":                 {"/v1/nodes/nope/purge", "{}"},
 	"GET /v1/cell/config":                       {"/v1/cell/config", ""},
 	"PUT /v1/cell/config":                       {"/v1/cell/config", "kind: Nope"},
 	"GET /v1/operator/raft/configuration":       {"/v1/operator/raft/configuration", ""},
@@ -119,9 +124,6 @@ var routeCalls = map[string][2]string{
 	"PUT /v1/agent/nodes/{id}/heartbeat":        {"/v1/agent/nodes/nope/heartbeat", ""},
 	"GET /v1/agent/nodes/{id}/allocations":      {"/v1/agent/nodes/nope/allocations", ""},
 	"POST /v1/agent/allocations":                {"/v1/agent/allocations", `{"updates":[]}`},
-	"POST /v1/allocations/{id}/migrate":         {"/v1/allocations/nope/migrate", "{}"},
-	"POST /v1/agent/allocations/{id}/migration": {"/v1/agent/allocations/nope/migration", `{"migrationId":"m","op":"abort"}`},
-	"GET /v1/agent/nodes/{id}/incoming/{alloc}": {"/v1/agent/nodes/nope/incoming/nope", ""},
 	"GET /v1/audit":                             {"/v1/audit", ""},
 	"POST /v1/acl/bootstrap":                    {"/v1/acl/bootstrap", "{}"},
 	"GET /v1/acl/token/self":                    {"/v1/acl/token/self", ""},
@@ -133,6 +135,9 @@ var routeCalls = map[string][2]string{
 	"GET /v1/acl/tokens/{accessor}":             {"/v1/acl/tokens/nope", ""},
 	"POST /v1/acl/tokens":                       {"/v1/acl/tokens", "{}"},
 	"DELETE /v1/acl/tokens/{accessor}":          {"/v1/acl/tokens/nope", ""},
+	"POST /v1/allocations/{id}/migrate":         {"/v1/allocations/nope/migrate", "{}"},
+	"POST /v1/agent/allocations/{id}/migration": {"/v1/agent/allocations/nope/migration", `{"migrationId":"m","op":"abort"}`},
+	"GET /v1/agent/nodes/{id}/incoming/{alloc}": {"/v1/agent/nodes/nope/incoming/nope", ""},
 }
 
 // TestEveryRouteHasAnACLRule: every route the server registers has a rule

@@ -27,6 +27,9 @@ const (
 	cmdApplyPlanPart
 	// cmdSetCellID records the cell's identity (cellid.go).
 	cmdSetCellID
+	// cmdNodeOp is an operator's (or the drainer's) change of a node:
+	// eligibility, drain, quarantine, purge (nodeops.go).
+	cmdNodeOp
 )
 
 func (c commandType) String() string {
@@ -53,6 +56,8 @@ func (c commandType) String() string {
 		return "set-cell-id"
 	case cmdMigrate:
 		return "migrate"
+	case cmdNodeOp:
+		return "node-op"
 	}
 	if name := securityCommandName(c); name != "" {
 		return name

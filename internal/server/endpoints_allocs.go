@@ -31,6 +31,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 		} else {
 			out = snap.Allocs(ws)
 		}
+		out = snap.Current(out) // never a purged predecessor's beside its successor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}

@@ -55,10 +55,9 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// Ready, or draining or quarantined: the store keeps an operator's
+	// state across agent restarts (state.UpsertNode).
 	n.Status, n.StatusReason = api.NodeReady, ""
-	if old := snap.Node(n.ID); old != nil && old.Status == api.NodeDraining {
-		n.Status, n.StatusReason = old.Status, old.StatusReason // an operator's choice outlives agent restarts
-	}
 	n.LastHeartbeat = s.cfg.Now()
 	notices := n.AgentNotices
 	n.AgentNotices = nil
@@ -148,6 +147,20 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// movesOn reports whether an agent's report that old now runs may let a
+// move go on: old replaces an allocation that still runs (its
+// predecessor can stop now), or its workload has allocations left on a
+// draining node (a replica up frees disruption budget).
+func (s *Server) movesOn(snap *state.Snapshot, old *api.Allocation, u *api.AllocUpdate) bool {
+	if u.ClientStatus != api.AllocRunning || old.ClientStatus == api.AllocRunning || old.DesiredStatus != api.DesiredRun {
+		return false
+	}
+	if prev := snap.Alloc(old.PreviousAlloc); prev != nil && prev.DesiredStatus == api.DesiredRun && !prev.Terminal() {
+		return true
+	}
+	return s.drainer.wantsEval(old.Workload)
+}
+
 // handleAllocUpdates applies agents' reports. An allocation that newly
 // failed gets its workload re-evaluated so a replacement is placed.
 func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
@@ -192,6 +205,10 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		if u.ClientStatus == api.AllocFailed && old.ClientStatus != api.AllocFailed && old.DesiredStatus == api.DesiredRun && !failed[old.Workload] {
 			failed[old.Workload] = true
 			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerAllocFailed, old.NodeID))
+		}
+		if s.movesOn(snap, old, u) && !failed[old.Workload] {
+			failed[old.Workload] = true
+			cmd.Evals = append(cmd.Evals, s.newEval(old.Workload, old.Priority, api.TriggerNodeDrain, old.NodeID))
 		}
 	}
 	if len(refused) > 0 {

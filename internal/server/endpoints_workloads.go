@@ -58,7 +58,7 @@ func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := []api.WorkloadSummary{}
 		for _, wl := range snap.Workloads(ws) {
-			out = append(out, summarize(workloadStatus(wl, snap.AllocsByWorkload(wl.Name), snap.EvalsByWorkload(nil, wl.Name))))
+			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(wl.Name)), snap.EvalsByWorkload(nil, wl.Name))))
 		}
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return out, idx, nil
@@ -76,7 +76,7 @@ func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
 		if wl == nil {
 			return nil, 0, notFound("workload %q not found", name)
 		}
-		st := workloadStatus(wl, snap.AllocsByWorkloadWatch(ws, name), snap.EvalsByWorkload(ws, name))
+		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, name)), snap.EvalsByWorkload(ws, name))
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return st, idx, nil
 	})
@@ -130,7 +130,7 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 		if snap.Workload(name) == nil && len(snap.AllocsByWorkload(name)) == 0 {
 			return nil, 0, notFound("workload %q not found", name)
 		}
-		out := snap.AllocsByWorkloadWatch(ws, name)
+		out := snap.Current(snap.AllocsByWorkloadWatch(ws, name)) // never a purged predecessor's
 		if out == nil {
 			out = []*api.Allocation{}
 		}

@@ -55,6 +55,8 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 		out = append(out, planEvents(snap, c)...)
 	case *migrateCmd:
 		out = append(out, migrateEvents(snap, c)...)
+	case *nodeOpCmd:
+		out = append(out, nodeOpEvents(snap, c)...)
 	case *setCellConfigCmd:
 		out = append(out, api.Event{Time: c.Time, Type: api.EventCellConfig, Message: describeConfig(c.Config)})
 	case *allocClientUpdateCmd:

@@ -146,6 +146,8 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		body = &setCellIDCmd{}
 	case cmdMigrate:
 		body = &migrateCmd{}
+	case cmdNodeOp:
+		body = &nodeOpCmd{}
 	default:
 		if body = newSecurityBody(t); body == nil {
 			return nil, fmt.Errorf("unknown command type %d", uint8(t))
@@ -214,6 +216,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 			if err := w.StopAllocRequest(s); err != nil && !errors.Is(err, state.ErrNotFound) {
 				return err
 			}
+			if err := w.CollectIfOrphan(s.AllocID); err != nil { // a purged workload's, now stopped
+				return err
+			}
 		}
 		for _, a := range c.Place {
 			if err := w.UpsertAlloc(a); err != nil {
@@ -231,12 +236,20 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 			if err := w.UpdateAllocFromClientAt(u, c.Time); err != nil {
 				return err
 			}
+			if err := w.CollectIfOrphan(u.ID); err != nil { // a purged workload's, now done
+				return err
+			}
 		}
 		return upsertEvals(w, c.Evals)
 	case *setCellConfigCmd:
 		return w.SetCellConfig(c.Config)
 	case *setCellIDCmd:
 		return w.SetCellID(c.ID)
+	case *nodeOpCmd:
+		if err := applyNodeOp(w, c); err != nil {
+			return err
+		}
+		return upsertEvals(w, c.Evals)
 	}
 	if handled, err := applySecurity(w, body); handled {
 		return err

@@ -38,6 +38,11 @@ func (s *Server) routes() http.Handler {
 
 	mux.HandleFunc("GET /v1/nodes", s.handleListNodes)
 	mux.HandleFunc("GET /v1/nodes/{id}", s.handleGetNode)
+	mux.HandleFunc("GET /v1/nodes/{id}/status", s.handleNodeStatus)
+	mux.HandleFunc("POST /v1/nodes/{id}/eligibility", s.handleNodeEligibility)
+	mux.HandleFunc("POST /v1/nodes/{id}/drain", s.handleNodeDrain)
+	mux.HandleFunc("POST /v1/nodes/{id}/quarantine", s.handleNodeQuarantine)
+	mux.HandleFunc("POST /v1/nodes/{id}/purge", s.handleNodePurge)
 	mux.HandleFunc("GET /v1/allocations", s.handleListAllocs)
 	mux.HandleFunc("GET /v1/allocations/{id}", s.handleGetAlloc)
 	mux.HandleFunc("GET /v1/allocations/{id}/logs", s.handleAllocLogs)

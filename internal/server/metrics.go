@@ -102,12 +102,12 @@ func (s *Server) registerStateGauges() {
 // nodeStatusCollector reports the nodes of each status from the state.
 type nodeStatusCollector struct{ s *Server }
 
-var nodesDesc = prometheus.NewDesc("strata_nodes", "Nodes in the state, by status (ready, down, draining).", []string{"status"}, nil)
+var nodesDesc = prometheus.NewDesc("strata_nodes", "Nodes in the state, by status (ready, down, draining, quarantined).", []string{"status"}, nil)
 
 func (c nodeStatusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- nodesDesc }
 
 func (c nodeStatusCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[string]int{api.NodeReady: 0, api.NodeDown: 0, api.NodeDraining: 0}
+	counts := map[string]int{api.NodeReady: 0, api.NodeDown: 0, api.NodeDraining: 0, api.NodeQuarantined: 0}
 	for _, n := range c.s.State().Snapshot().Nodes() {
 		counts[n.Status]++
 	}

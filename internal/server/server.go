@@ -96,6 +96,10 @@ type Config struct {
 	// (docs/security.md).
 	KeyringFile string
 
+	// DrainInterval is how often the leader checks drains for progress,
+	// deadlines and completion. Default 1s.
+	DrainInterval time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -113,6 +117,8 @@ type Server struct {
 	broker *evalBroker
 	plans  *planApplier
 	beats  *heartbeats
+	// drainer follows drains on the leader (drainer.go).
+	drainer *drainer
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
@@ -158,6 +164,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HeartbeatTTL <= 0 {
 		cfg.HeartbeatTTL = 10 * time.Second
 	}
+	if cfg.DrainInterval <= 0 {
+		cfg.DrainInterval = time.Second
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -190,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.audit = newAuditor()
+	s.drainer = newDrainer(s)
 	s.plans = newPlanApplier(s)
 
 	if cfg.BootstrapExpect < 0 {
@@ -407,9 +417,10 @@ func (s *Server) establishLeadership() {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); w.run(ctx) }()
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
+	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
 	s.ensureJoinToken()
@@ -532,6 +543,11 @@ func (s *Server) afterApply(t commandType, body any, index uint64) {
 		}
 	case *upsertEvalsCmd:
 		enqueue(c.Evals)
+	case *nodeOpCmd:
+		enqueue(c.Evals)
+		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
+			s.broker.Unblock() // the node takes work again
+		}
 	case *setCellSecretCmd:
 		if c.Name == state.CellSecretJoinToken {
 			s.writeJoinTokenFile(c.Value)

@@ -93,6 +93,10 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			}
 		case "atMostOnce":
 			g.AtMostOnce, _ = d.boolean(p, v)
+		case "disruption":
+			if present(v) {
+				g.Disruption = d.disruption(p, v)
+			}
 		case "tasks":
 			tasks = v
 		default:

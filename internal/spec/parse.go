@@ -243,8 +243,8 @@ func (d *decoder) spec(path string, n *yaml.Node, w *api.Workload) {
 func (d *decoder) priority(path string, classNode, priorityNode *yaml.Node, w *api.Workload) {
 	if s, ok := d.str(join(path, "priorityClass"), classNode); ok {
 		if _, _, known := PriorityRange(s); !known {
-			d.fail(join(path, "priorityClass"), classNode, "unknown priority class %q (want %s, %s or %s)",
-				s, api.PriorityProduction, api.PriorityBatch, api.PriorityBestEffort)
+			d.fail(join(path, "priorityClass"), classNode, "unknown priority class %q (want %s, %s, %s or %s)",
+				s, api.PrioritySystem, api.PriorityProduction, api.PriorityBatch, api.PriorityBestEffort)
 			return
 		}
 		w.PriorityClass = s

@@ -8,13 +8,14 @@ const DefaultPriorityClass = api.PriorityBatch
 // priorityBand is a class's base priority and the range an explicit
 // spec.priority may refine it within. Bands do not overlap, so a batch
 // workload can never outrank a production one by picking a large number;
-// 2000 and above is left free for a future system class.
+// system (2000 and above) is for the cell's own per-node services.
 type priorityBand struct{ base, min, max int }
 
 var priorityBands = map[string]priorityBand{
 	api.PriorityProduction: {base: 1000, min: 1000, max: 1999},
 	api.PriorityBatch:      {base: 500, min: 500, max: 999},
 	api.PriorityBestEffort: {base: 100, min: 0, max: 499},
+	api.PrioritySystem:     {base: 2000, min: 2000, max: 2999},
 }
 
 // PriorityFor returns the base priority of a class: production 1000,

@@ -41,12 +41,13 @@ func (s *Snapshot) topologyCount() uint64 {
 	return obj.(*indexEntry).Value
 }
 
-// noteTopology records a node write: when it adds a node or changes its
-// labels or NUMA layout, the topology count moves on. Every write that
+// noteTopology records a node write: when it adds a node (old nil),
+// removes one (n nil) or changes its labels or NUMA layout, the topology
+// count moves on. Every write that
 // adds, removes or relabels a node must call it, or snapshots would share
 // tables that no longer describe their nodes.
 func (w *WriteTxn) noteTopology(old, n *api.Node) error {
-	if old != nil && maps.Equal(old.Labels, n.Labels) && api.SameNUMA(old.NUMA, n.NUMA) {
+	if old != nil && n != nil && maps.Equal(old.Labels, n.Labels) && api.SameNUMA(old.NUMA, n.NUMA) {
 		return nil
 	}
 	count := w.Snapshot().topologyCount() + 1

@@ -96,15 +96,19 @@ func (w *WriteTxn) StopWorkload(name string) error {
 	return w.insert(tableWorkloads, &wl)
 }
 
-// DeleteWorkload removes the workload (purge). Its allocations and
-// evaluations stay until collected; the scheduler stops what still runs.
+// DeleteWorkload removes the workload (purge). Its terminal allocations go
+// with it; the scheduler stops what still runs, and those go as they end
+// (orphans.go). Evaluations stay.
 func (w *WriteTxn) DeleteWorkload(name string) error {
 	old := w.Snapshot().Workload(name)
 	if old == nil {
 		return fmt.Errorf("workload %q: %w", name, ErrNotFound)
 	}
 	w.touched[tableWorkloads] = true
-	return w.txn.Delete(tableWorkloads, old)
+	if err := w.txn.Delete(tableWorkloads, old); err != nil {
+		return err
+	}
+	return w.collectWorkload(name)
 }
 
 // UpsertEval stores an evaluation.
@@ -125,9 +129,14 @@ func (w *WriteTxn) UpsertNode(n *api.Node) error {
 	if old != nil {
 		n.Allocated = old.Allocated
 		n.CreateIndex = old.CreateIndex
+		n.Eligibility, n.Drain, n.Quarantine = old.Eligibility, old.Drain, old.Quarantine
 	} else {
 		n.Allocated = api.Resources{}
 		n.CreateIndex = w.index
+		n.Eligibility, n.Drain, n.Quarantine = "", nil, nil
+	}
+	if n.Status == api.NodeReady {
+		n.Status = n.LiveStatus() // a drain or quarantine outlives the agent's restart
 	}
 	n.ModifyIndex = w.index
 	if err := w.noteTopology(old, n); err != nil {
@@ -144,6 +153,9 @@ func (w *WriteTxn) UpdateNodeStatus(id, status, reason string) error {
 	}
 	n := old.Copy()
 	n.Status, n.StatusReason, n.ModifyIndex = status, reason, w.index
+	if status == api.NodeReady {
+		n.Status = n.LiveStatus() // back from down, still draining or quarantined
+	}
 	return w.insert(tableNodes, n)
 }
 

@@ -71,7 +71,12 @@ func TestNetPartitionAtMostOnce(t *testing.T) {
 		}
 		faultnet.Await(30*time.Second, func() error {
 			for _, w := range []string{"amo", "plain"} {
-				if anyLive(allocs(w)) {
+				// Not found: the purge is done, its allocations collected.
+				out, _, err := cl.Allocations(ctx, w, nil)
+				if err != nil && !api.IsNotFound(err) {
+					return err
+				}
+				if anyLive(out) {
 					return fmt.Errorf("%s still runs", w)
 				}
 			}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// drainer follows drains on the leader. The scheduler decides every move
+// (internal/scheduler/moves.go: what moves, under which budget, and what
+// stops at the deadline); the drainer only makes sure it is asked at the
+// right moments and says when a drain is done:
+//
+//   - when a drain's deadline passes, it re-evaluates the workloads still
+//     on the node (once per deadline and leadership);
+//   - it keeps the set of workloads with allocations left on draining
+//     nodes, so that an agent reporting one of their allocations running
+//     (a replacement up, a budget freed) re-evaluates the workload
+//     (handleAllocUpdates asks wantsEval);
+//   - when nothing is left to move, it proposes drain-done: the node stays
+//     ineligible (and quarantined, if it is).
+//
+// It is thin shell around state reads: the decisions are the scheduler's,
+// which keeps them deterministic and replayable.
+type drainer struct {
+	srv *Server
+
+	mu sync.Mutex
+	// workloads have allocations left on a draining node.
+	workloads map[string]bool
+	// deadlineDone remembers, per node, the deadline whose evaluations
+	// were proposed, so that they are proposed once.
+	deadlineDone map[string]time.Time
+}
+
+func newDrainer(s *Server) *drainer {
+	return &drainer{srv: s, workloads: map[string]bool{}, deadlineDone: map[string]time.Time{}}
+}
+
+func (d *drainer) run(ctx context.Context) {
+	d.mu.Lock()
+	d.deadlineDone = map[string]time.Time{} // a new leader re-checks every deadline
+	d.mu.Unlock()
+	tick := time.NewTicker(d.srv.cfg.DrainInterval)
+	defer tick.Stop()
+	for {
+		d.step()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// wantsEval reports whether workload has allocations left on a draining
+// node, so that a change of its allocations may let a drain move on.
+func (d *drainer) wantsEval(workload string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.workloads[workload]
+}
+
+// step checks every draining node once.
+func (d *drainer) step() {
+	s := d.srv
+	snap := s.State().Snapshot()
+	now := s.cfg.Now()
+	workloads := map[string]bool{}
+	for _, n := range snap.Nodes() {
+		if n.Drain == nil {
+			continue
+		}
+		left := leftOnNode(snap, n)
+		for _, a := range left {
+			workloads[a.Workload] = true
+		}
+		if len(left) == 0 {
+			done := *n.Drain
+			if _, err := s.propose(cmdNodeOp, &nodeOpCmd{Op: nodeOpDrainDone, NodeID: n.ID, Drain: &done, Time: now}); err != nil {
+				s.logger.Warn("end drain; will retry", "node", n.ID, "err", err)
+			} else {
+				s.logger.Info("drain complete", "node", n.ID, "name", n.Name)
+			}
+			continue
+		}
+		if now.Before(n.Drain.Deadline) || d.deadlineProposed(n.ID, n.Drain.Deadline) {
+			continue
+		}
+		evals := s.evalsForNode(left, api.TriggerNodeDrain, n.ID)
+		if _, err := s.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: evals}); err != nil {
+			s.logger.Warn("drain deadline evaluations; will retry", "node", n.ID, "err", err)
+			continue
+		}
+		d.mu.Lock()
+		d.deadlineDone[n.ID] = n.Drain.Deadline
+		d.mu.Unlock()
+		s.logger.Info("drain deadline: stopping what is left", "node", n.ID, "name", n.Name, "allocations", len(left))
+	}
+	d.mu.Lock()
+	d.workloads = workloads
+	d.mu.Unlock()
+}
+
+func (d *drainer) deadlineProposed(node string, deadline time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	done, ok := d.deadlineDone[node]
+	return ok && done.Equal(deadline)
+}
+
+// leftOnNode lists what node n's drain still has to move: allocations
+// that hold the node, except those the drain keeps. On a node that is down
+// an allocation already told to stop is not waited for: no agent will
+// report it stopped (purge the node if it is gone for good).
+func leftOnNode(snap *state.Snapshot, n *api.Node) []*api.Allocation {
+	var out []*api.Allocation
+	for _, a := range snap.AllocsByNode(n.ID) {
+		if a.Terminal() || (!n.Alive() && a.DesiredStatus == api.DesiredStop) {
+			continue
+		}
+		if wl := snap.Workload(a.Workload); wl != nil && n.Drain.Keeps(wl.PriorityClass) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
