@@ -80,7 +80,11 @@ const restoreRetry = 10 * time.Second
 // while h was held, and acts on it. It returns true when the run loop
 // should start the task afresh.
 func (tr *taskRunner) awaitMigration(ctx context.Context, h *migrationHold, res *drivers.ExitResult) bool {
-	defer close(h.settled)
+	// settled is closed once the verdict is acted on, not when the task
+	// ends: a restored task runs on in waitAndHandle below.
+	var once sync.Once
+	settle := func() { once.Do(func() { close(h.settled) }) }
+	defer settle()
 	select {
 	case <-ctx.Done():
 		return false // the agent is going away; the next one settles it
@@ -97,6 +101,7 @@ func (tr *taskRunner) awaitMigration(ctx context.Context, h *migrationHold, res 
 		return false
 	case holdRestore:
 		if tr.restoreHere(ctx, h) {
+			settle()
 			return tr.waitAndHandle(ctx)
 		}
 		fallthrough
