@@ -146,10 +146,13 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if s.RestorePidFile != "" {
 		// Whatever criu wrote before failing is also on its stderr.
 		io.Copy(io.Discard, syncR)
-		restored, res := awaitRestore(pid, s.RestorePidFile, taskDir)
+		restored, res := awaitRestore(pid, s.RestorePidFile)
 		if res != nil {
 			go reapOrphans()
-			copiers.Wait()
+			copiers.Wait() // criu's own words are in the task's stderr log now
+			if strings.HasSuffix(res.Err, ": ") {
+				res.Err += lastLogLine(filepath.Join(taskDir, "stderr.log"))
+			}
 			return res
 		}
 		pid = restored
@@ -269,7 +272,7 @@ func taskPID(initPID int) int {
 // success criu has left the restored task behind, re-parented to the shim
 // (the subreaper), and named it in pidFile; its pid is returned. Otherwise
 // the result says why the restore failed.
-func awaitRestore(pid int, pidFile, taskDir string) (int, *drivers.ExitResult) {
+func awaitRestore(pid int, pidFile string) (int, *drivers.ExitResult) {
 	status := reapUntil(pid)
 	if status.Exited() && status.ExitStatus() == 0 {
 		data, err := os.ReadFile(pidFile)
@@ -280,11 +283,8 @@ func awaitRestore(pid int, pidFile, taskDir string) (int, *drivers.ExitResult) {
 		}
 		return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore: criu named no task in %s", pidFile)}
 	}
+	// Empty when criu failed before its log: the shim adds what it printed.
 	why := criu.ErrorTail(filepath.Dir(pidFile), criu.RestoreLog)
-	if why == "" {
-		// criu failed before its log: what it said is on the task's stderr.
-		why = lastLogLine(filepath.Join(taskDir, "stderr.log"))
-	}
 	return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore failed (criu exit status %d): %s", status.ExitStatus(), why)}
 }
 
