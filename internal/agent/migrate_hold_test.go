@@ -162,4 +162,3 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 		}
 	})
 }
-
