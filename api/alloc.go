@@ -53,11 +53,13 @@ type Allocation struct {
 	// Health is the agent's last health report; Healthy() is what to ask.
 	Health *AllocHealth `json:"health,omitempty"`
 
-	PreviousAlloc string    `json:"previousAlloc,omitempty"` // the allocation this one replaces
-	PreemptedBy   string    `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
-	CreateTime    time.Time `json:"createTime"`
-	CreateIndex   uint64    `json:"createIndex"`
-	ModifyIndex   uint64    `json:"modifyIndex"`
+	PreviousAlloc string `json:"previousAlloc,omitempty"` // the allocation this one replaces
+	PreemptedBy   string `json:"preemptedBy,omitempty"`   // set when a higher-priority placement evicted it
+	// Migration is the checkpoint or move in flight, or the last one.
+	Migration   *Migration `json:"migration,omitempty"`
+	CreateTime  time.Time  `json:"createTime"`
+	CreateIndex uint64     `json:"createIndex"`
+	ModifyIndex uint64     `json:"modifyIndex"`
 }
 
 // Assignment is the concrete hardware an allocation was given.
@@ -109,6 +111,17 @@ func (a *Allocation) Copy() *Allocation {
 		h := *a.Health
 		h.Checks = append([]CheckResult(nil), a.Health.Checks...)
 		c.Health = &h
+	}
+	if a.Migration != nil {
+		m := *a.Migration
+		m.TargetAssignment.CPUs = append([]int(nil), a.Migration.TargetAssignment.CPUs...)
+		m.TargetAssignment.GPUs = append([]string(nil), a.Migration.TargetAssignment.GPUs...)
+		m.TargetAssignment.Ports = append([]AssignedPort(nil), a.Migration.TargetAssignment.Ports...)
+		if a.Migration.Report != nil {
+			r := *a.Migration.Report
+			m.Report = &r
+		}
+		c.Migration = &m
 	}
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))

@@ -48,6 +48,10 @@ type Node struct {
 	// to offer DefaultDrivers (agents from before drivers were reported).
 	Drivers []string `json:"drivers,omitempty"`
 
+	// Checkpoint says whether the node can checkpoint and restore tasks
+	// (CRIU found and working); nil from agents that do not say.
+	Checkpoint *NodeCheckpoint `json:"checkpoint,omitempty"`
+
 	Status        string    `json:"status"`
 	StatusReason  string    `json:"statusReason,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
@@ -130,6 +134,10 @@ func (n *Node) Copy() *Node {
 	c.GPUs = append([]GPU(nil), n.GPUs...)
 	c.Drivers = append([]string(nil), n.Drivers...)
 	c.AgentNotices = append([]string(nil), n.AgentNotices...)
+	if n.Checkpoint != nil {
+		ck := *n.Checkpoint
+		c.Checkpoint = &ck
+	}
 	if n.Drain != nil {
 		d := *n.Drain
 		c.Drain = &d

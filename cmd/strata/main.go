@@ -25,6 +25,8 @@ func main() {
 			os.Exit(agent.TaskMain(os.Args[2:]))
 		case "__microvm-shim":
 			os.Exit(agent.MicroVMShimMain(os.Args[2:]))
+		case "__plain":
+			os.Exit(agent.PlainMain(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))

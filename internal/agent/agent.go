@@ -90,8 +90,10 @@ func New(cfg Config) (*Agent, error) {
 		lease:       newLeaseKeeper(drivers.BootClock),
 		reconnected: make(chan struct{}, 1),
 	}
+	ckpt := a.probeCheckpoint()
 	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
-		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs")})
+		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs"), CriuPath: ckpt.path,
+		Checkpointable: cfg.CheckpointableTasks && ckpt.path != ""})
 	if err != nil {
 		a.log.Warn("exec driver unavailable", "err", err)
 		a.driverErrs["exec"] = err
@@ -110,6 +112,7 @@ func New(cfg Config) (*Agent, error) {
 	if a.node, err = a.fingerprint(); err != nil {
 		return nil, err
 	}
+	a.node.Checkpoint = ckpt.attr
 	return a, nil
 }
 
@@ -297,6 +300,11 @@ func (a *Agent) restore() error {
 		if err != nil {
 			a.log.Error("drop unrestorable alloc", "alloc", rec.Alloc.ID, "err", err)
 			a.db.DeleteAlloc(rec.Alloc.ID)
+			continue
+		}
+		if a.settleMigrationAtStart(ar) {
+			a.db.DeleteAlloc(rec.Alloc.ID)
+			os.RemoveAll(ar.dir)
 			continue
 		}
 		a.mu.Lock()

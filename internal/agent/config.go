@@ -137,6 +137,19 @@ type Config struct {
 
 	// MicroVM configures the micro-VM driver; Accel "off" disables it.
 	MicroVM MicroVMConfig
+	// CriuPath is the criu binary that checkpoints and restores tasks;
+	// empty: criu on PATH; "none": the node does not checkpoint. The
+	// agent probes it at start and advertises the result
+	// (api.Node.Checkpoint).
+	CriuPath string
+	// Transport carries migration images to other agents; nil: the
+	// agents' HTTP API (HTTPImageTransport).
+	Transport ImageTransport
+	// CheckpointableTasks starts exec tasks so that criu can checkpoint
+	// them: in the host's pid, mount and cgroup namespaces (still under
+	// their user, capabilities, no_new_privs, seccomp and cgroups). criu
+	// cannot dump the namespaced layout yet (docs/migration.md).
+	CheckpointableTasks bool
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in; "containerd" is when ContainerdSocket answers.
@@ -212,6 +225,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Transport == nil {
+		c.Transport = HTTPImageTransport{}
 	}
 	return nil
 }

@@ -25,3 +25,7 @@ func TaskMain(args []string) int { return exec.TaskMain(args) }
 // MicroVMShimMain is the body of `strata __microvm-shim <taskdir>`, the
 // process that owns a micro-VM task's qemu.
 func MicroVMShimMain(args []string) int { return microvm.ShimMain(args) }
+
+// PlainMain is the body of `strata __plain <spec>`, the one stage of a
+// checkpointable task (--checkpointable-tasks).
+func PlainMain(args []string) int { return exec.PlainMain(args) }

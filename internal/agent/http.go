@@ -17,6 +17,7 @@ func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", a.handleHealth)
 	mux.HandleFunc("GET /v1/agent/allocations/{id}/logs", a.handleLogs)
+	mux.HandleFunc("PUT /v1/agent/migrations/{id}", a.handleReceiveImage)
 	mux.Handle("GET /metrics", a.metricsHandler())
 	return mux
 }

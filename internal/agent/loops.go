@@ -229,6 +229,7 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		ar, ok := a.allocs[alloc.ID]
 		if ok {
 			ar.setAllocation(alloc)
+			ar.takeUpMigration(alloc)
 			if alloc.DesiredStatus == api.DesiredStop {
 				ar.stop()
 				ar.persist()
@@ -263,8 +264,8 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		ar.mu.Lock()
 		already := ar.forgotten
 		ar.mu.Unlock()
-		if already {
-			continue
+		if already || ar.migratingNow() {
+			continue // a migration in flight settles it (migrate_source.go)
 		}
 		a.log.Info("server no longer lists allocation; stopping and forgetting it", "alloc", id)
 		ar.stop()

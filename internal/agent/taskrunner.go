@@ -39,6 +39,9 @@ type taskRunner struct {
 	mu     sync.Mutex
 	state  api.TaskState
 	handle *drivers.TaskHandle
+	// migration, while set, holds an exit of the task for a migration
+	// (migrate_hold.go).
+	migration *migrationHold
 }
 
 func newTaskRunner(cfg drivers.TaskConfig, driver Driver, policy api.RestartPolicy, log *slog.Logger, rec *state.TaskRecord) *taskRunner {
@@ -243,6 +246,9 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 	tr.mu.Lock()
 	tr.handle = nil
 	tr.mu.Unlock()
+	if h := tr.currentHold(); h != nil && !stopped {
+		return tr.awaitMigration(ctx, h, out.res)
+	}
 	return tr.afterExit(ctx, out.res, stopped)
 }
 

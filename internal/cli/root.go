@@ -156,7 +156,7 @@ fails over between them.`,
 		newDevCmd(g), newServerCmd(g), newAgentCmd(g),
 		newTLSCmd(g), newRunCmd(g), newValidateCmd(g), newStatusCmd(g), newAllocsCmd(g),
 		newLogsCmd(g), newStopCmd(g), newNodesCmd(g), newNodeCmd(g), newSimCmd(g), newNodesimCmd(g), newBenchCmd(g), newEventsCmd(g), newCellCmd(g), newOperatorCmd(g),
-		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g),
+		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 		newServicesCmd(g), newAllocStatusCmd(g),
 		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
 	)

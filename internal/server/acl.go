@@ -71,6 +71,7 @@ var routeRules = map[string]aclRule{
 	"GET /v1/allocations":                  nsRead,
 	"GET /v1/allocations/{id}":             nsRead,
 	"GET /v1/allocations/{id}/logs":        nsLogs,
+	"POST /v1/allocations/{id}/migrate":    nsSubmit,
 	"GET /v1/evaluations":                  nsRead,
 	"GET /v1/evaluations/{id}":             nsRead,
 	"GET /v1/events":                       nsRead,
@@ -113,17 +114,21 @@ var routeRules = map[string]aclRule{
 	"PUT /v1/agent/nodes/{id}/heartbeat":   byNode,
 	"GET /v1/agent/nodes/{id}/allocations": byNode,
 	"POST /v1/agent/allocations":           byNode,
-	"GET /v1/audit":                        aclAdmin,
-	"POST /v1/acl/bootstrap":               open, // once per cell
-	"GET /v1/acl/token/self":               anyToken,
-	"GET /v1/acl/policies":                 aclAdmin,
-	"GET /v1/acl/policies/{name}":          aclAdmin,
-	"PUT /v1/acl/policies":                 aclAdmin,
-	"DELETE /v1/acl/policies/{name}":       aclAdmin,
-	"GET /v1/acl/tokens":                   aclAdmin,
-	"GET /v1/acl/tokens/{accessor}":        aclAdmin,
-	"POST /v1/acl/tokens":                  aclAdmin,
-	"DELETE /v1/acl/tokens/{accessor}":     aclAdmin,
+	// A migration's agents: the handlers check that the node is the
+	// migration's source or target (migrate.go).
+	"POST /v1/agent/allocations/{id}/migration": byNode,
+	"GET /v1/agent/nodes/{id}/incoming/{alloc}": byNode,
+	"GET /v1/audit":                    aclAdmin,
+	"POST /v1/acl/bootstrap":           open, // once per cell
+	"GET /v1/acl/token/self":           anyToken,
+	"GET /v1/acl/policies":             aclAdmin,
+	"GET /v1/acl/policies/{name}":      aclAdmin,
+	"PUT /v1/acl/policies":             aclAdmin,
+	"DELETE /v1/acl/policies/{name}":   aclAdmin,
+	"GET /v1/acl/tokens":               aclAdmin,
+	"GET /v1/acl/tokens/{accessor}":    aclAdmin,
+	"POST /v1/acl/tokens":              aclAdmin,
+	"DELETE /v1/acl/tokens/{accessor}": aclAdmin,
 }
 
 // aclTokenHash is what the cell stores for a token's secret.

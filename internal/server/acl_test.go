@@ -141,6 +141,9 @@ var routeCalls = map[string][2]string{
 	"GET /v1/namespaces/{name}":            {"/v1/namespaces/default", ""},
 	"PUT /v1/namespaces":                   {"/v1/namespaces", "{}"},
 	"DELETE /v1/namespaces/{name}":         {"/v1/namespaces/nope", ""},
+	"POST /v1/allocations/{id}/migrate":         {"/v1/allocations/nope/migrate", "{}"},
+	"POST /v1/agent/allocations/{id}/migration": {"/v1/agent/allocations/nope/migration", `{"migrationId":"m","op":"abort"}`},
+	"GET /v1/agent/nodes/{id}/incoming/{alloc}": {"/v1/agent/nodes/nope/incoming/nope", ""},
 }
 
 // TestEveryRouteHasAnACLRule: every route the server registers has a rule

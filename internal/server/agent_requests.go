@@ -66,6 +66,10 @@ func validateNode(n *api.Node) error {
 	f.check("id", spec.CheckID(n.ID))
 	f.check("name", spec.CheckID(n.Name))
 	f.check("httpAddr", checkAgentAddr(n.HTTPAddr))
+	if c := n.Checkpoint; c != nil {
+		f.check("checkpoint.tool", checkText(c.Tool, maxTextBytes))
+		f.check("checkpoint.reason", checkText(c.Reason, maxTextBytes))
+	}
 	for _, k := range slices.Sorted(maps.Keys(n.Labels)) { // problems in a stable order
 		v := n.Labels[k]
 		p := fieldpath.Join("labels", k)

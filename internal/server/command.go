@@ -54,6 +54,8 @@ func (c commandType) String() string {
 		return "apply-plan-part"
 	case cmdSetCellID:
 		return "set-cell-id"
+	case cmdMigrate:
+		return "migrate"
 	case cmdNodeOp:
 		return "node-op"
 	}

@@ -40,7 +40,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 		if out == nil {
 			out = []*api.Allocation{}
 		}
-		return out, snap.TableIndex(ws, state.TableAllocs), nil
+		return redactAllocs(out), snap.TableIndex(ws, state.TableAllocs), nil
 	})
 }
 
@@ -84,7 +84,7 @@ func (s *Server) handleGetAlloc(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return a, snap.TableIndex(ws, state.TableAllocs), nil
+		return redactAlloc(a), snap.TableIndex(ws, state.TableAllocs), nil
 	})
 }
 

@@ -179,7 +179,7 @@ func (s *Server) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) {
 		if out == nil {
 			out = []*api.Allocation{}
 		}
-		return out, snap.TableIndex(ws, state.TableAllocs), nil
+		return redactAllocs(out), snap.TableIndex(ws, state.TableAllocs), nil
 	})
 }
 

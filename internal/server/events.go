@@ -53,6 +53,8 @@ func commandEvents(snap *state.Snapshot, body any) []api.Event {
 		out = append(out, api.Event{Time: c.Time, Type: t, NodeID: c.NodeID, Message: fmt.Sprintf("node %s %s: %s", name, c.Status, c.Reason)})
 	case *applyPlanCmd:
 		out = append(out, planEvents(snap, c)...)
+	case *migrateCmd:
+		out = append(out, migrateEvents(snap, c)...)
 	case *nodeOpCmd:
 		out = append(out, nodeOpEvents(snap, c)...)
 	case *setCellConfigCmd:

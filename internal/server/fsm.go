@@ -144,6 +144,8 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		body = &setCellConfigCmd{}
 	case cmdSetCellID:
 		body = &setCellIDCmd{}
+	case cmdMigrate:
+		body = &migrateCmd{}
 	case cmdNodeOp:
 		body = &nodeOpCmd{}
 	default:
@@ -175,6 +177,8 @@ func applyCommand(w *state.WriteTxn, body any) (any, error) {
 	case *stopWorkloadCmd:
 		found := w.Snapshot().Workload(c.Namespace, c.Name) != nil
 		return stopped{Found: found}, applyUnanswered(w, body)
+	case *migrateCmd:
+		return applyMigrate(w, c)
 	}
 	return nil, applyUnanswered(w, body)
 }

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/allocations", s.handleListAllocs)
 	mux.HandleFunc("GET /v1/allocations/{id}", s.handleGetAlloc)
 	mux.HandleFunc("GET /v1/allocations/{id}/logs", s.handleAllocLogs)
+	mux.HandleFunc("POST /v1/allocations/{id}/migrate", s.handleMigrateAlloc)
 	mux.HandleFunc("GET /v1/evaluations", s.handleListEvals)
 	mux.HandleFunc("GET /v1/evaluations/{id}", s.handleGetEval)
 	mux.HandleFunc("GET /v1/events", s.handleListEvents)
@@ -70,6 +71,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("PUT /v1/agent/nodes/{id}/heartbeat", s.handleHeartbeat)
 	mux.HandleFunc("GET /v1/agent/nodes/{id}/allocations", s.handleNodeAllocs)
 	mux.HandleFunc("POST /v1/agent/allocations", s.handleAllocUpdates)
+	mux.HandleFunc("POST /v1/agent/allocations/{id}/migration", s.handleMigrationOutcome)
+	mux.HandleFunc("GET /v1/agent/nodes/{id}/incoming/{alloc}", s.handleIncomingMigration)
 
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path))

@@ -26,10 +26,14 @@ type pendingPlan struct {
 	plan   *api.Plan
 	eval   *api.Evaluation // the evaluation's outcome, committed with a full plan
 	result chan planOutcome
+	// fn, when set, is a write other than a plan that must be serialized
+	// with plans (a migration's commit moves an allocation); plan is nil.
+	fn func() (any, error)
 }
 
 type planOutcome struct {
 	res *api.PlanResult
+	val any // fn's answer
 	err error
 }
 
@@ -53,6 +57,24 @@ func (p *planApplier) Submit(ctx context.Context, plan *api.Plan, eval *api.Eval
 	}
 }
 
+// Do runs fn on the applier's goroutine, between plans, and returns its
+// answer: a write that places an allocation outside a plan (a migration's
+// commit) checks the node and commits as plans do, never beside one.
+func (p *planApplier) Do(ctx context.Context, fn func() (any, error)) (any, error) {
+	pp := &pendingPlan{ctx: ctx, fn: fn, result: make(chan planOutcome, 1)}
+	select {
+	case p.queue <- pp:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case out := <-pp.result:
+		return out.val, out.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 func (p *planApplier) run(ctx context.Context) {
 	for {
 		select {
@@ -61,6 +83,11 @@ func (p *planApplier) run(ctx context.Context) {
 		case pp := <-p.queue:
 			if pp.ctx.Err() != nil {
 				continue // e.g. queued in a previous leadership term
+			}
+			if pp.fn != nil {
+				v, err := pp.fn()
+				pp.result <- planOutcome{val: v, err: err}
+				continue
 			}
 			start := time.Now()
 			res, err := p.apply(pp)

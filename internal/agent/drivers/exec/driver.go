@@ -46,6 +46,15 @@ type Config struct {
 	// directories (the agent's <data-dir>/allocs); a task sees none of it
 	// but its own directory. Default: two levels above a task's TaskDir.
 	TasksRoot string
+	// CriuPath is a working criu binary (criu.Probe); empty: the driver
+	// cannot checkpoint or restore.
+	CriuPath string
+	// Checkpointable starts tasks so that criu can checkpoint them: in
+	// the host's pid, mount and cgroup namespaces (still under their
+	// user, capability mask, no_new_privs and seccomp profile, in their
+	// cgroups), starting in / unless they set a working directory. criu
+	// cannot dump the namespaced layout yet (docs/migration.md).
+	Checkpointable bool
 }
 
 // Driver runs tasks as processes confined by cgroups, each under a shim.
@@ -65,6 +74,9 @@ type task struct {
 	group  cgroup.Group
 	done   chan struct{} // closed once result is set
 	result *drivers.ExitResult
+	// putBackCPU, set while a restored task waits for ResumeTask, puts
+	// its CPU quota back (checkpoint.go).
+	putBackCPU func() error
 }
 
 // New returns a driver for the cgroup hierarchy found under cfg.CgroupRoot.
@@ -103,6 +115,18 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if len(cfg.Task.Command) == 0 {
 		return nil, fmt.Errorf("start %s: task has no command", cfg.ID)
 	}
+	return d.launch(ctx, cfg, nil)
+}
+
+// restoreLaunch is a criu restore that a shim runs instead of the task.
+type restoreLaunch struct {
+	argv    []string
+	pidFile string
+}
+
+// launch starts the task cfg under a new shim: its command, or with
+// restore, criu restoring it from an image.
+func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *restoreLaunch) (*drivers.TaskHandle, error) {
 	if _, err := d.taskUser(cfg.Task); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
@@ -129,6 +153,15 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
+	var putBackCPU func() error
+	if restore != nil {
+		// criu's restorer runs inside the task's processes: not under
+		// the task's CPU quota; ResumeTask puts it back.
+		if putBackCPU, err = cgroup.LiftCPULimit(group); err != nil {
+			group.Remove()
+			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		}
+	}
 	for _, f := range []string{runFile, exitFile} {
 		if err := os.Remove(filepath.Join(cfg.TaskDir, f)); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
@@ -138,6 +171,16 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err != nil {
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	if d.cfg.Checkpointable || restore != nil {
+		s.Checkpointable = true
+		s.ExecCommand = []string{d.cfg.ShimCommand[0], "__plain"}
+		if cfg.Task.WorkDir == "" {
+			s.WorkDir = "/" // the task dir's path differs between nodes
+		}
+	}
+	if restore != nil {
+		s.Command, s.RestorePidFile = restore.argv, restore.pidFile
 	}
 	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()
@@ -166,7 +209,10 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
-	d.track(h, group)
+	t := d.track(h, group)
+	d.mu.Lock()
+	t.putBackCPU = putBackCPU
+	d.mu.Unlock()
 	d.log.Info("task started", "task", cfg.ID, "pid", h.PID, "shim_pid", shimPID, "cgroup", rel)
 	return &h, nil
 }

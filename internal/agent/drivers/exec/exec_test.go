@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 			os.Exit(ExecMain(os.Args[2:]))
 		case "__task":
 			os.Exit(TaskMain(os.Args[2:]))
+		case "__plain":
+			os.Exit(PlainMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())

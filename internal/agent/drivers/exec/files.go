@@ -43,6 +43,14 @@ type spec struct {
 	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`
 	// Secrets are written to a tmpfs at SandboxDir/secrets, 0400, owned by UID.
 	Secrets []secretFile `json:"secrets,omitempty"`
+
+	// Checkpointable runs the task without namespaces of its own, through
+	// `strata __plain`, so that criu can dump it (checkpoint.go).
+	Checkpointable bool `json:"checkpointable,omitempty"`
+	// RestorePidFile is set when Command is a criu restore (with
+	// --restore-detached) instead of the task: once it succeeds, the file
+	// names the restored task, which the shim, as subreaper, inherits.
+	RestorePidFile string `json:"restorePidFile,omitempty"`
 }
 
 // secretFile is one secret delivered as a file.

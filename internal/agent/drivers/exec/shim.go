@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
@@ -107,7 +110,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if s.IsolatedNetwork {
 		cloneFlags |= syscall.CLONE_NEWNET
 	}
-	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+	attr := &syscall.ProcAttr{
 		Dir: taskDir,
 		// The init needs no environment; the task's (secrets included)
 		// reaches the task stage through a pipe.
@@ -122,7 +125,14 @@ func runShim(taskDir string) *drivers.ExitResult {
 			// init but never the shim.
 			Setpgid: true,
 		},
-	})
+	}
+	if s.Checkpointable {
+		// `strata __plain` becomes the task (or criu restoring it) in the
+		// host's namespaces: no init, so no status report either.
+		attr.Files = attr.Files[:4]
+		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, attr)
 	// Only the stages may hold the write ends: EOF must follow their exit.
 	outW.Close()
 	errW.Close()
@@ -133,6 +143,20 @@ func runShim(taskDir string) *drivers.ExitResult {
 		copiers.Wait()
 		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start task: %v", err)}
 	}
+	if s.RestorePidFile != "" {
+		// Whatever criu wrote before failing is also on its stderr.
+		io.Copy(io.Discard, syncR)
+		restored, res := awaitRestore(pid, s.RestorePidFile)
+		if res != nil {
+			go reapOrphans()
+			copiers.Wait() // criu's own words are in the task's stderr log now
+			if strings.HasSuffix(res.Err, ": ") {
+				res.Err += lastLogLine(filepath.Join(taskDir, "stderr.log"))
+			}
+			return res
+		}
+		pid = restored
+	}
 	var fenced atomic.Bool
 	running, taskDone := make(chan struct{}), make(chan struct{})
 	go fenceWatch(taskDir, pid, group, running, taskDone, &fenced)
@@ -140,6 +164,9 @@ func runShim(taskDir string) *drivers.ExitResult {
 	io.Copy(io.Discard, syncR)
 	close(running)
 	info := runInfo{PID: taskPID(pid), InitPID: pid, StartedAt: time.Now()}
+	if s.Checkpointable {
+		info = runInfo{PID: pid, StartedAt: info.StartedAt}
+	}
 	if info.PID == 0 {
 		info.PID = pid // the task stage failed or the task already ended
 	}
@@ -239,4 +266,38 @@ func taskPID(initPID int) int {
 		return children[0]
 	}
 	return 0
+}
+
+// awaitRestore waits for `criu restore --restore-detached` (pid) to end. On
+// success criu has left the restored task behind, re-parented to the shim
+// (the subreaper), and named it in pidFile; its pid is returned. Otherwise
+// the result says why the restore failed.
+func awaitRestore(pid int, pidFile string) (int, *drivers.ExitResult) {
+	status := reapUntil(pid)
+	if status.Exited() && status.ExitStatus() == 0 {
+		data, err := os.ReadFile(pidFile)
+		if err == nil {
+			if restored, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && restored > 0 {
+				return restored, nil
+			}
+		}
+		return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore: criu named no task in %s", pidFile)}
+	}
+	// Empty when criu failed before its log: the shim adds what it printed.
+	why := criu.ErrorTail(filepath.Dir(pidFile), criu.RestoreLog)
+	return 0, &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("restore failed (criu exit status %d): %s", status.ExitStatus(), why)}
+}
+
+// lastLogLine is the last non-empty line of a log file, at most 512 bytes.
+func lastLogLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if len(last) > 512 {
+		last = last[len(last)-512:]
+	}
+	return last
 }

@@ -68,6 +68,13 @@ func confineTask(s *spec) (int, error) {
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return 126, fmt.Errorf("cgroup namespace: %w", err)
 	}
+	return confineUser(s)
+}
+
+// confineUser makes the calling thread the task's user with the task's
+// capabilities, no_new_privs and seccomp profile, in its working
+// directory.
+func confineUser(s *spec) (int, error) {
 	if err := confine.LimitBoundingSet(); err != nil {
 		return 126, err
 	}

@@ -1,0 +1,221 @@
+package criu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Info is what a probe found.
+type Info struct {
+	Path      string // absolute path of the binary; empty when none was found
+	Version   string // e.g. "4.2"
+	Available bool   // `criu check` passed
+	Reason    string // why the node cannot checkpoint, when it cannot
+}
+
+// probeTimeout bounds `criu check` and `criu --version`.
+const probeTimeout = 30 * time.Second
+
+// Probe finds criu (path, else on PATH) and checks that it works on this
+// kernel. It never fails: Info says what is missing.
+func Probe(ctx context.Context, path string) Info {
+	if path == "" {
+		found, err := osexec.LookPath("criu")
+		if err != nil {
+			return Info{Reason: "criu not found on PATH (install CRIU >= 4.1 or pass --criu-path)"}
+		}
+		path = found
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Info{Reason: fmt.Sprintf("criu path %q: %v", path, err)}
+	}
+	info := Info{Path: abs}
+	if st, err := os.Stat(abs); err != nil {
+		info.Reason = fmt.Sprintf("criu path %q: %v", abs, err)
+		return info
+	} else if st.IsDir() || st.Mode()&0o111 == 0 {
+		info.Reason = fmt.Sprintf("criu path %q is not an executable file", abs)
+		return info
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	out, err := osexec.CommandContext(ctx, abs, "--version").CombinedOutput()
+	if err != nil {
+		info.Reason = fmt.Sprintf("criu --version: %v: %s", err, lastLine(out))
+		return info
+	}
+	info.Version = ParseVersion(out)
+	if os.Geteuid() != 0 {
+		info.Reason = "checkpoint needs root (the agent runs as uid " + strconv.Itoa(os.Geteuid()) + ")"
+		return info
+	}
+	out, err = osexec.CommandContext(ctx, abs, "check").CombinedOutput()
+	if err != nil {
+		info.Reason = fmt.Sprintf("criu check failed: %v: %s", err, lastLine(out))
+		return info
+	}
+	info.Available = true
+	return info
+}
+
+var probed sync.Map // path -> Info
+
+// ProbeOnce is Probe, run once per path in a process: `criu check` takes
+// most of a second, and a process that starts several agents (tests) need
+// not pay it for each.
+func ProbeOnce(ctx context.Context, path string) Info {
+	if v, ok := probed.Load(path); ok {
+		return v.(Info)
+	}
+	info := Probe(ctx, path)
+	probed.Store(path, info)
+	return info
+}
+
+// ParseVersion reads "Version: 4.2" from `criu --version`; "" if absent.
+func ParseVersion(out []byte) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Version:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// Stdio is the pipes a task's stdout and stderr were when it was dumped,
+// as /proc/<pid>/fd names ("pipe:[1234]"); empty when not a pipe.
+type Stdio struct {
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// ReadStdio reads the task's fd 1 and 2 from procRoot (default /proc).
+func ReadStdio(procRoot string, pid int) Stdio {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	read := func(fd int) string {
+		l, err := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "fd", strconv.Itoa(fd)))
+		if err != nil || !strings.HasPrefix(l, "pipe:[") {
+			return ""
+		}
+		return l
+	}
+	return Stdio{Stdout: read(1), Stderr: read(2)}
+}
+
+// DumpLog and RestoreLog are criu's own logs, inside the image directory.
+const (
+	DumpLog    = "dump.log"
+	RestoreLog = "restore.log"
+	PidFile    = "restored.pid"
+	StdioFile  = "stdio.json"
+)
+
+// DumpArgs is the command line that dumps pid's process tree into dir.
+// With leaveRunning the tree goes on after the dump (a checkpoint);
+// without it criu kills the tree once the image is complete (a migration).
+// The task runs in a session the shim leads (--shell-job), and its cgroups
+// are the driver's business, not criu's (--manage-cgroups=ignore).
+func DumpArgs(criuPath string, pid int, dir string, leaveRunning bool) []string {
+	args := []string{criuPath, "dump", "--tree", strconv.Itoa(pid), "--images-dir", dir,
+		"--shell-job", "--manage-cgroups=ignore", "--file-locks",
+		"--log-file", DumpLog, "-v2"}
+	if leaveRunning {
+		args = append(args, "--leave-running")
+	}
+	return args
+}
+
+// RestoreArgs is the command line that restores the tree in dir, detached
+// (it becomes the child of the nearest subreaper: the shim) and, with
+// leaveStopped, stopped until the agent resumes it. Whatever pipes the
+// task's stdout and stderr were are replaced by criu's own fd 1 and 2.
+func RestoreArgs(criuPath, dir string, stdio Stdio, leaveStopped bool) []string {
+	args := []string{criuPath, "restore", "--images-dir", dir,
+		"--shell-job", "--manage-cgroups=ignore", "--file-locks", "--restore-detached",
+		"--pidfile", filepath.Join(dir, PidFile),
+		"--log-file", RestoreLog, "-v2"}
+	if leaveStopped {
+		args = append(args, "--leave-stopped")
+	}
+	if stdio.Stdout != "" {
+		args = append(args, "--inherit-fd", "fd[1]:"+stdio.Stdout)
+	}
+	if stdio.Stderr != "" && stdio.Stderr != stdio.Stdout {
+		args = append(args, "--inherit-fd", "fd[2]:"+stdio.Stderr)
+	}
+	return args
+}
+
+// ErrorTail returns the last error lines of a criu log in dir, for
+// messages: criu explains its failures there, not on stderr.
+func ErrorTail(dir, log string) string {
+	data, err := os.ReadFile(filepath.Join(dir, log))
+	if err != nil {
+		return ""
+	}
+	var errs []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if bytes.Contains(line, []byte("Error (")) {
+			errs = append(errs, strings.TrimSpace(string(line)))
+		}
+	}
+	if len(errs) > 3 {
+		errs = errs[len(errs)-3:]
+	}
+	return strings.Join(errs, "; ")
+}
+
+// Run runs argv (a criu command line) with dir as its working directory
+// and returns an error naming criu's own explanation from log.
+func Run(ctx context.Context, argv []string, dir, log string) error {
+	cmd := osexec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		why := ErrorTail(dir, log)
+		if why == "" {
+			why = lastLine(out)
+		}
+		return fmt.Errorf("%s %s: %v: %s", filepath.Base(argv[0]), argv[1], err, why)
+	}
+	return nil
+}
+
+// DirSize is the total size of the regular files under dir.
+func DirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += fi.Size()
+		}
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	return n, err
+}

@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/criu"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+)
+
+// Checkpointer is implemented by drivers that can checkpoint and restore
+// their tasks (exec, with criu).
+type Checkpointer interface {
+	CanCheckpoint() bool
+	// CheckpointTask dumps the task into dir; without leaveRunning the
+	// task ends once the image is complete.
+	CheckpointTask(ctx context.Context, id, dir string, leaveRunning bool) (*drivers.Checkpoint, error)
+	// RestoreTask runs the task cfg from the image in dir; with
+	// leaveStopped its processes wait for ResumeTask.
+	RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error)
+	ResumeTask(id string) error
+}
+
+// MigrationAPI is what migrations need from the control plane, beside
+// ServerAPI; the API client has it. An agent whose ServerAPI lacks it
+// cannot take part in migrations (test fakes).
+type MigrationAPI interface {
+	IncomingMigration(ctx context.Context, nodeID, allocID string) (*api.Allocation, error)
+	ReportMigration(ctx context.Context, allocID string, req *api.MigrationOutcomeRequest) (*api.MigrationOutcomeResponse, error)
+}
+
+func (a *Agent) migrationAPI() MigrationAPI {
+	m, _ := a.cfg.API.(MigrationAPI)
+	return m
+}
+
+type checkpointProbe struct {
+	path string // a working criu, or ""
+	attr *api.NodeCheckpoint
+}
+
+// probeCheckpoint finds and checks criu (Config.CriuPath).
+func (a *Agent) probeCheckpoint() checkpointProbe {
+	if a.cfg.CriuPath == "none" {
+		return checkpointProbe{attr: &api.NodeCheckpoint{Reason: "disabled (--criu-path none)"}}
+	}
+	info := criu.ProbeOnce(context.Background(), a.cfg.CriuPath)
+	if !info.Available {
+		a.log.Info("tasks cannot be checkpointed on this node", "reason", info.Reason)
+		return checkpointProbe{attr: &api.NodeCheckpoint{Reason: info.Reason}}
+	}
+	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version)
+	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}}
+}
