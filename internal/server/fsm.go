@@ -210,7 +210,7 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 	case *nodeStatusCmd:
 		update := func() error { return w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason) }
 		if c.Status == api.NodeDown {
-			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.LastHeartbeat, c.Lease) }
+			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.Time, c.LastHeartbeat, c.Lease) }
 		}
 		if err := update(); err != nil {
 			return err

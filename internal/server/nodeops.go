@@ -55,9 +55,12 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 		if c.Drain == nil || c.Quarantine == nil {
 			return fmt.Errorf("node-op %s: no quarantine or drain", c.Op)
 		}
+		if !autoQuarantineApplies(w.Snapshot(), c) {
+			return nil
+		}
 		return w.QuarantineNode(c.NodeID, *c.Quarantine, *c.Drain)
 	case nodeOpLift:
-		return w.LiftQuarantine(c.NodeID)
+		return w.LiftQuarantine(c.NodeID, c.Time)
 	case nodeOpPurge:
 		_, err := w.PurgeNode(c.NodeID, nodeLostReason)
 		return err
@@ -75,6 +78,19 @@ func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
 		return false
 	}
 	return c.Drain == nil || n.Drain.StartedAt.Equal(c.Drain.StartedAt)
+}
+
+// autoQuarantineApplies reports whether a quarantine command takes effect:
+// an operator's always does; the leader's automatic one only when the node
+// is still unquarantined and no lift came after the leader decided (the
+// leader read the node before an operator's command that the log put
+// first).
+func autoQuarantineApplies(snap *state.Snapshot, c *nodeOpCmd) bool {
+	if c.Quarantine == nil || !c.Quarantine.Auto {
+		return true
+	}
+	n := snap.Node(c.NodeID)
+	return n != nil && n.Quarantine == nil && !n.QuarantineLifted.After(c.Quarantine.Since)
 }
 
 // nodeOpEvents describes a node operation, from the state before it.
@@ -114,7 +130,14 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		if c.Quarantine == nil {
 			return nil
 		}
-		return ev(api.EventNodeQuarantine, "quarantined: %s (draining %d allocations)", c.Quarantine.Reason, moveable(snap, n.ID, c.Drain))
+		if !autoQuarantineApplies(snap, c) {
+			return nil
+		}
+		how := "quarantined"
+		if c.Quarantine.Auto {
+			how = "quarantined automatically"
+		}
+		return ev(api.EventNodeQuarantine, "%s: %s (draining %d allocations)", how, c.Quarantine.Reason, moveable(snap, n.ID, c.Drain))
 	case nodeOpLift:
 		return ev(api.EventNodeQuarantine, "quarantine lifted; eligible again")
 	case nodeOpPurge:

@@ -138,10 +138,12 @@ func (w *WriteTxn) UpsertNode(n *api.Node) error {
 		n.Allocated = old.Allocated
 		n.CreateIndex = old.CreateIndex
 		n.Eligibility, n.Drain, n.Quarantine = old.Eligibility, old.Drain, old.Quarantine
+		n.QuarantineLifted, n.Downs = old.QuarantineLifted, old.Downs
 	} else {
 		n.Allocated = api.Resources{}
 		n.CreateIndex = w.index
 		n.Eligibility, n.Drain, n.Quarantine = "", nil, nil
+		n.QuarantineLifted, n.Downs = time.Time{}, nil
 	}
 	if n.Status == api.NodeReady {
 		n.Status = n.LiveStatus() // a drain or quarantine outlives the agent's restart
