@@ -31,6 +31,7 @@ type serverMetrics struct {
 	heartbeatsMissed prometheus.Counter
 
 	autoQuarantines prometheus.Counter
+	collected       *prometheus.CounterVec
 
 	httpRequests *prometheus.HistogramVec
 }
@@ -60,11 +61,17 @@ func newServerMetrics() *serverMetrics {
 		Help: "Nodes whose heartbeat TTL expired on the leader (each is then marked down)."})
 	m.autoQuarantines = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_node_quarantines_auto_total",
 		Help: "Nodes the leader quarantined on its own: their allocations failed far more often than the cell's, or their heartbeats flapped (docs/nodes.md)."})
+	m.collected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_gc_collected_total",
+		Help: "Finished objects the leader's garbage collection proposed to delete, by kind: allocation, evaluation, deployment (docs/gc.md)."},
+		[]string{"kind"})
+	for _, kind := range []string{"allocation", "evaluation", "deployment"} {
+		m.collected.WithLabelValues(kind) // exported at 0 before the first collection
+	}
 	m.httpRequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_http_request_seconds",
 		Help: "HTTP API requests by route pattern (method and path template) and status code.", Buckets: latencyBuckets},
 		[]string{"route", "code"})
 	m.reg.MustRegister(m.raftCommit, m.leaderChanges, m.evalWait, m.evalProcess, m.planApply, m.plans, m.planRejections,
-		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.httpRequests,
+		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.collected, m.httpRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

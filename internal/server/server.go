@@ -21,11 +21,12 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/gc"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/keyring"
 	"github.com/strata-dev/strata/internal/pki"
-	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/quarantine"
+	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -109,6 +110,13 @@ type Config struct {
 	// automatic quarantine. Default 30s.
 	QuarantineInterval time.Duration
 
+	// GC is how long finished allocations, evaluations and deployments
+	// are kept (internal/gc; docs/gc.md); the zero value is the defaults,
+	// Off turns collection off.
+	GC gc.Policy
+	// GCInterval is how often the leader collects garbage. Default 5m.
+	GCInterval time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -180,6 +188,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.DrainInterval <= 0 {
 		cfg.DrainInterval = time.Second
+	}
+	if cfg.GCInterval <= 0 {
+		cfg.GCInterval = 5 * time.Minute
+	}
+	if err := cfg.GC.Validate(); err != nil {
+		return nil, fmt.Errorf("server: gc: %w", err)
+	}
+	if w := cfg.AutoQuarantine.WithDefaults().Window; !cfg.GC.Off && !cfg.AutoQuarantine.Off && cfg.GC.WithDefaults().Allocations < w {
+		return nil, fmt.Errorf("server: gc: allocations: retention %s is shorter than the automatic quarantine's window %s, whose evidence it would delete", cfg.GC.WithDefaults().Allocations, w)
 	}
 	if cfg.QuarantineInterval <= 0 {
 		cfg.QuarantineInterval = 30 * time.Second
@@ -445,6 +462,8 @@ func (s *Server) establishLeadership() {
 	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.quarantines.run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runGC(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
 	s.wg.Add(1)
