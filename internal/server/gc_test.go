@@ -94,7 +94,7 @@ func TestGarbageCollectionKeepsWhatTheCellNeeds(t *testing.T) {
 	c := servertest.Start(t, 1, func(_ int, cfg *server.Config) {
 		cfg.GC = gc.Policy{Allocations: time.Millisecond, Evaluations: time.Millisecond, Deployments: time.Millisecond}
 		cfg.AutoQuarantine.Off = true // its window needs allocations kept longer
-		cfg.GCInterval = time.Hour   // the test asks for each pass
+		cfg.GCInterval = time.Hour    // the test asks for each pass
 	})
 	cl, ctx := c.Client(), context.Background()
 	n1 := newFakeAgent(t, c, "n1", 8000)

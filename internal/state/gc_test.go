@@ -16,9 +16,13 @@ func TestCollectGarbageDeletesOnlyWhatIsStillFinished(t *testing.T) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	mustWrite(t, s, 1, func(w *WriteTxn) error { return w.UpsertNode(node("n1", 4000)) })
 	wl := &api.Workload{Name: "w", Version: 1, Groups: []*api.TaskGroup{{Name: "g", Replicas: 1}}}
-	mustWrite(t, s, 2, func(w *WriteTxn) error { return w.RegisterWorkload(wl, &api.Deployment{ID: "d1", Workload: "w", Status: api.DeploymentRunning}, at) })
+	mustWrite(t, s, 2, func(w *WriteTxn) error {
+		return w.RegisterWorkload(wl, &api.Deployment{ID: "d1", Workload: "w", Status: api.DeploymentRunning}, at)
+	})
 	wl2 := &api.Workload{Name: "w", Version: 2, Groups: wl.Groups}
-	mustWrite(t, s, 3, func(w *WriteTxn) error { return w.RegisterWorkload(wl2, &api.Deployment{ID: "d2", Workload: "w", Status: api.DeploymentRunning}, at) })
+	mustWrite(t, s, 3, func(w *WriteTxn) error {
+		return w.RegisterWorkload(wl2, &api.Deployment{ID: "d2", Workload: "w", Status: api.DeploymentRunning}, at)
+	})
 	mustWrite(t, s, 4, func(w *WriteTxn) error {
 		for _, a := range []*api.Allocation{alloc("live", "n1", 100), alloc("done", "n1", 100)} {
 			if err := w.UpsertAlloc(a); err != nil {

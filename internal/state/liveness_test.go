@@ -22,7 +22,9 @@ func TestNodeKeepsItsDownsAndLift(t *testing.T) {
 	write(func(w *WriteTxn) error { return w.UpsertNode(node("n1", 4000)) })
 	for i := range api.MaxNodeDowns + 3 {
 		at := t0.Add(time.Duration(i) * time.Minute)
-		write(func(w *WriteTxn) error { return w.MarkNodeDown("n1", "missed heartbeats", at, at.Add(-10*time.Second), 10*time.Second) })
+		write(func(w *WriteTxn) error {
+			return w.MarkNodeDown("n1", "missed heartbeats", at, at.Add(-10*time.Second), 10*time.Second)
+		})
 		write(func(w *WriteTxn) error { return w.UpsertNode(node("n1", 4000)) }) // the agent comes back
 	}
 	n := s.Snapshot().Node("n1")
