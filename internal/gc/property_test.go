@@ -85,14 +85,21 @@ func TestPropertyCollectKeepsWhatTheCellNeeds(t *testing.T) {
 				rt.Fatalf("allocation %s, the newest of its replica, collected", id)
 			}
 		}
+		// newest is a workload's object of the highest create index; among
+		// equals, the greatest ID for evaluations and the least for
+		// deployments (state.LatestDeployment's order).
 		checkNewest := func(kind string, ids []string, objs []struct {
 			id, name, status string
 			createIndex      uint64
 			terminal         bool
-		}) {
-			newest := map[string]uint64{}
-			for _, o := range objs {
-				newest[o.name] = max(newest[o.name], o.createIndex)
+		}, greaterID bool) {
+			newest := map[string]int{}
+			for i, o := range objs {
+				j, ok := newest[o.name]
+				if !ok || o.createIndex > objs[j].createIndex ||
+					(o.createIndex == objs[j].createIndex && (o.id > objs[j].id) == greaterID) {
+					newest[o.name] = i
+				}
 			}
 			for _, o := range objs {
 				if !slices.Contains(ids, o.id) {
@@ -102,7 +109,7 @@ func TestPropertyCollectKeepsWhatTheCellNeeds(t *testing.T) {
 					rt.Fatalf("%s %s (%s) collected", kind, o.id, o.status)
 				}
 				wl := c.in.Workload(api.DefaultNamespace, o.name)
-				if wl != nil && o.createIndex >= wl.CreateIndex && o.createIndex == newest[o.name] {
+				if wl != nil && o.createIndex >= wl.CreateIndex && objs[newest[o.name]].id == o.id {
 					rt.Fatalf("%s %s, its workload's newest, collected", kind, o.id)
 				}
 			}
@@ -119,8 +126,8 @@ func TestPropertyCollectKeepsWhatTheCellNeeds(t *testing.T) {
 		for _, d := range c.in.Deployments {
 			deps = append(deps, obj{d.ID, d.Workload, d.Status, d.CreateIndex, api.DeploymentTerminal(d.Status)})
 		}
-		checkNewest("evaluation", g.Evals, evals)
-		checkNewest("deployment", g.Deployments, deps)
+		checkNewest("evaluation", g.Evals, evals, true)
+		checkNewest("deployment", g.Deployments, deps, false)
 
 		// A second pass over what is left finds nothing.
 		left := c.in
