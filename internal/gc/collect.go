@@ -104,7 +104,7 @@ func collectAllocs(in Input, retention time.Duration, now time.Time) []string {
 		}
 	}
 	for _, r := range roots {
-		keepFailures(r, byID, keep, now)
+		keepFailures(r, byID, isOrphan, keep, now)
 	}
 	var out []string
 	for _, a := range in.Allocs {
@@ -141,7 +141,8 @@ func hasSlot(w *api.Workload, group string, index int) bool {
 // KeptFailures newest, and any within a limited policy's interval), and
 // every allocation between them and a: the scheduler counts failures by
 // walking the chain, which a gap would cut.
-func keepFailures(a *api.Allocation, byID map[string]*api.Allocation, keep map[string]bool, now time.Time) {
+// An earlier incarnation's allocation ends the chain: it goes anyway.
+func keepFailures(a *api.Allocation, byID map[string]*api.Allocation, isOrphan, keep map[string]bool, now time.Time) {
 	var interval time.Duration
 	if a.TaskGroup != nil {
 		if p := a.TaskGroup.ReschedulePolicyOf(); !p.Unlimited {
@@ -151,7 +152,7 @@ func keepFailures(a *api.Allocation, byID map[string]*api.Allocation, keep map[s
 	failures := 0
 	var path []string // walked since the last kept failure
 	seen := map[string]bool{a.ID: true}
-	for prev := byID[a.PreviousAlloc]; prev != nil && !seen[prev.ID]; prev = byID[prev.PreviousAlloc] {
+	for prev := byID[a.PreviousAlloc]; prev != nil && !seen[prev.ID] && !isOrphan[prev.ID]; prev = byID[prev.PreviousAlloc] {
 		seen[prev.ID] = true
 		path = append(path, prev.ID)
 		if prev.ClientStatus != api.AllocFailed {

@@ -36,23 +36,36 @@ func TestPropertyNodeAtCellRateNeverQuarantined(t *testing.T) {
 }
 
 // TestPropertyNodeAtTenTimesQuarantined: a node failing at ten times the
-// cell's rate is quarantined once it has enough samples (ten failures
-// expected) and the cell enough to know its rate (ten failures expected
-// across the other nodes).
+// rest of the cell's rate is quarantined once it has enough samples (ten
+// failures expected) and the cell enough to know its rate (ten failures
+// among the other nodes). The cell's rate is what its nodes show: their
+// failures, spread over them, over their samples.
 func TestPropertyNodeAtTenTimesQuarantined(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		rate := rapid.Float64Range(0.002, 0.05).Draw(rt, "rate")
 		count := rapid.IntRange(3, 40).Draw(rt, "nodes")
 		perNode := int(math.Ceil(10 / rate / float64(count-1)))
-		var nodes []Node
-		for i := range count - 1 {
-			nodes = append(nodes, atRate(fmt.Sprint("n", i), perNode+rapid.IntRange(0, 50).Draw(rt, "extra"), rate))
+		samples := make([]int, count-1)
+		total := 0
+		for i := range samples {
+			samples[i] = perNode + rapid.IntRange(0, 50).Draw(rt, "extra")
+			total += samples[i]
 		}
-		samples := int(math.Ceil(10/(10*rate))) + rapid.IntRange(0, 200).Draw(rt, "bad extra")
-		nodes = append(nodes, atRate("bad", samples, 10*rate))
+		cellFailures := int(math.Round(rate * float64(total)))
+		failures := make([]int, count-1)
+		for i := range cellFailures {
+			failures[i%len(failures)]++
+		}
+		var nodes []Node
+		for i := range samples {
+			nodes = append(nodes, node(fmt.Sprint("n", i)).running(samples[i]-failures[i], "web").failed(failures[i], time.Minute, "web", "db").n)
+		}
+		cellRate := float64(cellFailures) / float64(total)
+		bad := int(math.Ceil(1/cellRate)) + rapid.IntRange(0, 200).Draw(rt, "bad extra")
+		nodes = append(nodes, atRate("bad", bad, 10*cellRate))
 		dec := Decide(nodes, Policy{}, now)
 		if ids(dec.Quarantine) != "bad:failing" {
-			rt.Fatalf("quarantined %q, want bad (rate %g, %d samples; held %s)", ids(dec.Quarantine), rate, samples, ids(dec.HeldBack))
+			rt.Fatalf("quarantined %q, want bad (cell rate %g, %d samples; held %s)", ids(dec.Quarantine), cellRate, bad, ids(dec.HeldBack))
 		}
 	})
 }

@@ -69,7 +69,8 @@ func TestAutoQuarantineOfAFailingNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := st.Node.Quarantine
-	if q == nil || !q.Auto || st.Node.Status != api.NodeQuarantined || st.Node.Eligibility != api.NodeIneligible || st.Node.Drain == nil {
+	// (Its drain may be done already: every allocation on it failed.)
+	if q == nil || !q.Auto || st.Node.Status != api.NodeQuarantined || st.Node.Eligibility != api.NodeIneligible {
 		t.Fatalf("n1 after its failures: status %s, eligibility %s, quarantine %+v", st.Node.Status, st.Node.Eligibility, q)
 	}
 	for _, want := range []string{"6 of 6 failed", "2 workloads", "the other nodes 0 of 9", "at least 5 failures"} {
