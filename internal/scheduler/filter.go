@@ -167,7 +167,7 @@ func (gpuModelFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
 		return reasonGPU
 	}
 	for k := range gpus {
-		if g.acceptsModel(gpus[k].Model) {
+		if g.acceptsGPU(&gpus[k]) {
 			return ""
 		}
 	}
@@ -222,7 +222,7 @@ func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {
 	}
 	free := 0
 	for k := range d.node.GPUs {
-		if d.gpuFree(k) && g.acceptsModel(d.node.GPUs[k].Model) {
+		if d.gpuFree(k) && g.acceptsGPU(&d.node.GPUs[k]) {
 			free++
 		}
 	}

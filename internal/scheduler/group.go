@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/gpumodel"
 )
 
 // group is one task group compiled for placement: every replica is
@@ -20,6 +22,11 @@ type group struct {
 	models    []string
 	anyModel  bool // no task restricts the GPU model
 	noModel   bool // the tasks' model lists have nothing in common
+	// modelLists are the tasks' model lists (internal/gpumodel patterns);
+	// a GPU must be accepted by every one. modelSeen caches the verdicts
+	// by model and memory: a cell has few distinct models.
+	modelLists [][]string
+	modelSeen  []modelVerdict
 	require   []labelRule
 	drivers   []string // the task drivers a node must offer
 	filters   []filter
@@ -62,6 +69,11 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	g.drivers = taskDrivers(tg)
 	g.gpus, g.gpuMilli = int(res.GPUs), res.GPUMilli
 	g.models, g.anyModel, g.noModel = acceptableModels(tg)
+	for _, t := range tg.Tasks {
+		if len(t.GPUModels) > 0 {
+			g.modelLists = append(g.modelLists, t.GPUModels)
+		}
+	}
 	g.modelText = "no gpu of model " + strings.Join(g.models, "|")
 	if g.noModel {
 		g.modelText = "no gpu model accepted by every task"
@@ -131,7 +143,10 @@ func AcceptedGPUModels(tg *api.TaskGroup) (models []string, anyModel bool) {
 }
 
 // acceptableModels intersects the GPU model lists of the group's tasks; a
-// task without a list accepts any model.
+// task without a list accepts any model. Patterns are kept from the first
+// list when every other list has one that overlaps it (gpumodel.Overlap:
+// some GPU could satisfy both); for the GPU itself, acceptsModel asks
+// every list.
 func acceptableModels(tg *api.TaskGroup) (models []string, anyModel, none bool) {
 	anyModel = true
 	for _, t := range tg.Tasks {
@@ -144,7 +159,7 @@ func acceptableModels(tg *api.TaskGroup) (models []string, anyModel, none bool) 
 		}
 		kept := models[:0:0]
 		for _, m := range models {
-			if contains(t.GPUModels, m) {
+			if slices.ContainsFunc(t.GPUModels, func(o string) bool { return gpumodel.Overlap(m, o) }) {
 				kept = append(kept, m)
 			}
 		}
@@ -163,10 +178,40 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// acceptsModel reports whether a GPU of model m may serve the group.
-func (g *group) acceptsModel(m string) bool {
-	return g.anyModel || (!g.noModel && contains(g.models, m))
+// modelVerdict is one cached answer of acceptsGPU.
+type modelVerdict struct {
+	model  string
+	memory int64
+	ok     bool
 }
+
+// acceptsGPU reports whether the GPU may serve the group: every task's
+// model list accepts it by the rules of internal/gpumodel.
+func (g *group) acceptsGPU(gpu *api.GPU) bool {
+	if g.anyModel {
+		return true
+	}
+	if g.noModel {
+		return false
+	}
+	for _, v := range g.modelSeen {
+		if v.model == gpu.Model && v.memory == gpu.MemoryBytes {
+			return v.ok
+		}
+	}
+	ok := true
+	for _, list := range g.modelLists {
+		if !gpumodel.AcceptsAny(list, gpu.Model, gpu.MemoryBytes) {
+			ok = false
+			break
+		}
+	}
+	g.modelSeen = append(g.modelSeen, modelVerdict{gpu.Model, gpu.MemoryBytes, ok})
+	return ok
+}
+
+// acceptsModel is acceptsGPU for a GPU whose memory is not known.
+func (g *group) acceptsModel(m string) bool { return g.acceptsGPU(&api.GPU{Model: m}) }
 
 // check runs the filter chain on node i and returns the first rejection, or
 // "" when the node can take one more replica now, dynamic terms aside
