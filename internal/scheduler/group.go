@@ -16,23 +16,24 @@ type group struct {
 	tg  *api.TaskGroup
 	req Request
 
-	cores    int   // whole cores to pin on one NUMA node; 0 = not pinned
-	gpus     int   // whole GPUs
-	gpuMilli int64 // share of one GPU
-	models   []string
-	anyModel bool // no task restricts the GPU model
-	noModel  bool // the tasks' model lists have nothing in common
+	cores     int   // whole cores to pin on one NUMA node; 0 = not pinned
+	gpus      int   // whole GPUs
+	gpuMilli  int64 // share of one GPU
+	models    []string
+	anyModel  bool // no task restricts the GPU model
+	noModel   bool // the tasks' model lists have nothing in common
+	require   []labelRule
+	drivers   []string // the task drivers a node must offer
+	filters   []filter
+	scorers   []WeightedScorer
+	numaText  string
+	modelText string
+
 	// modelLists are the tasks' model lists (internal/gpumodel patterns);
 	// a GPU must be accepted by every one. modelSeen caches the verdicts
 	// by model and memory: a cell has few distinct models.
 	modelLists [][]string
 	modelSeen  []modelVerdict
-	require    []labelRule
-	drivers    []string // the task drivers a node must offer
-	filters    []filter
-	scorers    []WeightedScorer
-	numaText   string
-	modelText  string
 
 	// Relation rules (relations.go): static soft terms are scored with the
 	// scorers; dynamic terms are evaluated at selection, since the plan's
