@@ -32,6 +32,7 @@ func (c *cell) assign(g *group, i int) api.Assignment {
 		}
 		slices.Sort(asg.CPUs)
 	}
+	asg.Devices = assignDevices(g, d, numaID)
 	switch {
 	case g.gpuMilli > 0:
 		k := pickShare(g, d, numaID)

@@ -193,7 +193,8 @@ func (numaFilter) check(g *group, c *cell, n *nodeState, i int) string {
 
 // numaFits reports whether NUMA node nu can host the group's pinned cores.
 func numaFits(g *group, d *nodeDetail, nu int) bool {
-	return d.numaFree[nu] >= g.cores && d.numaMem[nu] >= g.req.Resources.MemoryBytes
+	return d.numaFree[nu] >= g.cores && d.numaMem[nu] >= g.req.Resources.MemoryBytes &&
+		(len(g.devices) == 0 || !g.devicesNUMALocal() || devicesFitOn(g, d, d.node.NUMA[nu].ID))
 }
 
 // gpuFitFilter requires enough free whole GPUs of an acceptable model, or

@@ -34,6 +34,8 @@ type group struct {
 	// by model and memory: a cell has few distinct models.
 	modelLists [][]string
 	modelSeen  []modelVerdict
+	// devices are the tasks' device requests (devices.go).
+	devices []deviceReq
 
 	// Relation rules (relations.go): static soft terms are scored with the
 	// scorers; dynamic terms are evaluated at selection, since the plan's
@@ -75,6 +77,7 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 			g.modelLists = append(g.modelLists, t.GPUModels)
 		}
 	}
+	g.devices = compileDevices(tg)
 	g.modelText = "no gpu of model " + strings.Join(g.models, "|")
 	if g.noModel {
 		g.modelText = "no gpu model accepted by every task"
@@ -119,6 +122,7 @@ func (g *group) pipeline() []filter {
 		{g.cores > 0, numaFilter{}},           // pinned cores on one NUMA node: loads occupancy
 		{gpu, gpuFitFilter{}},                 // free whole GPUs or room for the share
 		{len(g.tg.Ports) > 0, portFilter{}},   // static ports free, room in the dynamic range: loads occupancy
+		{len(g.devices) > 0, deviceFilter{}},  // free devices of each class asked for: loads occupancy
 	} {
 		if s.on {
 			chain = append(chain, s.f)
@@ -128,9 +132,10 @@ func (g *group) pipeline() []filter {
 }
 
 // needsDetail reports whether placing the group reads the occupancy of a
-// node's cores, GPUs or ports (nodeDetail), not only its free totals.
+// node's cores, GPUs, ports or devices (nodeDetail), not only its free
+// totals.
 func (g *group) needsDetail() bool {
-	return g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 || len(g.tg.Ports) > 0
+	return g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 || len(g.tg.Ports) > 0 || len(g.devices) > 0
 }
 
 // AcceptedGPUModels is the GPU models every task of tg accepts: the
