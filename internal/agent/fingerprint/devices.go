@@ -141,12 +141,12 @@ var builtinRules = []PCIRule{
 }
 
 // Devices lists the node's devices: the configured ones, then those found
-// under <sysRoot>/bus/pci/devices, sorted by id. A PCI device is taken
-// when a rule of cfg (then a built-in one) names its class, or when it is
-// an SR-IOV virtual function of a network controller (class nic-vf) or
-// an NVMe controller (one device of class nvme per namespace). NVIDIA
-// display controllers are GPUs, never devices here. A missing sysfs tree
-// is no error.
+// under <sysRoot>/bus/pci/devices (default /sys), sorted by id. A PCI
+// device is taken when a rule of cfg (then a built-in one) names its
+// class (an NVMe controller then gives one device per namespace), or
+// when it is an SR-IOV virtual function of a network controller (class
+// nic-vf). NVIDIA display controllers are GPUs, never devices here. A
+// missing sysfs tree is no error.
 func Devices(sysRoot string, cfg *DeviceConfig) ([]api.Device, error) {
 	if cfg == nil {
 		cfg = &DeviceConfig{}
@@ -158,6 +158,9 @@ func Devices(sysRoot string, cfg *DeviceConfig) ([]api.Device, error) {
 			numa = *s.NUMA
 		}
 		out = append(out, api.Device{ID: s.ID, Class: s.Class, NUMA: numa, Attributes: s.Attributes, Paths: s.Paths})
+	}
+	if sysRoot == "" {
+		sysRoot = "/sys"
 	}
 	rules := cfg.PCI
 	if !cfg.IgnoreBuiltin {
@@ -212,24 +215,25 @@ func pciDevices(dir, addr string, rules []PCIRule) []api.Device {
 		if len(r.Paths) > 0 {
 			dev.Paths = slices.Clone(r.Paths)
 		}
+		if strings.HasPrefix(code, "010802") {
+			return nvmeNamespaces(dir, dev)
+		}
 		return []api.Device{dev}
 	}
-	switch {
-	case strings.HasPrefix(code, "02") && exists(filepath.Join(dir, "physfn")):
+	if strings.HasPrefix(code, "02") && exists(filepath.Join(dir, "physfn")) {
 		dev.Class = "nic-vf"
 		if pf, err := os.Readlink(filepath.Join(dir, "physfn")); err == nil {
 			dev.Attributes["pf"] = filepath.Base(pf)
 		}
 		return []api.Device{dev}
-	case strings.HasPrefix(code, "010802"):
-		return nvmeNamespaces(dir, dev)
 	}
 	return nil
 }
 
-// nvmeNamespaces lists the namespaces of an NVMe controller
-// (<dir>/nvme/nvmeN/nvmeNnM): each is a device of class nvme whose node
-// is /dev/nvmeNnM.
+// nvmeNamespaces lists the namespaces of an NVMe controller a rule
+// named (<dir>/nvme/nvmeN/nvmeNnM): each is a device of the rule's class
+// whose node is /dev/nvmeNnM. Controllers are never taken by a built-in
+// rule: the host's own disks are NVMe namespaces too.
 func nvmeNamespaces(dir string, ctrl api.Device) []api.Device {
 	ctrls, _ := filepath.Glob(filepath.Join(dir, "nvme", "nvme*"))
 	var out []api.Device
@@ -239,7 +243,6 @@ func nvmeNamespaces(dir string, ctrl api.Device) []api.Device {
 			name := filepath.Base(ns)
 			d := ctrl
 			d.ID = ctrl.ID + "/" + name
-			d.Class = "nvme"
 			d.Attributes = map[string]string{}
 			for k, v := range ctrl.Attributes {
 				d.Attributes[k] = v

@@ -66,8 +66,7 @@ func TestDevicesFromSysfs(t *testing.T) {
 	want := []string{
 		"0000:3b:00.0 fpga numa=0 paths=[/dev/vfio/31] vendor=0x10ee",
 		"0000:5e:00.2 nic-vf numa=1 paths=[/dev/vfio/77] vendor=0x8086 pf=0000:5e:00.0",
-		"0000:af:00.0/nvme0n1 nvme numa=1 paths=[/dev/nvme0n1] vendor=0x144d namespace=nvme0n1",
-		"0000:af:00.0/nvme0n2 nvme numa=1 paths=[/dev/nvme0n2] vendor=0x144d namespace=nvme0n2",
+		// the NVMe controller is not taken: the host's disks are NVMe too
 		"0000:d8:00.0 accelerator numa=1 paths=[] vendor=0x1d0f",
 	}
 	if len(got) != len(want) {
@@ -77,6 +76,27 @@ func TestDevicesFromSysfs(t *testing.T) {
 		if s := describe(d); s != want[i] {
 			t.Errorf("device %d = %q, want %q", i, s, want[i])
 		}
+	}
+
+	// A rule for the controller offers its namespaces.
+	cfg, err := ParseDeviceConfig([]byte(`pci: [{class: nvme, vendor: "0x144d", pciClass: "010802"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = Devices(tree.root, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nvme []string
+	for _, d := range got {
+		if d.Class == "nvme" {
+			nvme = append(nvme, describe(d))
+		}
+	}
+	wantNVMe := "0000:af:00.0/nvme0n1 nvme numa=1 paths=[/dev/nvme0n1] vendor=0x144d namespace=nvme0n1;" +
+		"0000:af:00.0/nvme0n2 nvme numa=1 paths=[/dev/nvme0n2] vendor=0x144d namespace=nvme0n2"
+	if strings.Join(nvme, ";") != wantNVMe {
+		t.Fatalf("nvme namespaces = %q, want %q", nvme, wantNVMe)
 	}
 }
 
