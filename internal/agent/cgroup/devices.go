@@ -91,14 +91,13 @@ func (g *v1Group) applyDevicesV1(lim Limits) error {
 }
 
 // ErrNoDeviceControl is returned by Create when a task must be denied
-// devices and the hierarchy has no devices controller to do it with (a
-// cgroup v1 host without it mounted). On cgroup v2 device access is an
-// eBPF program attached to the cgroup, which this package does not load:
-// there Create skips the rules (the agent logs it; docs/devices.md).
+// devices and a cgroup v1 host has no devices hierarchy to do it with. On
+// cgroup v2 Create attaches an eBPF device filter (devices_bpf.go).
 var ErrNoDeviceControl = fmt.Errorf("no devices controller")
 
-// DeviceControl reports whether groups of version v enforce
-// Limits.DenyDevices.
+// DeviceControl reports whether groups of version v under root enforce
+// Limits.DenyDevices: v2 always (an eBPF program; Create fails when the
+// kernel refuses it), v1 when the devices hierarchy is mounted.
 func DeviceControl(v Version, root string) bool {
-	return v == V1 && exists(root+"/devices")
+	return v == V2 || (v == V1 && exists(root+"/devices"))
 }

@@ -148,7 +148,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	if len(deny) > 0 && !cgroup.DeviceControl(d.version, d.cfg.CgroupRoot) {
-		d.log.Warn("devices not isolated: no devices controller (cgroup v2 needs an eBPF program; docs/devices.md)",
+		d.log.Warn("devices not isolated: no devices hierarchy on this cgroup v1 host (docs/devices.md)",
 			"task", cfg.ID, "other_devices", len(deny))
 		deny = nil
 	}
