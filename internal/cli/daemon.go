@@ -131,7 +131,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
 	cmd.Flags().StringVar(&f.httpAddr, "agent-http-addr", "127.0.0.1:0", "address of the agent's own API (task logs)")
 	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "topology label key=value, e.g. rack=r1 (repeatable)")
-	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal)")
+	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal, allowRootTasks, devicesConfig)")
 	cmd.Flags().StringVar(&f.cpuTotal, "cpu-total", "", "advertised CPU in millicores or cores, e.g. 4000 or 4 (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
@@ -158,6 +158,8 @@ type agentFile struct {
 	BandwidthTotal string            `json:"bandwidthTotal"`
 	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
 	AllowRootTasks bool `json:"allowRootTasks"`
+	// DevicesConfig is the device config file (docs/devices.md).
+	DevicesConfig string `json:"devicesConfig"`
 }
 
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
@@ -180,7 +182,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
 		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace,
-		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, DevicesConfig: f.devicesCfg}
+		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
 	microVM, microVMErr := f.microvm.config()
 	if microVMErr != nil {
 		return cfg, microVMErr
