@@ -88,6 +88,9 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		}
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
+		if ids := perTask[task.Name]; len(ids) > 0 {
+			tr.devicesPresent = func() error { return a.devNodes.present(ids) }
+		}
 		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
 			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
 		}

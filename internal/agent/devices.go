@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -73,6 +75,20 @@ func (dn deviceNodes) forTask(gpus, devices []string) (given, denied []string) {
 	denied = slices.Compact(denied)
 	denied = slices.DeleteFunc(denied, func(p string) bool { return slices.Contains(given, p) })
 	return given, denied
+}
+
+// present reports a device of ids whose device nodes are gone from the
+// host (unplugged, its driver unloaded): the task must not start as if
+// it had it.
+func (dn deviceNodes) present(ids []string) error {
+	for _, id := range ids {
+		for _, p := range dn.devices[id] {
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("device %s is gone: %w", id, err)
+			}
+		}
+	}
+	return nil
 }
 
 // deviceEnv tells a task its devices: STRATA_DEVICES_<CLASS> lists the

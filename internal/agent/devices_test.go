@@ -119,3 +119,25 @@ func TestTaskGetsOnlyItsGPUAndDevice(t *testing.T) {
 		t.Fatalf("task saw\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestTaskWithAGoneDeviceFailsWithTheReason: a device whose node has
+// disappeared from the host is not handed to a task as if it were there:
+// the task fails to start and says which device is gone.
+func TestTaskWithAGoneDeviceFailsWithTheReason(t *testing.T) {
+	needCgroups(t)
+	gone := filepath.Join(t.TempDir(), "fpga0") // never created
+	devCfg := filepath.Join(t.TempDir(), "devices.yaml")
+	os.WriteFile(devCfg, []byte("ignoreBuiltin: true\ndevices:\n  - {id: fpga-0, class: fpga, paths: ["+gone+"]}\n"), 0o644)
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir(), func(c *Config) {
+		c.DevicesConfig, c.SysRoot = devCfg, t.TempDir()
+	})
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{CPUMilli: 100, MemoryBytes: 32 << 20}, "true").
+		last(func(tk *api.Task) { tk.Devices = []api.DeviceRequest{{Class: "fpga", Count: 1}} }).build()
+	alloc.Assignment.Devices = []string{"fpga-0"}
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "t", "task failed", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskDead })
+	if up.ClientStatus != api.AllocFailed || !strings.Contains(up.ClientReason, "device fpga-0 is gone") {
+		t.Fatalf("alloc %s %q, want failed saying the device is gone", up.ClientStatus, up.ClientReason)
+	}
+}
