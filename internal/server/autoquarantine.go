@@ -60,7 +60,7 @@ func (q *autoQuarantine) step() {
 		if n == nil {
 			continue
 		}
-		cmd := &nodeOpCmd{Op: nodeOpQuarantine, NodeID: n.ID, Time: now,
+		cmd := &nodeOpCmd{Op: nodeOpQuarantine, NodeID: n.ID, Time: now, SeenIndex: n.ModifyIndex,
 			Quarantine: &api.Quarantine{Reason: v.Reason, Since: now, Auto: true},
 			Drain:      &api.DrainSpec{StartedAt: now, Deadline: now.Add(api.DefaultDrainDeadline)},
 			Evals:      s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodeDrain, n.ID)}

@@ -32,6 +32,9 @@ type nodeOpCmd struct {
 	Quarantine *api.Quarantine   `json:"quarantine,omitempty"` // quarantine
 	Evals      []*api.Evaluation `json:"evals,omitempty"`
 	Time       time.Time         `json:"time"` // stamped by the proposer, for events
+	// SeenIndex is the node's ModifyIndex in the view an automatic
+	// quarantine was decided on: it applies only to that node.
+	SeenIndex uint64 `json:"seenIndex,omitempty"`
 }
 
 // nodeLostReason is the reason a purge gives the allocations it marks lost.
@@ -82,15 +85,14 @@ func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
 
 // autoQuarantineApplies reports whether a quarantine command takes effect:
 // an operator's always does; the leader's automatic one only when the node
-// is still unquarantined and no lift came after the leader decided (the
-// leader read the node before an operator's command that the log put
-// first).
+// is as the leader saw it (no lift, quarantine, registration or status
+// change came first in the log: the next check judges it afresh).
 func autoQuarantineApplies(snap *state.Snapshot, c *nodeOpCmd) bool {
 	if c.Quarantine == nil || !c.Quarantine.Auto {
 		return true
 	}
 	n := snap.Node(c.NodeID)
-	return n != nil && n.Quarantine == nil && !n.QuarantineLifted.After(c.Quarantine.Since)
+	return n != nil && n.Quarantine == nil && n.ModifyIndex == c.SeenIndex
 }
 
 // nodeOpEvents describes a node operation, from the state before it.
