@@ -58,8 +58,14 @@ func (d *nodeDetail) portTaken(p int) bool {
 // freeDynamicPorts returns up to want free ports of the dynamic range,
 // lowest first, skipping the static ports of req (which one allocation
 // holds together with its dynamic ones).
+//
+// Ports of allocations the plan stops (lingering) come last: their tasks
+// may still listen on them for a shutdown delay, and a replacement that
+// took one would fail to bind (or, worse, its check would reach the old
+// task and pass).
 func (d *nodeDetail) freeDynamicPorts(req []api.PortRequest, want int) []int {
 	out := make([]int, 0, want)
+	var lingering []int
 	r := d.node.DynamicPortRange()
 	k, _ := slices.BinarySearch(d.ports, uint16(r.Min))
 	for p := r.Min; p <= r.Max && len(out) < want; p++ {
@@ -72,9 +78,31 @@ func (d *nodeDetail) freeDynamicPorts(req []api.PortRequest, want int) []int {
 		if slices.ContainsFunc(req, func(r api.PortRequest) bool { return r.Static == p }) {
 			continue
 		}
+		if _, held := slices.BinarySearch(d.lingering, uint16(p)); held {
+			lingering = append(lingering, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	for _, p := range lingering {
+		if len(out) == want {
+			break
+		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// linger notes the ports of an allocation the plan stops (lingering).
+func (d *nodeDetail) linger(a *api.Allocation) {
+	for _, p := range a.Assignment.Ports {
+		if p.Port < 1 || p.Port > 65535 {
+			continue
+		}
+		if k, found := slices.BinarySearch(d.lingering, uint16(p.Port)); !found {
+			d.lingering = slices.Insert(d.lingering, k, uint16(p.Port))
+		}
+	}
 }
 
 // assignPorts names the group's ports on a node the port filter accepted:

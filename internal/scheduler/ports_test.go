@@ -163,3 +163,28 @@ func TestCheckNodePorts(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicPortsAvoidPortsBeingStopped: the ports of allocations the plan
+// stops are free, but their tasks may still listen for a shutdown delay,
+// so a dynamic port is drawn from them only when nothing else is free.
+func TestDynamicPortsAvoidPortsBeingStopped(t *testing.T) {
+	stopping := runningOn("old", "n1", api.Resources{CPUMilli: 100}, api.Assignment{NUMANode: -1, Ports: []api.AssignedPort{{Name: "http", Port: 21000}}})
+	tests := []struct {
+		name   string
+		lo, hi int
+		want   []int
+	}{
+		{"another free port first", 21000, 21999, []int{21001, 21002}},
+		{"the stopping one when nothing else is free", 21000, 21001, []int{21001, 21000}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newNodeDetail(node("n1").cpu(8000).mem("8Gi").dynamicPorts(tc.lo, tc.hi).n)
+			d.linger(stopping)
+			got := d.freeDynamicPorts([]api.PortRequest{{Name: "a"}, {Name: "b"}}, 2)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("free dynamic ports %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

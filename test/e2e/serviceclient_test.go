@@ -23,8 +23,13 @@ type serviceClient struct {
 	t       *testing.T
 	api     *api.Client
 	service string
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
+	// lag is how long a new list takes to reach the requesters: a load
+	// balancer that reloads its configuration, a cache, a DNS TTL. A
+	// stopping replica must keep serving at least this long after it left
+	// the registry (the group's shutdownDelay).
+	lag    time.Duration
+	cancel context.CancelFunc
+	done   sync.WaitGroup
 
 	mu  sync.Mutex
 	eps []api.ServiceEndpoint
@@ -39,10 +44,11 @@ type serviceClient struct {
 }
 
 // watchService starts a client of service with requesters goroutines
-// each sending a request every pace.
-func (c *cell) watchService(service string, requesters int, pace time.Duration) *serviceClient {
+// each sending a request every pace, to lists that reach them lag after
+// the registry answered them.
+func (c *cell) watchService(service string, requesters int, pace, lag time.Duration) *serviceClient {
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &serviceClient{t: c.t, api: api.NewClient(c.addr), service: service, cancel: cancel,
+	sc := &serviceClient{t: c.t, api: api.NewClient(c.addr), service: service, cancel: cancel, lag: lag,
 		minListed: -1, answers: map[string]int{}}
 	sc.done.Add(1 + requesters)
 	go sc.watch(ctx)
@@ -65,6 +71,13 @@ func (sc *serviceClient) watch(ctx context.Context) {
 			continue
 		}
 		index = meta.Index
+		if sc.lag > 0 {
+			select {
+			case <-time.After(sc.lag): // the list travels to the requesters
+			case <-ctx.Done():
+				return
+			}
+		}
 		sc.mu.Lock()
 		if !sameEndpoints(sc.eps, eps) {
 			sc.eps = eps
