@@ -156,8 +156,9 @@ func TestBrokenUpdateRevertsWithinProgressDeadline(t *testing.T) {
 	c.mustStrata("run", "-f", c.writeSpec("roll-broken", fmt.Sprintf(rolloutSpec, bin, `"v2", "never-ready"`)))
 	d := c.finalDeployment("roll", from+1, rolloutProgress+20*time.Second)
 	failedAfter := time.Since(start)
-	if d.Status != api.DeploymentFailed || d.RevertedTo != from {
-		t.Fatalf("deployment %s (%s), reverted to %d; want failed and reverted to %d", d.Status, d.StatusDescription, d.RevertedTo, from)
+	// The revert registers the stable version (from) again as a new one.
+	if d.Status != api.DeploymentFailed || d.RevertedTo != from+2 {
+		t.Fatalf("deployment %s (%s), reverted to %d; want failed and version %d (version %d again)", d.Status, d.StatusDescription, d.RevertedTo, from+2, from)
 	}
 	c.eventually(20*time.Second, "the revert is done: only v1 runs", func() error {
 		var v1, other int
