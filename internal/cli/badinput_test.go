@@ -137,3 +137,52 @@ func TestBadUpdatesChecksAndPortsAreRefusedEverywhere(t *testing.T) {
 		t.Fatalf("evaluations after only bad input: %d, %v", len(evals), err)
 	}
 }
+
+// TestStaticPortTakenOnEveryNode: a static port that every node's
+// allocations already hold is not bad input (it may be free in a minute)
+// but a placement that fails: `strata plan` shows it with the port, exits
+// 1 and writes nothing, and `strata run --wait` fails with the same reason while
+// the workload waits, blocked, for the port.
+func TestStaticPortTakenOnEveryNode(t *testing.T) {
+	c := servertest.Start(t, 1, nil)
+	c.Leader()
+	ctx := context.Background()
+	agent := c.AgentClient("n1")
+	if err := agent.RegisterNode(ctx, &api.Node{ID: "n1", Name: "n1", Capacity: api.Resources{CPUMilli: 4000, MemoryBytes: 4 << 30}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(strings.Replace(badGroup(body), "name: bad", "name: "+name, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	port := "      ports: [{name: http, static: 8080}]\n"
+	strata := func(args ...string) (string, string, int) {
+		return runCLI(append([]string{"--addr", c.Addr(0)}, args...)...)
+	}
+	if out, errOut, code := strata("run", "-f", write("holder", port)); code != 0 {
+		t.Fatalf("run holder: exit %d %s %s", code, out, errOut)
+	}
+	servertest.Eventually(t, 10e9, "the holder runs", func() error {
+		allocs, _, err := c.Client().Allocations(ctx, "holder", nil)
+		if err != nil || len(allocs) != 1 {
+			return fmt.Errorf("%d allocations, %v", len(allocs), err)
+		}
+		return agent.UpdateAllocations(ctx, []*api.AllocUpdate{{ID: allocs[0].ID, ClientStatus: api.AllocRunning}})
+	})
+	second := write("second", port)
+	out, errOut, code := strata("plan", "-f", second)
+	if code != 1 || !strings.Contains(out, "cannot place 1 of g: 1 node: port 8080 already in use") || !strings.Contains(errOut, "would not be placed") {
+		t.Fatalf("plan: exit %d, want the placement failure with its port\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if list, _, _ := c.Client().Workloads(ctx, nil); len(list) != 1 {
+		t.Fatalf("plan wrote a workload: %d listed", len(list))
+	}
+	out, errOut, code = strata("run", "-f", second, "--wait", "--timeout", "10s")
+	if code == 0 || !strings.Contains(errOut, "port 8080 already in use") {
+		t.Fatalf("run --wait: exit %d, want the placement failure with its port\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
