@@ -37,6 +37,9 @@ func healthServer(t *testing.T) string {
 	return bin
 }
 
+// servedSpec's check waits initialDelay: on a loaded 2-vCPU machine the
+// server may take longer than two check intervals to listen, and run
+// --wait fails on an allocation whose readiness check is failing.
 const servedSpec = `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -51,7 +54,7 @@ spec:
           command: [%q]
           resources: {cpu: 100m, memory: 48Mi}
           checks:
-            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 100ms, failureThreshold: 2}
+            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 100ms, initialDelay: 1s, failureThreshold: 2}
 `
 
 // TestHTTPReadinessThenFailure runs a task serving HTTP on a dynamic port
