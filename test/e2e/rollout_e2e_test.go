@@ -12,7 +12,9 @@ import (
 
 // rolloutSpec is a 10-replica HTTP service with a readiness check; %s are
 // the healthserver binary and its arguments (the version, and
-// "never-ready" for a broken update).
+// "never-ready" for a broken update). The check gives a starting server
+// 2s and 5 failures: run --wait fails on an allocation whose readiness
+// check fails, and a loaded 2-vCPU machine starts a task slowly.
 const rolloutSpec = `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -29,7 +31,7 @@ spec:
           command: [%q, %s]
           resources: {cpu: 50m, memory: 48Mi}
           checks:
-            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 150ms, initialDelay: 1s, failureThreshold: 3}
+            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 150ms, initialDelay: 2s, failureThreshold: 5}
 `
 
 const (
@@ -199,5 +201,38 @@ func TestBrokenUpdateRevertsWithinProgressDeadline(t *testing.T) {
 	}
 	if got := sc.answered(); got["v2"] > 0 {
 		t.Errorf("the broken version answered %d requests: it was listed", got["v2"])
+	}
+}
+
+// TestDrainOfAServiceUnderTraffic drains the agent that runs the most
+// replicas while the client sends requests: every replica there moves
+// under the default budget (maxUnavailable 1), each old one stops only
+// once its replacement passes its readiness check, no request fails, and
+// the registry never lists fewer than replicas − 1.
+func TestDrainOfAServiceUnderTraffic(t *testing.T) {
+	c, _, sc := rolloutCell(t)
+	perNode := map[string]int{}
+	busiest := ""
+	for _, a := range runningAllocs(c.allocs("roll")) {
+		perNode[a.NodeName]++
+		if busiest == "" || perNode[a.NodeName] > perNode[busiest] {
+			busiest = a.NodeName
+		}
+	}
+	start := time.Now()
+	out := c.mustStrata("node", "drain", busiest, "--watch", "--deadline", "5m")
+	took := time.Since(start)
+	if !strings.Contains(out, "drain of "+busiest+" done") {
+		t.Fatalf("drain --watch said:\n%s", out)
+	}
+	sc.stop()
+	sent, failed, minListed, lists, failures := sc.report()
+	t.Logf("drain of %s (%d of %d replicas, maxUnavailable 1): %v; %d requests, %d failed; fewest endpoints listed %d over %d list changes",
+		busiest, perNode[busiest], rolloutReplicas, took.Round(100*time.Millisecond), sent, failed, minListed, lists)
+	if failed != 0 {
+		t.Errorf("%d of %d requests failed; first: %s", failed, sent, strings.Join(failures, "\n"))
+	}
+	if minListed < rolloutReplicas-1 {
+		t.Errorf("the registry listed %d endpoints at one point, below replicas − maxUnavailable = %d", minListed, rolloutReplicas-1)
 	}
 }
