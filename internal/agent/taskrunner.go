@@ -25,6 +25,9 @@ type taskRunner struct {
 	policy  api.RestartPolicy
 	log     *slog.Logger
 	changed func(*taskRunner) // persists and reports; called without mu held
+	// devicesPresent, when set, says why the task's devices cannot be
+	// given to it (one disappeared), checked before every start.
+	devicesPresent func() error
 	// fence, for a group that needs one (atMostOnce, stopAfter), gates
 	// every start on the node's lease (lease.go).
 	fence *fenceGate
@@ -163,7 +166,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 			}
 			return
 		}
-		h, err := tr.driver.StartTask(ctx, &tr.cfg)
+		h, err := tr.startTask(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -186,6 +189,16 @@ func (tr *taskRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// startTask starts the task once its devices are all there.
+func (tr *taskRunner) startTask(ctx context.Context) (*drivers.TaskHandle, error) {
+	if tr.devicesPresent != nil {
+		if err := tr.devicesPresent(); err != nil {
+			return nil, err
+		}
+	}
+	return tr.driver.StartTask(ctx, &tr.cfg)
 }
 
 // waitAndHandle waits for the running task and applies the restart policy.

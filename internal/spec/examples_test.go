@@ -42,6 +42,11 @@ func TestExamples(t *testing.T) {
 			equal(t, "rules", []int{len(pl.Spread), len(pl.Affinity), len(pl.CommunicatesWith), len(pl.DataLocality)}, []int{1, 1, 2, 1})
 			equal(t, "gang", w.Groups[0].Gang.Topology, "rack")
 		},
+		"devices.yaml": func(t *testing.T, w *api.Workload) {
+			devs := w.Groups[0].Tasks[0].Devices
+			equal(t, "device classes", []string{devs[0].Class, devs[1].Class}, []string{"fpga", "nic-vf"})
+			equal(t, "numa local", devs[0].NUMALocal && devs[1].NUMALocal, true)
+		},
 		"gpu-share.yaml": func(t *testing.T, w *api.Workload) {
 			task := w.Groups[0].Tasks[0]
 			equal(t, "gpu share", []int64{task.Resources.GPUs, task.Resources.GPUMilli}, []int64{0, 500})

@@ -41,6 +41,9 @@ type Limits struct {
 	PidsLimit   int64
 	CPUs        []int // cpuset pinning; empty leaves the parent's set
 	NUMANode    int   // cpuset.mems when CPUs is set; -1 means the parent's mems
+	// DenyDevices are device nodes the task must not open: the node's
+	// GPUs and other devices it was not given (devices.go).
+	DenyDevices []DeviceRule
 }
 
 // Group is one task's cgroup. Implementations are safe for concurrent use

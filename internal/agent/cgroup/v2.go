@@ -69,6 +69,11 @@ func (g *v2Group) Create(lim Limits) error {
 			return err
 		}
 	}
+	if len(lim.DenyDevices) > 0 {
+		if err := attachDeviceFilter(g.dir(), lim.DenyDevices); err != nil {
+			return err
+		}
+	}
 	// Swap is optional (no swap controller when the kernel lacks it).
 	if lim.MemoryBytes > 0 && exists(filepath.Join(g.dir(), "memory.swap.max")) {
 		if err := writeFile(g.dir(), "memory.swap.max", "0"); err != nil {

@@ -26,6 +26,13 @@ type TaskConfig struct {
 	CPUs      []int    // exclusive cores; empty when not pinned
 	NUMANode  int      // -1 when not pinned
 	GPUs      []string // GPU ids assigned to the allocation
+	// Devices are the device nodes the allocation was given (its GPUs'
+	// and other devices'), for drivers that allow devices by list
+	// (containerd); DenyDevices are the node's other device nodes, for
+	// drivers that deny them (exec: the devices cgroup). Paths on the
+	// host; docs/devices.md.
+	Devices     []string
+	DenyDevices []string
 
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included

@@ -143,12 +143,22 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	if err := group.Remove(); err != nil {
 		return nil, fmt.Errorf("start %s: clear old cgroup: %w", cfg.ID, err)
 	}
+	deny, err := cgroup.DeviceRulesOf(cfg.DenyDevices)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	if len(deny) > 0 && !cgroup.DeviceControl(d.version, d.cfg.CgroupRoot) {
+		d.log.Warn("devices not isolated: no devices hierarchy on this cgroup v1 host (docs/devices.md)",
+			"task", cfg.ID, "other_devices", len(deny))
+		deny = nil
+	}
 	lim := cgroup.Limits{
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
 		PidsLimit:   cfg.Task.PidsLimit,
 		CPUs:        cfg.CPUs,
 		NUMANode:    cfg.NUMANode,
+		DenyDevices: deny,
 	}
 	if err := group.Create(lim); err != nil {
 		group.Remove()
