@@ -45,6 +45,15 @@ type Group struct {
 	// Halted: the deployment failed or was cancelled; nothing more is
 	// replaced (what runs stays).
 	Halted bool
+	// StopFirst: the group runs at most one copy of each replica
+	// (atMostOnce), so a replacement never runs beside its old copy. Place
+	// then means "stop the old copy": its replacement is placed once the
+	// old one has stopped, outside Slots. HealthyOthers must count only
+	// healthy allocations (AllocHealth), and InFlight those replacements
+	// and the stopped slots that wait for theirs.
+	StopFirst bool
+	// InFlight counts replacements in flight outside Slots (StopFirst).
+	InFlight int
 }
 
 // Action is Decide's verdict on one slot.
@@ -56,7 +65,8 @@ const (
 	// StopOld stops the old allocation: its replacement is healthy.
 	StopOld
 	// Place places a replacement beside the old allocation (after a
-	// failed one, when the reschedule policy allows).
+	// failed one, when the reschedule policy allows); under StopFirst it
+	// stops the old allocation, whose replacement follows once it stopped.
 	Place
 )
 
@@ -86,7 +96,9 @@ func (d *Decision) lookAgainAt(t time.Time) {
 //     after the previous one;
 //   - before promotion, only Canary replacements are placed, all at once,
 //     and no old allocation stops; AutoPromote promotes once every canary
-//     is healthy.
+//     is healthy;
+//   - StopFirst (atMostOnce) groups place nothing beside an old copy: a
+//     Place stops the old copy first, within the same budget and floor.
 func Decide(g Group, now time.Time) Decision {
 	p := g.Policy
 	dec := Decision{Actions: make([]Action, len(g.Slots)), Promoted: g.Promoted || p.Canary == 0}
@@ -94,7 +106,12 @@ func Decide(g Group, now time.Time) Decision {
 		return dec
 	}
 	health := make([]Health, len(g.Slots))
-	healthy, inFlight, started, canariesHealthy := g.HealthyOthers, 0, 0, 0
+	healthy, inFlight, started, canariesHealthy := g.HealthyOthers, g.InFlight, 0, 0
+	if g.StopFirst {
+		// Every index outside Slots was moved to the new spec already (or
+		// is on its way), and its healthy ones are the canaries.
+		started, canariesHealthy = max(0, g.Replicas-len(g.Slots)), g.HealthyOthers
+	}
 	for i, s := range g.Slots {
 		if s.Old.ClientStatus == api.AllocRunning {
 			healthy++
@@ -123,7 +140,7 @@ func Decide(g Group, now time.Time) Decision {
 	}
 
 	floor := Floor(g)
-	if dec.Promoted {
+	if dec.Promoted && !g.StopFirst {
 		for i := range g.Slots {
 			if health[i] == Healthy && healthy-1 >= floor {
 				dec.Actions[i] = StopOld
@@ -146,7 +163,12 @@ func Decide(g Group, now time.Time) Decision {
 		case p.Stagger > 0 && !g.LastPlaced.IsZero() && now.Before(next):
 			dec.lookAgainAt(next)
 			budget = 0
+		case g.StopFirst && s.Old.ClientStatus == api.AllocRunning && healthy-1 < floor:
+			budget = 0 // stopping it would leave fewer than the floor serving
 		default:
+			if g.StopFirst && s.Old.ClientStatus == api.AllocRunning {
+				healthy--
+			}
 			dec.Actions[i] = Place
 			budget--
 			if p.Stagger > 0 {

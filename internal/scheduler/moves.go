@@ -144,7 +144,7 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 }
 
 // awaitsStop reports whether slot s of an at-most-once group holds an
-// allocation a move or a drain deadline stopped, whose agent has not yet
+// allocation a move, a drain deadline or an update stopped, whose agent has not yet
 // reported it stopped: its replacement must wait. If its node went down
 // meanwhile, it waits as long as a silent copy would (the node's lease
 // must surely have ended, unknownUntil), then the replacement goes ahead.
@@ -153,7 +153,7 @@ func (m *mover) awaitsStop(rec *reconciliation, g *api.TaskGroup, s *slot) bool 
 	if !g.AtMostOnce || s.keep != nil || d == nil || d.Terminal() || d.DesiredStatus != api.DesiredStop {
 		return false
 	}
-	if d.DesiredReason != reasonMovedAway && d.DesiredReason != reasonDrainDeadline {
+	if d.DesiredReason != reasonMovedAway && d.DesiredReason != reasonDrainDeadline && d.DesiredReason != reasonUpdatedStopFirst {
 		return false
 	}
 	n := m.nodes(d.NodeID)

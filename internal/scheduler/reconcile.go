@@ -28,11 +28,14 @@ const (
 	reasonScaledDown      = "scaled down"
 	reasonNodeDown        = "node down"
 	reasonUpdated         = "workload updated"
-	reasonDuplicate       = "duplicate replica"
-	reasonMoved           = "moved: its replacement runs"
-	reasonMovedAway       = "moved off a draining node"
-	reasonDrainDeadline   = "node drain deadline"
-	reasonPurged          = "workload purged"
+	// reasonUpdatedStopFirst stops an at-most-once copy for an update:
+	// its replacement is placed once it has stopped.
+	reasonUpdatedStopFirst = "workload updated (at most once: stopped before its replacement starts)"
+	reasonDuplicate        = "duplicate replica"
+	reasonMoved            = "moved: its replacement runs"
+	reasonMovedAway        = "moved off a draining node"
+	reasonDrainDeadline    = "node drain deadline"
+	reasonPurged           = "workload purged"
 )
 
 type stopIntent struct {

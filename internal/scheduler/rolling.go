@@ -50,12 +50,15 @@ func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map
 		// member stops once its replacement is healthy.
 		p.MaxParallel, p.Canary, p.Stagger = max(p.MaxParallel, g.Replicas), 0, 0
 	}
-	in := rollout.Group{Policy: p, Replicas: g.Replicas, MaxUnavailable: disruption.MaxUnavailable(g)}
+	in := rollout.Group{Policy: p, Replicas: g.Replicas, MaxUnavailable: disruption.MaxUnavailable(g), StopFirst: g.AtMostOnce}
 	var where []int
 	for idx := range slots {
 		s := &slots[idx]
 		if s.outdated == nil {
-			if s.keep != nil && s.keep.ClientStatus == api.AllocRunning {
+			switch {
+			case in.StopFirst:
+				r.stopFirstSlot(&in, p, s, rec)
+			case s.keep != nil && s.keep.ClientStatus == api.AllocRunning:
 				in.HealthyOthers++
 			}
 			continue
@@ -94,6 +97,11 @@ func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map
 			rec.stop(in.Slots[i].Old, reasonUpdated, false)
 			oldLive--
 		case rollout.Place:
+			if in.StopFirst {
+				rec.stop(in.Slots[i].Old, reasonUpdatedStopFirst, false)
+				oldLive--
+				continue // placed once the old copy has stopped (mover.awaitsStop)
+			}
 			allowed[where[i]] = true
 		}
 	}
@@ -101,6 +109,28 @@ func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map
 		r.out.Groups = append(r.out.Groups, r.groupProgress(g, p, dg, dec.Promoted, oldLive))
 	}
 	return allowed
+}
+
+// stopFirstSlot counts, for an at-most-once group, a slot that runs no
+// old copy: a healthy allocation of the new spec, or one in flight (a
+// replacement not yet healthy, or an old copy this update stopped whose
+// replacement waits).
+func (r *rolling) stopFirstSlot(in *rollout.Group, p api.UpdatePolicy, s *slot, rec *reconciliation) {
+	if s.keep == nil {
+		if d := s.dead; d != nil && d.DesiredStatus == api.DesiredStop && d.DesiredReason == reasonUpdatedStopFirst {
+			in.InFlight++
+		}
+		return
+	}
+	h, until := rollout.AllocHealth(s.keep, p, r.now)
+	if !until.IsZero() {
+		rec.lookAgainAt(until)
+	}
+	if h == rollout.Healthy {
+		in.HealthyOthers++
+	} else {
+		in.InFlight++
+	}
 }
 
 func (r *rolling) groupProgress(g *api.TaskGroup, p api.UpdatePolicy, dg *api.DeploymentGroup, promoted bool, oldLive int) *api.DeploymentGroup {

@@ -239,3 +239,75 @@ func TestRollingUpdateHonoursDisruptionBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestRollingUpdateOfAtMostOnceStopsFirst: a group that promises at most
+// one copy of each replica never has an old and a new copy of one index
+// running, through a whole update: the old copy stops, its replacement is
+// placed only once the agent reported it stopped, and no more than
+// maxParallel replicas are out at once. Updates placed replacements
+// beside the old copies, two of each replica running.
+func TestRollingUpdateOfAtMostOnceStopsFirst(t *testing.T) {
+	f := threeNodes()
+	amo := func(b *groupBuilder) *groupBuilder { b.g.AtMostOnce = true; return b }
+	w := workload("leader", amo(taskGroup("g").replicas(3).cpu(1000)))
+	w.Version = 1
+	deploy(t, f, w)
+	w2 := workload("leader", amo(taskGroup("g").replicas(3).cpu(1000).command("v2")))
+	w2.Version = 2
+	f.putWorkload(w2)
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := &deployState{fakeState: f, deployment: &api.Deployment{ID: "d1", Workload: "leader", Version: 2, FromVersion: 1,
+		Status: api.DeploymentRunning, CreateTime: t0, Groups: []*api.DeploymentGroup{{Name: "g", Desired: 3}}}}
+	now := t0
+	running := func() map[int]int {
+		out := map[int]int{}
+		for _, a := range f.AllocsByWorkload(api.DefaultNamespace, "leader") {
+			if a.ClientStatus == api.AllocRunning {
+				out[a.Index]++
+			}
+		}
+		return out
+	}
+	for step := 0; step < 40; step++ {
+		plan := rollAt(st, "leader", int64(step), now)
+		if len(plan.Failures) > 0 {
+			t.Fatalf("step %d: %s", step, plan.Failures[0].Summary)
+		}
+		if plan.Deployment != nil {
+			st.deployment.Status = plan.Deployment.Status
+			st.deployment.Groups = plan.Deployment.Groups
+		}
+		f.apply(plan, false) // stopped copies keep running until their agent reports
+		for idx, n := range running() {
+			if n > 1 {
+				t.Fatalf("step %d: %d copies of replica %d running", step, n, idx)
+			}
+		}
+		if stopped := len(planStops(plan)); stopped > 1 {
+			t.Fatalf("step %d: %d old copies stopped at once (maxParallel 1)", step, stopped)
+		}
+		if st.deployment.Status == api.DeploymentSuccessful {
+			old, cur := liveRunning(f, "leader")
+			mustEqual(t, "old left", old, 0)
+			mustEqual(t, "new running", cur, 3)
+			return
+		}
+		// The agents: what was told to stop stops; what was placed runs.
+		for _, a := range f.AllocsByWorkload(api.DefaultNamespace, "leader") {
+			x := a.Copy()
+			switch {
+			case a.DesiredStatus == api.DesiredStop && a.ClientStatus == api.AllocRunning:
+				x.ClientStatus, x.ClientStatusTime = api.AllocComplete, now
+			case a.DesiredStatus == api.DesiredRun && a.ClientStatus == api.AllocPending:
+				x.ClientStatus, x.ClientStatusTime = api.AllocRunning, now
+			default:
+				continue
+			}
+			f.putAlloc(x)
+		}
+		if plan.IsNoOp() {
+			now = now.Add(api.DefaultUpdateMinHealthyTime)
+		}
+	}
+	t.Fatal("update never finished")
+}
