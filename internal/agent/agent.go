@@ -62,6 +62,10 @@ type Agent struct {
 	// heartbeat succeeds after failures, so the watch asks again at once.
 	lease       *leaseKeeper
 	reconnected chan struct{}
+
+	// cores keeps exclusive cores out of shared tasks' cpusets
+	// (sharedcores.go); nil without cgroups.
+	cores *coreKeeper
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -113,6 +117,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node.Checkpoint = ckpt.attr
+	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
 }
 
@@ -316,6 +321,9 @@ func (a *Agent) restore() error {
 			ar.stop()
 		}
 	}
+	// Recovered tasks keep the cpusets they had; the pool may have changed
+	// while the agent was down.
+	a.syncSharedCores()
 	a.kick(a.dirtyCh)
 	return nil
 }

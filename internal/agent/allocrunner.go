@@ -85,6 +85,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		}
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
+		tr.beforeStart = a.syncSharedCores
 		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
 			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
 		}
@@ -171,6 +172,11 @@ func (ar *allocRunner) taskChanged(tr *taskRunner) {
 	st := tr.snapshot()
 	if st.State == api.TaskDead && st.Failed {
 		ar.stop() // the group failed: its other tasks must not run on
+	}
+	if st.State != api.TaskPending {
+		// A shared task that just started takes the pool; a pinned
+		// allocation whose last task died gives its cores back.
+		ar.agent.syncSharedCores()
 	}
 	ar.followTask(tr.cfg.Name, st)
 	ar.persist()

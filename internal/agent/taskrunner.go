@@ -25,6 +25,10 @@ type taskRunner struct {
 	policy  api.RestartPolicy
 	log     *slog.Logger
 	changed func(*taskRunner) // persists and reports; called without mu held
+	// beforeStart, when set, runs before every start of the task and
+	// returns the node's shared core pool: the cpuset of a task that is
+	// not pinned (sharedcores.go).
+	beforeStart func() []int
 	// fence, for a group that needs one (atMostOnce, stopAfter), gates
 	// every start on the node's lease (lease.go).
 	fence *fenceGate
@@ -162,6 +166,11 @@ func (tr *taskRunner) run(ctx context.Context) {
 				tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			}
 			return
+		}
+		if tr.beforeStart != nil {
+			if pool := tr.beforeStart(); len(tr.cfg.CPUs) == 0 {
+				tr.cfg.SharedCPUs = pool
+			}
 		}
 		h, err := tr.driver.StartTask(ctx, &tr.cfg)
 		if err != nil {

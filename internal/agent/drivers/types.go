@@ -23,9 +23,13 @@ type TaskConfig struct {
 	TaskDir string // exists; logs and driver files live here
 
 	Resources api.Resources
-	CPUs      []int    // exclusive cores; empty when not pinned
-	NUMANode  int      // -1 when not pinned
-	GPUs      []string // GPU ids assigned to the allocation
+	CPUs      []int // exclusive cores; empty when not pinned
+	// SharedCPUs is the cpuset of a task that is not pinned: the node's
+	// cores less those reserved by exclusive allocations when it starts
+	// (the agent rewrites it as reservations change). Empty: the parent's.
+	SharedCPUs []int
+	NUMANode   int      // -1 when not pinned
+	GPUs       []string // GPU ids assigned to the allocation
 
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included
@@ -34,6 +38,16 @@ type TaskConfig struct {
 	// ("pulling image R: 1/3 layers, 2.0MiB/7.1MiB"); the agent shows it
 	// as the pending task's message. It must not block.
 	Progress func(message string) `json:"-"`
+}
+
+// Cpuset is the cpuset the task's cgroup gets: its exclusive cores when
+// pinned, else the shared pool (NUMANode is -1 then, so cpuset.mems stays
+// the parent's).
+func (c *TaskConfig) Cpuset() []int {
+	if len(c.CPUs) > 0 {
+		return c.CPUs
+	}
+	return c.SharedCPUs
 }
 
 // TaskHandle is what the agent persists about a started task so that a new

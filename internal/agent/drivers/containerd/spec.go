@@ -50,7 +50,7 @@ func limitsOf(cfg *drivers.TaskConfig, noSwap bool) limits {
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
 		PidsLimit:   cfg.Task.PidsLimit,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
 		NoSwap:      noSwap,
 		Devices:     gpuDevices(cfg.GPUs, "/dev", "/proc"),

@@ -146,7 +146,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
 		PidsLimit:   cfg.Task.PidsLimit,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
 	}
 	if err := group.Create(lim); err != nil {
