@@ -151,6 +151,7 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 			NetMbps:     a.cfg.NetMbps,
 		},
 	}
+	a.hardwareFacts(n, fp)
 	for k, v := range a.cfg.Labels {
 		n.Labels[k] = v
 	}

@@ -13,8 +13,12 @@ const (
 	HugePage1Gi int64 = 1 << 30
 )
 
-// HugePageSizes lists the sizes a workload may ask for, smallest first.
-var HugePageSizes = []int64{HugePage2Mi, HugePage1Gi}
+// HugePageDims pairs each page size the cell schedules with the bound of
+// its dimension, smallest first.
+var HugePageDims = []struct {
+	Size  int64
+	Limit Limit
+}{{HugePage2Mi, HugePages2Mi}, {HugePage1Gi, HugePages1Gi}}
 
 // HugePages returns the dimension of r holding pages of size, or nil for
 // a size the cell does not schedule.
