@@ -83,6 +83,11 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		if len(cfg.CPUs) == 0 {
 			cfg.NUMANode = -1
 		}
+		mems, err := taskMems(a.node.NUMA, alloc.Assignment, task)
+		if err != nil {
+			driver = refusedDriver{err: err}
+		}
+		cfg.Mems = mems
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
 		tr.beforeStart = a.syncSharedCores

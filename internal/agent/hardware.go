@@ -1,7 +1,12 @@
 package agent
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 )
 
@@ -24,4 +29,48 @@ func (a *Agent) hardwareFacts(n *api.Node, fp *fingerprint.Result) {
 	for _, f := range fp.CPUFeatures {
 		n.Labels[api.LabelCPUFeaturePfx+f] = "true"
 	}
+}
+
+// taskMems is the cpuset.mems of a task: the NUMA nodes of the memory
+// tiers it accepts (standard only unless it names others). A pinned task
+// keeps its standard memory on the NUMA node of its cores. nil (the
+// parent's mems) on a node without NUMA detail; an error when the node
+// has no memory of a tier the task accepts: the scheduler placed it on a
+// node whose fingerprint has changed since.
+func taskMems(numa []api.NUMANode, asg api.Assignment, task *api.Task) ([]int, error) {
+	if len(numa) == 0 {
+		return nil, nil
+	}
+	pinned := len(asg.CPUs) > 0 && asg.NUMANode >= 0
+	var mems []int
+	for _, nu := range numa {
+		tier := nu.NUMATier()
+		switch {
+		case !api.AcceptsTier(task.MemoryTiers, tier):
+		case tier == api.MemoryTierStandard && pinned && nu.ID != asg.NUMANode:
+		case tier == api.MemoryTierStandard && len(nu.CPUs) == 0 && nu.MemoryBytes == 0:
+			// neither CPUs nor memory: an offline node
+		default:
+			mems = append(mems, nu.ID)
+		}
+	}
+	if len(mems) == 0 {
+		tiers := task.MemoryTiers
+		if len(tiers) == 0 {
+			tiers = []string{api.MemoryTierStandard}
+		}
+		return nil, fmt.Errorf("%w: no NUMA node of memory tier %s", drivers.ErrWrongNode, strings.Join(tiers, " or "))
+	}
+	return mems, nil
+}
+
+// refusedDriver stands in for a task's driver when the agent knows before
+// starting that the task cannot run here; the start fails with err.
+type refusedDriver struct {
+	unavailableDriver
+	err error
+}
+
+func (d refusedDriver) StartTask(context.Context, *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	return nil, d.err
 }

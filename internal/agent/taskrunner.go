@@ -179,6 +179,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 			}
 			tr.log.Error("task start failed", "err", err)
 			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
+			if errors.Is(err, drivers.ErrWrongNode) {
+				tr.update(func(s *api.TaskState) {
+					setExit(s, res)
+					s.State, s.Failed, s.Message = api.TaskDead, true, res.Describe()
+				})
+				return
+			}
 			if !tr.afterExit(ctx, res, false) {
 				return
 			}

@@ -104,3 +104,57 @@ func cpusetWrites(lim *Limits) [][2]string {
 	}
 	return w
 }
+
+// LimitHugePages sets the huge page limits of a task cgroup that another
+// runtime created (runc, for the containerd driver), before the task's
+// process runs: in the v1 hugetlb hierarchy, in the v2 tree, or, on a
+// hybrid host whose hugetlb controller is bound to the cgroup2 mount
+// (which runc 1.1 cannot limit: "cannot set hugetlb limit"), in a group
+// of that mount which pid, the container's init, is moved into. Every
+// page size the kernel offers gets a limit, 0 for one not asked for.
+func LimitHugePages(v Version, root, rel string, pid int, lim Limits) error {
+	switch {
+	case v == V1 && exists(filepath.Join(root, "hugetlb")):
+		dir := filepath.Join(root, "hugetlb", rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		if err := writeHugetlb(dir, "limit_in_bytes", &lim); err != nil {
+			return err
+		}
+		return writeFile(dir, "cgroup.procs", strconv.Itoa(pid))
+	case v == V1 && unifiedHugetlb(root):
+		base := filepath.Join(root, hybridUnified)
+		if err := createV2Path(base, rel, "+hugetlb"); err != nil {
+			return err
+		}
+		dir := filepath.Join(base, rel)
+		if err := writeHugetlb(dir, "max", &lim); err != nil {
+			return err
+		}
+		return writeFile(dir, "cgroup.procs", strconv.Itoa(pid))
+	case v == V2 && controllerOn(root, "hugetlb"):
+		if err := createV2Path(root, rel, "+hugetlb"); err != nil {
+			return err
+		}
+		return writeHugetlb(filepath.Join(root, rel), "max", &lim)
+	case lim.HugePages2Mi > 0 || lim.HugePages1Gi > 0:
+		return fmt.Errorf("huge pages asked for, but %s has no hugetlb controller", root)
+	}
+	return nil
+}
+
+// ReleaseHugePages removes the cgroup2 group LimitHugePages made on a
+// hybrid host once the task's processes are gone (runc removes only the
+// groups it made); elsewhere runc's removal covers it.
+func ReleaseHugePages(v Version, root, rel string) error {
+	if v != V1 || !unifiedHugetlb(root) || rel == "" {
+		return nil
+	}
+	dir := filepath.Join(root, hybridUnified, rel)
+	if err := removeDir(dir); err != nil {
+		return err
+	}
+	removeAllocDir(dir)
+	return nil
+}

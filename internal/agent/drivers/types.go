@@ -12,6 +12,12 @@ import (
 // whose process could not be found again on RecoverTask.
 var ErrTaskNotFound = errors.New("task not found")
 
+// ErrWrongNode is wrapped by a start that no retry on this node can fix:
+// the task's image is for another CPU architecture, or the node has no
+// memory of a tier the task accepts. The agent fails the task at once,
+// without its restart policy (docs/hardware.md).
+var ErrWrongNode = errors.New("cannot run on this node")
+
 // TaskConfig is everything a driver needs to start one task of an allocation.
 type TaskConfig struct {
 	ID      string // unique on the node: "<allocID>/<task>"
@@ -23,13 +29,17 @@ type TaskConfig struct {
 	TaskDir string // exists; logs and driver files live here
 
 	Resources api.Resources
-	CPUs      []int // exclusive cores; empty when not pinned
+	CPUs      []int    // exclusive cores; empty when not pinned
+	NUMANode  int      // -1 when not pinned
+	GPUs      []string // GPU ids assigned to the allocation
+
 	// SharedCPUs is the cpuset of a task that is not pinned: the node's
 	// cores less those reserved by exclusive allocations when it starts
 	// (the agent rewrites it as reservations change). Empty: the parent's.
 	SharedCPUs []int
-	NUMANode   int      // -1 when not pinned
-	GPUs       []string // GPU ids assigned to the allocation
+	// Mems is the task's cpuset.mems: the NUMA nodes of the memory tiers
+	// it accepts; empty: the parent's (docs/hardware.md).
+	Mems []int
 
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included

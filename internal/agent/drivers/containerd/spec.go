@@ -178,7 +178,7 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 		// containerd's default, a namespace of its own with loopback.
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	}
-	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l))
+	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg))
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}

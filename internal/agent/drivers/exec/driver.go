@@ -148,6 +148,10 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		PidsLimit:   cfg.Task.PidsLimit,
 		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
+		Mems:        cfg.Mems,
+
+		HugePages2Mi: cfg.Resources.HugePages2Mi,
+		HugePages1Gi: cfg.Resources.HugePages1Gi,
 	}
 	if err := group.Create(lim); err != nil {
 		group.Remove()
