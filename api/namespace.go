@@ -26,9 +26,14 @@ type Namespace struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// Quota bounds the namespace's allocations; nil: unbounded.
-	Quota       *Quota `json:"quota,omitempty"`
-	CreateIndex uint64 `json:"createIndex"`
-	ModifyIndex uint64 `json:"modifyIndex"`
+	Quota *Quota `json:"quota,omitempty"`
+	// AllowRootTasks lets the namespace's tasks ask for `user: root` (or
+	// uid 0); they still run only on nodes that allow root tasks. The
+	// default namespace allows it until a cell manager applies a record
+	// for it (docs/tenants.md).
+	AllowRootTasks bool   `json:"allowRootTasks,omitempty"`
+	CreateIndex    uint64 `json:"createIndex"`
+	ModifyIndex    uint64 `json:"modifyIndex"`
 }
 
 // Quota is a namespace's limits. A nil field is unbounded; a zero one

@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Priority classes, highest first. A class maps to a base integer priority;
 // a workload may refine it with an explicit integer priority.
@@ -171,6 +174,7 @@ type Task struct {
 	// ":group" or ":gid". Empty means the node's default, nobody; root
 	// only on nodes that allow root tasks (docs/security.md).
 	User string `json:"user,omitempty"`
+	// (AsksForRoot reads it.)
 	// Network is "host" (the default: the node's network namespace) or
 	// "isolated" (a network namespace of its own with loopback only).
 	Network string `json:"network,omitempty"`
@@ -303,4 +307,12 @@ type Notice struct {
 	Field   string `json:"field"`   // field path, e.g. spec.placementConstraints.numaNode
 	Value   string `json:"value"`   // what the user wrote
 	Message string `json:"message"` // e.g. "accepted, not yet enforced"
+}
+
+// AsksForRoot reports whether the task names root as its user ("root" or
+// uid 0, with or without a group). A name that maps to uid 0 only on a
+// node is refused there, by the node's own rule.
+func (t *Task) AsksForRoot() bool {
+	user, _, _ := strings.Cut(t.User, ":")
+	return user == "root" || user == "0"
 }

@@ -62,7 +62,9 @@ quota field is optional: an absent one is unbounded, 0 allows none):
     gpuMilli: 2000           # 2 GPUs (a share counts its thousandths)
     devices: 4               # GPUs and GPU shares held
     allocations: 50
-    maxPriority: 999         # batch and best-effort only`,
+    maxPriority: 999         # batch and best-effort only
+  allowRootTasks: false      # tasks may not ask for user: root (the default namespace
+                             # allows it until a record for it is applied)`,
 		Example: "  strata namespace apply -f team-a.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -109,6 +109,16 @@ func admitToNamespace(snap *state.Snapshot, wl *api.Workload) error {
 		return fieldError("unknown-namespace", "metadata.namespace",
 			"namespace %q does not exist; a cell manager creates it with `strata namespace apply`", ns)
 	}
+	if !n.AllowRootTasks {
+		for i, g := range wl.Groups {
+			for j, t := range g.Tasks {
+				if t.AsksForRoot() {
+					return fieldError("root-not-allowed", fmt.Sprintf("spec.groups[%d].tasks[%d].user", i, j),
+						"task %s asks for user %q, but namespace %q does not allow root tasks (a cell manager sets allowRootTasks on it)", t.Name, t.User, ns)
+				}
+			}
+		}
+	}
 	q := n.Quota
 	if q == nil {
 		return nil

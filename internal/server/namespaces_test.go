@@ -212,3 +212,62 @@ func TestBrokerKeepsNamespacesApart(t *testing.T) {
 		t.Fatalf("dequeued %v, want both a and b", got)
 	}
 }
+
+// TestRootTasksNeedTheNamespacesConsent: a task asking for root is
+// refused at submission, naming its user field, unless its namespace
+// allows root tasks; the default namespace allows them until a record
+// for it is applied.
+func TestRootTasksNeedTheNamespacesConsent(t *testing.T) {
+	st := state.New()
+	if err := st.Write(1, func(w *state.WriteTxn) error {
+		if err := w.UpsertNamespace(&api.Namespace{Name: "locked"}); err != nil {
+			return err
+		}
+		return w.UpsertNamespace(&api.Namespace{Name: "trusted", AllowRootTasks: true})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	withUser := func(ns, user string) *api.Workload {
+		wl, err := spec.Parse([]byte(tenantWorkload(ns, "w", "batch", 1, 100)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl.Groups[0].Tasks[0].User = user
+		return wl
+	}
+	tests := []struct {
+		ns, user string
+		refused  bool
+	}{
+		{"locked", "root", true},
+		{"locked", "0", true},
+		{"locked", "root:wheel", true},
+		{"locked", "0:0", true},
+		{"locked", "nobody", false},
+		{"locked", "", false},
+		{"locked", "1000:0", false},
+		{"locked", "rooty", false},
+		{"trusted", "root", false},
+		{"default", "root", false},
+	}
+	for _, tt := range tests {
+		err := admitToNamespace(st.Snapshot(), withUser(tt.ns, tt.user))
+		if !tt.refused {
+			if err != nil {
+				t.Errorf("user %q in %s: refused: %v", tt.user, tt.ns, err)
+			}
+			continue
+		}
+		var he *httpError
+		if !errors.As(err, &he) || he.code != "root-not-allowed" || len(he.fields) != 1 || he.fields[0].Path != "spec.groups[0].tasks[0].user" {
+			t.Errorf("user %q in %s: %v, want root-not-allowed naming spec.groups[0].tasks[0].user", tt.user, tt.ns, err)
+		}
+	}
+	// A record for default withdraws its consent.
+	if err := st.Write(2, func(w *state.WriteTxn) error { return w.UpsertNamespace(&api.Namespace{Name: "default"}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := admitToNamespace(st.Snapshot(), withUser("default", "root")); err == nil {
+		t.Error("root admitted in a default namespace applied without allowRootTasks")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // ErrNoCheckpoint is wrapped when the driver cannot checkpoint at all (no
@@ -58,7 +59,7 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	stdio := criu.ReadStdio("", t.handle.PID)
-	if err := writeJSONAtomic(filepath.Join(dir, criu.StdioFile), stdio); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(dir, criu.StdioFile), stdio); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
@@ -99,7 +100,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 		return nil, fmt.Errorf("restore %s: %w: no working criu on this node", cfg.ID, ErrNoCheckpoint)
 	}
 	var stdio criu.Stdio
-	if ok, err := readJSON(filepath.Join(dir, criu.StdioFile), &stdio); err != nil || !ok {
+	if ok, err := taskfile.ReadJSON(filepath.Join(dir, criu.StdioFile), &stdio); err != nil || !ok {
 		return nil, fmt.Errorf("restore %s: image %s has no readable %s: %v", cfg.ID, dir, criu.StdioFile, err)
 	}
 	os.Remove(filepath.Join(dir, criu.PidFile))

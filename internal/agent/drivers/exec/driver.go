@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // Name is the driver's name in Task.Driver.
@@ -186,7 +187,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	if restore != nil {
 		s.Command, s.RestorePidFile = restore.argv, restore.pidFile
 	}
-	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
@@ -195,7 +196,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	start, _ := procStart(shimPID)
+	start, _ := taskfile.ProcStart(shimPID)
 	h := drivers.TaskHandle{
 		ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir,
 		ShimPID: shimPID, ShimStart: start,
@@ -257,7 +258,7 @@ func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, st
 	deadline := time.Now().Add(d.cfg.StartTimeout)
 	for {
 		var info runInfo
-		ok, err := readJSON(filepath.Join(taskDir, runFile), &info)
+		ok, err := taskfile.ReadJSON(filepath.Join(taskDir, runFile), &info)
 		if err != nil {
 			return info, err
 		}
@@ -267,7 +268,7 @@ func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, st
 		if exists(filepath.Join(taskDir, exitFile)) {
 			return info, nil // the monitor reports how it ended
 		}
-		if !sameProcess(shimPID, start) && !exists(filepath.Join(taskDir, exitFile)) {
+		if !taskfile.SameProcess(shimPID, start) && !exists(filepath.Join(taskDir, exitFile)) {
 			return info, fmt.Errorf("shim exited before starting the task (see %s)", filepath.Join(taskDir, shimLog))
 		}
 		if time.Now().After(deadline) {
@@ -298,15 +299,15 @@ func (d *Driver) monitor(t *task) {
 	defer ticker.Stop()
 	for {
 		var res drivers.ExitResult
-		ok, err := readJSON(exitPath, &res)
+		ok, err := taskfile.ReadJSON(exitPath, &res)
 		if err == nil && ok {
 			t.result = &res
 			close(t.done)
 			return
 		}
-		if !sameProcess(t.handle.ShimPID, t.handle.ShimStart) {
+		if !taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
 			// The shim may have written exit.json just before exiting.
-			if ok, err := readJSON(exitPath, &res); err == nil && ok {
+			if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
 				t.result = &res
 			} else {
 				t.result = &drivers.ExitResult{ExitCode: -1, Err: "task shim exited without a result", FinishedAt: time.Now()}
@@ -359,7 +360,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	}
 	d.track(*h, group)
 	d.log.Info("task recovered", "task", h.ID, "pid", h.PID, "shim_pid", h.ShimPID,
-		"shim_alive", sameProcess(h.ShimPID, h.ShimStart))
+		"shim_alive", taskfile.SameProcess(h.ShimPID, h.ShimStart))
 	return nil
 }
 

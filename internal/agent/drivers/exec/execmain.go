@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // File descriptors between the stages. The shim hands the init syncFD and
@@ -55,7 +57,7 @@ func ExecMain(args []string) int {
 		return 127
 	}
 	var s spec
-	if ok, err := readJSON(args[0], &s); !ok || err != nil {
+	if ok, err := taskfile.ReadJSON(args[0], &s); !ok || err != nil {
 		fmt.Fprintf(os.Stderr, "strata exec: read spec %s: %v\n", args[0], err)
 		return 127
 	}

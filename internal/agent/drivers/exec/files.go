@@ -1,15 +1,6 @@
 package exec
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
-)
+import "time"
 
 // Files a shim keeps in its task directory.
 const (
@@ -64,87 +55,4 @@ type runInfo struct {
 	PID       int       `json:"pid"`               // the task's main process
 	InitPID   int       `json:"initPid,omitempty"` // pid 1 of its pid namespace
 	StartedAt time.Time `json:"startedAt"`
-}
-
-// writeJSONAtomic writes v to path through a temporary file and a rename so
-// that a reader sees either nothing or the whole file. The file is 0600:
-// spec.json holds the task's environment and secrets.
-func writeJSONAtomic(path string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o600); err != nil { // a stale temporary file keeps its mode
-		f.Close()
-		return fmt.Errorf("chmod %s: %w", tmp, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	return nil
-}
-
-// readJSON decodes path into v; ok is false when the file does not exist.
-func readJSON(path string, v any) (ok bool, err error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("decode %s: %w", path, err)
-	}
-	return true, nil
-}
-
-// procStart returns the start time (clock ticks since boot) of pid and
-// whether it is alive: a zombie or a missing /proc entry is not.
-func procStart(pid int) (start uint64, alive bool) {
-	if pid <= 0 {
-		return 0, false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// The command name may hold spaces and parentheses; fields after the
-	// last ')' are: state(3) ppid(4) … starttime(22).
-	rest := string(data)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	fields := strings.Fields(rest)
-	if len(fields) < 20 {
-		return 0, false
-	}
-	start, err = strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return start, fields[0] != "Z" && fields[0] != "X"
-}
-
-// sameProcess reports whether pid is alive and is the process that started
-// at start (not a later process that reused the pid).
-func sameProcess(pid int, start uint64) bool {
-	got, alive := procStart(pid)
-	return alive && got == start
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // An agent that lost its records (its data dir deleted, its database
@@ -93,7 +94,7 @@ func (d *Driver) describeOrphan(allocsDir string, ref cgroup.TaskRef, shimPID in
 		Cgroup: rel, Cgroups: group.Dirs(), StartedAt: time.Now(),
 	}}
 	if shimPID > 0 {
-		if start, alive := procStart(shimPID); alive {
+		if start, alive := taskfile.ProcStart(shimPID); alive {
 			o.ShimAlive = true
 			o.Handle.ShimPID, o.Handle.ShimStart = shimPID, start
 		}
@@ -101,7 +102,7 @@ func (d *Driver) describeOrphan(allocsDir string, ref cgroup.TaskRef, shimPID in
 	// run.json names the task and its init when the task directory
 	// survived; otherwise /proc does (a lost data dir).
 	var info runInfo
-	if ok, _ := readJSON(filepath.Join(o.Handle.TaskDir, runFile), &info); ok && info.PID > 0 {
+	if ok, _ := taskfile.ReadJSON(filepath.Join(o.Handle.TaskDir, runFile), &info); ok && info.PID > 0 {
 		o.Handle.PID, o.Handle.InitPID, o.Handle.StartedAt = info.PID, info.InitPID, info.StartedAt
 	}
 	if o.Handle.PID == 0 && o.ShimAlive {
@@ -128,7 +129,7 @@ func findTask(shimPID int, cgroupPIDs []int) (pid, initPID int) {
 		}
 		var first uint64
 		for _, p := range procChildren(child) {
-			start, alive := procStart(p)
+			start, alive := taskfile.ProcStart(p)
 			if !inCgroup[p] || !alive {
 				continue
 			}
@@ -188,7 +189,7 @@ func findShims(allocsDir string) (map[cgroup.TaskRef]int, error) {
 		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
 			continue
 		}
-		if _, alive := procStart(pid); alive {
+		if _, alive := taskfile.ProcStart(pid); alive {
 			out[cgroup.TaskRef{AllocID: parts[0], Task: parts[1]}] = pid
 		}
 	}
@@ -226,10 +227,10 @@ func (d *Driver) StopOrphan(o Orphan, grace time.Duration) error {
 		// The shim catches SIGTERM by design; once its task is dead it
 		// writes its result and exits by itself, within copyGrace.
 		deadline := time.Now().Add(copyGrace + time.Second)
-		for sameProcess(o.Handle.ShimPID, o.Handle.ShimStart) && time.Now().Before(deadline) {
+		for taskfile.SameProcess(o.Handle.ShimPID, o.Handle.ShimStart) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if sameProcess(o.Handle.ShimPID, o.Handle.ShimStart) {
+		if taskfile.SameProcess(o.Handle.ShimPID, o.Handle.ShimStart) {
 			if err := syscall.Kill(o.Handle.ShimPID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("stop orphan %s: kill shim %d: %w", o.ID(), o.Handle.ShimPID, err)
 			}

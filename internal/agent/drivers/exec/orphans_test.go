@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // startProc starts a process this test reaps, so that a killed one does
@@ -26,7 +27,7 @@ func startProc(t *testing.T, argv ...string) int {
 	return cmd.Process.Pid
 }
 
-func alive(pid int) bool { _, ok := procStart(pid); return ok }
+func alive(pid int) bool { _, ok := taskfile.ProcStart(pid); return ok }
 
 // TestFindAndStopOrphans puts a task process into a task cgroup under the
 // driver's parent, next to a shim-like process whose command line names its

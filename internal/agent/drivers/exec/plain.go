@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // PlainMain is `strata __plain <spec.json>`, the one stage of a
@@ -24,7 +26,7 @@ func PlainMain(args []string) int {
 		return 127
 	}
 	var s spec
-	if ok, err := readJSON(args[0], &s); !ok || err != nil {
+	if ok, err := taskfile.ReadJSON(args[0], &s); !ok || err != nil {
 		fmt.Fprintf(os.Stderr, "strata plain: read spec %s: %v\n", args[0], err)
 		return 127
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
 
@@ -40,7 +41,7 @@ func ShimMain(args []string) int {
 	taskDir := args[0]
 	res := runShim(taskDir)
 	res.FinishedAt = time.Now()
-	if err := writeJSONAtomic(filepath.Join(taskDir, exitFile), res); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(taskDir, exitFile), res); err != nil {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 		return 1
 	}
@@ -61,7 +62,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 		fmt.Fprintf(os.Stderr, "strata shim: set child subreaper: %v\n", errno)
 	}
 	var s spec
-	if ok, err := readJSON(filepath.Join(taskDir, specFile), &s); !ok || err != nil {
+	if ok, err := taskfile.ReadJSON(filepath.Join(taskDir, specFile), &s); !ok || err != nil {
 		return &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("read task spec: %v", err)}
 	}
 	group, err := cgroup.Open(cgroup.Version(s.CgroupVersion), s.CgroupRoot, s.CgroupRel)
@@ -170,7 +171,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if info.PID == 0 {
 		info.PID = pid // the task stage failed or the task already ended
 	}
-	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), info); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(taskDir, runFile), info); err != nil {
 		fmt.Fprintf(os.Stderr, "strata shim: %v\n", err)
 	}
 

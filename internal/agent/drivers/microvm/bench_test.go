@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // vmmFootprint splits qemu's resident memory: the guest's RAM mapping
@@ -108,7 +109,7 @@ func BenchmarkMicroVMBoot(b *testing.B) {
 			b.Fatalf("task: %+v %v", res, err)
 		}
 		var boot bootInfo
-		if _, err := readJSON(filepath.Join(cfg.TaskDir, bootFile), &boot); err != nil {
+		if _, err := taskfile.ReadJSON(filepath.Join(cfg.TaskDir, bootFile), &boot); err != nil {
 			b.Fatal(err)
 		}
 		d.DestroyTask(h.ID)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // Name is the driver's name in Task.Driver.
@@ -201,14 +202,14 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 		QEMUArgv: machine.argv(), BootedMarker: g.bootedMarker(), ExitMarker: g.exitMarker(), StopLine: g.stopLine(),
 		BootTimeout: d.cfg.BootTimeout, LogMaxBytes: cfg.LogMaxBytes, LogMaxFiles: cfg.LogMaxFiles,
 	}
-	if err := writeJSONAtomic(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		return nil, err
 	}
 	shimPID, err := d.launchShim(cfg.TaskDir)
 	if err != nil {
 		return nil, err
 	}
-	shimStart, _ := procStart(shimPID)
+	shimStart, _ := taskfile.ProcStart(shimPID)
 	info, err := d.awaitStart(ctx, cfg.TaskDir, shimPID, shimStart)
 	if err != nil {
 		syscall.Kill(shimPID, syscall.SIGKILL) // qemu follows (Pdeathsig)
@@ -255,14 +256,14 @@ func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, st
 	deadline := time.Now().Add(d.cfg.StartTimeout)
 	for {
 		var info runInfo
-		ok, err := readJSON(filepath.Join(taskDir, runFile), &info)
+		ok, err := taskfile.ReadJSON(filepath.Join(taskDir, runFile), &info)
 		if err != nil || ok {
 			return info, err
 		}
 		if exists(filepath.Join(taskDir, exitFile)) {
 			return info, nil // the monitor reports how it ended
 		}
-		if !sameProcess(shimPID, start) {
+		if !taskfile.SameProcess(shimPID, start) {
 			return info, fmt.Errorf("shim exited before starting qemu (see %s)", filepath.Join(taskDir, shimLog))
 		}
 		if time.Now().After(deadline) {
@@ -291,13 +292,13 @@ func (d *Driver) monitor(t *task) {
 	defer ticker.Stop()
 	for {
 		var res drivers.ExitResult
-		if ok, err := readJSON(exitPath, &res); err == nil && ok {
+		if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
 			t.result = &res
 			close(t.done)
 			return
 		}
-		if !sameProcess(t.handle.ShimPID, t.handle.ShimStart) {
-			if ok, err := readJSON(exitPath, &res); err == nil && ok {
+		if !taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
+			if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
 				t.result = &res
 			} else {
 				t.result = &drivers.ExitResult{ExitCode: -1, Err: "micro-VM shim exited without a result", FinishedAt: time.Now()}
@@ -331,7 +332,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		return fmt.Errorf("recover %s: %w", h.ID, drivers.ErrTaskNotFound)
 	}
 	d.track(*h)
-	d.log.Info("micro-VM recovered", "task", h.ID, "qemu_pid", h.PID, "shim_alive", sameProcess(h.ShimPID, h.ShimStart))
+	d.log.Info("micro-VM recovered", "task", h.ID, "qemu_pid", h.PID, "shim_alive", taskfile.SameProcess(h.ShimPID, h.ShimStart))
 	return nil
 }
 
@@ -373,7 +374,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return nil
 	default:
 	}
-	if sameProcess(t.handle.ShimPID, t.handle.ShimStart) {
+	if taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
 		if err := syscall.Kill(t.handle.ShimPID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("stop %s: %w", id, err)
 		}

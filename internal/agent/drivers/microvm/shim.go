@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
 
@@ -29,7 +30,7 @@ func ShimMain(args []string) int {
 	taskDir := args[0]
 	res := runShim(taskDir)
 	res.FinishedAt = time.Now()
-	if err := writeJSONAtomic(filepath.Join(taskDir, exitFile), res); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(taskDir, exitFile), res); err != nil {
 		fmt.Fprintf(os.Stderr, "strata microvm shim: %v\n", err)
 		return 1
 	}
@@ -47,7 +48,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 
 	var s shimSpec
-	if ok, err := readJSON(filepath.Join(taskDir, specFile), &s); !ok || err != nil {
+	if ok, err := taskfile.ReadJSON(filepath.Join(taskDir, specFile), &s); !ok || err != nil {
 		return failed("read micro-VM spec: %v", err)
 	}
 	if len(s.QEMUArgv) == 0 {
@@ -87,7 +88,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	}
 	inR.Close()
 	consoleW.Close()
-	if err := writeJSONAtomic(filepath.Join(taskDir, runFile), runInfo{PID: cmd.Process.Pid, StartedAt: start}); err != nil {
+	if err := taskfile.WriteJSON(filepath.Join(taskDir, runFile), runInfo{PID: cmd.Process.Pid, StartedAt: start}); err != nil {
 		fmt.Fprintf(os.Stderr, "strata microvm shim: %v\n", err)
 	}
 
@@ -96,7 +97,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	copier := &consoleCopier{out: stdoutLog, booted: []byte(s.BootedMarker), exit: []byte(s.ExitMarker), onBoot: func() {
 		bootOnce.Do(func() {
 			now := time.Now()
-			writeJSONAtomic(filepath.Join(taskDir, bootFile), bootInfo{BootedAt: now, Boot: now.Sub(start)})
+			taskfile.WriteJSON(filepath.Join(taskDir, bootFile), bootInfo{BootedAt: now, Boot: now.Sub(start)})
 			close(booted)
 		})
 	}}

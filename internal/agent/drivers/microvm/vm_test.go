@@ -13,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/microvm/ocitest"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
 
@@ -158,7 +159,7 @@ func TestMicroVMRunsCommandWithExitCode(t *testing.T) {
 				t.Errorf("log shows the init's markers:\n%s", out)
 			}
 			var boot bootInfo
-			if ok, err := readJSON(filepath.Join(cfg.TaskDir, bootFile), &boot); !ok || err != nil {
+			if ok, err := taskfile.ReadJSON(filepath.Join(cfg.TaskDir, bootFile), &boot); !ok || err != nil {
 				t.Errorf("no boot report: %v", err)
 			} else {
 				t.Logf("boot to userspace %s (accel %s)", boot.Boot.Round(time.Millisecond), d.Host().Accel)
@@ -169,7 +170,7 @@ func TestMicroVMRunsCommandWithExitCode(t *testing.T) {
 			if exists(filepath.Join(cfg.TaskDir, initrdFile)) {
 				t.Error("initramfs left behind after destroy")
 			}
-			if _, alive := procStart(h.PID); alive {
+			if _, alive := taskfile.ProcStart(h.PID); alive {
 				t.Errorf("qemu %d still runs after destroy", h.PID)
 			}
 		})
@@ -276,7 +277,7 @@ func TestMicroVMThatDoesNotBoot(t *testing.T) {
 			if err := broken.DestroyTask(h.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, alive := procStart(h.PID); alive || exists(filepath.Join(cfg.TaskDir, initrdFile)) {
+			if _, alive := taskfile.ProcStart(h.PID); alive || exists(filepath.Join(cfg.TaskDir, initrdFile)) {
 				t.Errorf("left behind: qemu alive %v, initramfs %v", alive, exists(filepath.Join(cfg.TaskDir, initrdFile)))
 			}
 		})
