@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // SetCPUs rewrites the cpuset of the task cgroup at rel (relative to the
@@ -32,10 +33,7 @@ func SetCPUs(v Version, root, rel string, cpus []int) (changed bool, err error) 
 		return false, fmt.Errorf("read %s: %w", file, err)
 	}
 	want := FormatCPUList(cpus)
-	if trimmed := string(cur); len(trimmed) > 0 && trimmed[len(trimmed)-1] == '\n' {
-		cur = cur[:len(cur)-1]
-	}
-	if string(cur) == want {
+	if strings.TrimSpace(string(cur)) == want {
 		return false, nil
 	}
 	if err := writeFile(dir, "cpuset.cpus", want); err != nil {
