@@ -70,6 +70,9 @@ type Assignment struct {
 	GPUMilli int64    `json:"gpuMilli,omitempty"` // share of GPUs[0] for a fractional request
 	// Ports are the group's ports on the node, in the group's order.
 	Ports []AssignedPort `json:"ports,omitempty"`
+	// Devices are the ids of the node's devices (Node.Devices) given to
+	// the group, in the order of its tasks' requests.
+	Devices []string `json:"devices,omitempty"`
 }
 
 // TaskState is the agent's view of one task.
@@ -107,6 +110,7 @@ func (a *Allocation) Copy() *Allocation {
 	c.Assignment.CPUs = append([]int(nil), a.Assignment.CPUs...)
 	c.Assignment.GPUs = append([]string(nil), a.Assignment.GPUs...)
 	c.Assignment.Ports = append([]AssignedPort(nil), a.Assignment.Ports...)
+	c.Assignment.Devices = append([]string(nil), a.Assignment.Devices...)
 	if a.Health != nil {
 		h := *a.Health
 		h.Checks = append([]CheckResult(nil), a.Health.Checks...)
@@ -117,6 +121,7 @@ func (a *Allocation) Copy() *Allocation {
 		m.TargetAssignment.CPUs = append([]int(nil), a.Migration.TargetAssignment.CPUs...)
 		m.TargetAssignment.GPUs = append([]string(nil), a.Migration.TargetAssignment.GPUs...)
 		m.TargetAssignment.Ports = append([]AssignedPort(nil), a.Migration.TargetAssignment.Ports...)
+		m.TargetAssignment.Devices = append([]string(nil), a.Migration.TargetAssignment.Devices...)
 		if a.Migration.Report != nil {
 			r := *a.Migration.Report
 			m.Report = &r

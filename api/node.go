@@ -42,6 +42,8 @@ type Node struct {
 
 	NUMA []NUMANode `json:"numa,omitempty"`
 	GPUs []GPU      `json:"gpus,omitempty"`
+	// Devices are the node's devices of other classes (devices.go).
+	Devices []Device `json:"devices,omitempty"`
 
 	// Drivers are the task drivers the node's agent offers, sorted
 	// ("containerd", "exec", "mock"). A node that reports none is taken
@@ -134,6 +136,7 @@ func (n *Node) Copy() *Node {
 		c.NUMA[i].CPUs = append([]int(nil), n.NUMA[i].CPUs...)
 	}
 	c.GPUs = append([]GPU(nil), n.GPUs...)
+	c.Devices = copyDevices(n.Devices)
 	c.Drivers = append([]string(nil), n.Drivers...)
 	c.AgentNotices = append([]string(nil), n.AgentNotices...)
 	if n.Checkpoint != nil {

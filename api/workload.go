@@ -158,6 +158,8 @@ type Task struct {
 	Resources Resources `json:"resources"`
 	// GPUModels lists the acceptable GPU models; empty means any.
 	GPUModels []string `json:"gpuModels,omitempty"`
+	// Devices asks for devices of other classes (devices.go).
+	Devices []DeviceRequest `json:"devices,omitempty"`
 	// ExclusiveCores pins the task to whole cores of one NUMA node (cpuset).
 	ExclusiveCores bool `json:"exclusiveCores,omitempty"`
 	// MemoryTiers are the memory tiers the task's memory may live on

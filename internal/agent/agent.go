@@ -34,6 +34,7 @@ type Agent struct {
 	// nodeSecret proves the node (identity.go); it is never logged.
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
+	devNodes   deviceNodes
 
 	drivers    map[string]Driver
 	driverErrs map[string]error // why a built-in driver is missing
@@ -138,8 +139,18 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fingerprint: %w", err)
 	}
+	var devCfg *fingerprint.DeviceConfig
+	if a.cfg.DevicesConfig != "" {
+		if devCfg, err = fingerprint.LoadDeviceConfig(a.cfg.DevicesConfig); err != nil {
+			return nil, fmt.Errorf("fingerprint: %w", err)
+		}
+	}
+	devices, err := fingerprint.Devices(a.cfg.SysRoot, devCfg)
+	if err != nil {
+		return nil, fmt.Errorf("fingerprint devices: %w", err)
+	}
 	n := &api.Node{
-		ID: a.nodeID, Name: a.cfg.Name, Status: api.NodeReady,
+		ID: a.nodeID, Name: a.cfg.Name, Status: api.NodeReady, Devices: devices,
 		Labels:  map[string]string{api.LabelNode: a.cfg.Name},
 		Drivers: a.driverNames(),
 		NUMA:    fp.NUMA, GPUs: fp.GPUs,
@@ -156,6 +167,14 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 		n.Labels[k] = v
 	}
 	a.driverLabels(n.Labels)
+	devRoot, procRoot := a.cfg.DevRoot, a.cfg.ProcRoot
+	if devRoot == "" {
+		devRoot = "/dev"
+	}
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	a.devNodes = newDeviceNodes(n, devRoot, procRoot)
 	for _, o := range []struct {
 		flag int64
 		dst  *int64

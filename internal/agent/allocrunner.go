@@ -55,6 +55,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		dir:   filepath.Join(a.cfg.DataDir, "allocs", alloc.ID),
 		log:   a.log.With("alloc", alloc.ID, "workload", alloc.Workload, "group", alloc.Group),
 	}
+	perTask := taskDevices(alloc)
 	for _, task := range alloc.TaskGroup.Tasks {
 		taskDir := filepath.Join(ar.dir, task.Name)
 		if err := os.MkdirAll(taskDir, 0o755); err != nil {
@@ -80,6 +81,8 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 			GPUs:        alloc.Assignment.GPUs,
 			LogMaxBytes: a.cfg.LogMaxBytes, LogMaxFiles: a.cfg.LogMaxFiles,
 		}
+		cfg.Devices, cfg.DenyDevices = a.devNodes.forTask(alloc.Assignment.GPUs, perTask[task.Name])
+		deviceEnv(cfg.Env, a.node, perTask[task.Name])
 		if len(cfg.CPUs) == 0 {
 			cfg.NUMANode = -1
 		}
@@ -91,6 +94,9 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
 		tr.beforeStart = a.syncSharedCores
+		if ids := perTask[task.Name]; len(ids) > 0 {
+			tr.devicesPresent = func() error { return a.devNodes.present(ids) }
+		}
 		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
 			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
 		}

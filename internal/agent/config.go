@@ -116,6 +116,11 @@ type Config struct {
 	GPUCommand []string
 	// SysRoot and ProcRoot override /sys and /proc for fingerprinting.
 	SysRoot, ProcRoot string
+	// DevicesConfig is the device config file (fingerprint.DeviceConfig);
+	// "" finds devices in sysfs by the built-in rules only.
+	DevicesConfig string
+	// DevRoot overrides /dev, where the GPUs' device nodes are (tests).
+	DevRoot string
 
 	// LogMaxBytes and LogMaxFiles bound each task stream's log files,
 	// default 10MiB × 3.

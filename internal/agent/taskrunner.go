@@ -29,6 +29,9 @@ type taskRunner struct {
 	// returns the node's shared core pool: the cpuset of a task that is
 	// not pinned (sharedcores.go).
 	beforeStart func() []int
+	// devicesPresent, when set, says why the task's devices cannot be
+	// given to it (one disappeared), checked before every start.
+	devicesPresent func() error
 	// fence, for a group that needs one (atMostOnce, stopAfter), gates
 	// every start on the node's lease (lease.go).
 	fence *fenceGate
@@ -167,12 +170,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 			}
 			return
 		}
-		if tr.beforeStart != nil {
-			if pool := tr.beforeStart(); len(tr.cfg.CPUs) == 0 {
-				tr.cfg.SharedCPUs = pool
-			}
-		}
-		h, err := tr.driver.StartTask(ctx, &tr.cfg)
+		h, err := tr.startTask(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -202,6 +200,21 @@ func (tr *taskRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// startTask starts the task once its devices are all there.
+func (tr *taskRunner) startTask(ctx context.Context) (*drivers.TaskHandle, error) {
+	if tr.beforeStart != nil {
+		if pool := tr.beforeStart(); len(tr.cfg.CPUs) == 0 {
+			tr.cfg.SharedCPUs = pool
+		}
+	}
+	if tr.devicesPresent != nil {
+		if err := tr.devicesPresent(); err != nil {
+			return nil, err
+		}
+	}
+	return tr.driver.StartTask(ctx, &tr.cfg)
 }
 
 // waitAndHandle waits for the running task and applies the restart policy.

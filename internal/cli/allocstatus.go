@@ -60,6 +60,7 @@ func printAllocStatus(w io.Writer, a *api.Allocation) {
 		}
 		fmt.Fprintf(w, "Ports:     %s\n", strings.Join(ports, " "))
 	}
+	printHardware(w, &a.Assignment)
 	health := "-"
 	if h := a.Health; h != nil {
 		health = h.Status

@@ -107,6 +107,7 @@ type agentFlags struct {
 	allowRoot   bool
 	criuPath    string
 	ckptTasks   bool
+	devicesCfg  string
 	joinToken   string
 	joinFile    string
 	tls         tlsFlags
@@ -130,7 +131,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
 	cmd.Flags().StringVar(&f.httpAddr, "agent-http-addr", "127.0.0.1:0", "address of the agent's own API (task logs)")
 	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "topology label key=value, e.g. rack=r1 (repeatable)")
-	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal)")
+	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal, allowRootTasks, devicesConfig)")
 	cmd.Flags().StringVar(&f.cpuTotal, "cpu-total", "", "advertised CPU in millicores or cores, e.g. 4000 or 4 (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
@@ -141,6 +142,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().DurationVar(&f.imageGCGrace, "image-gc-grace", time.Hour, "remove an image this agent pulled or imported once no container has used it for this long")
 	cmd.Flags().StringVar(&f.criuPath, "criu-path", "", "criu binary (CRIU >= 4.1) that checkpoints and migrates tasks (default: criu on PATH; none: this node does not checkpoint); strata nodes shows whether it works")
 	cmd.Flags().BoolVar(&f.ckptTasks, "checkpointable-tasks", false, "start exec tasks so that criu can checkpoint and migrate them with their memory: in the host's pid, mount and cgroup namespaces (still as their user, with their capability mask, no_new_privs, seccomp profile and cgroups); off: tasks get their own namespaces and migrate by stop and restart (docs/migration.md)")
+	cmd.Flags().StringVar(&f.devicesCfg, "devices-config", "", "device config file (YAML): rules naming the class of PCI devices in /sys/bus/pci/devices and devices listed outright, each with its NUMA node and device nodes; SR-IOV VFs, NVMe namespaces, FPGAs and accelerators are found without one (docs/devices.md)")
 	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 	f.microvm.register(cmd)
@@ -156,6 +158,8 @@ type agentFile struct {
 	BandwidthTotal string            `json:"bandwidthTotal"`
 	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
 	AllowRootTasks bool `json:"allowRootTasks"`
+	// DevicesConfig is the device config file (docs/devices.md).
+	DevicesConfig string `json:"devicesConfig"`
 }
 
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
@@ -178,7 +182,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
 		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace,
-		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks}
+		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
 	microVM, microVMErr := f.microvm.config()
 	if microVMErr != nil {
 		return cfg, microVMErr

@@ -260,12 +260,12 @@ func newNodesCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, nodes)
 			}
-			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "NUMA", "DRIVERS", "CHECKPOINT", "LABELS")
+			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "DEVICES", "NUMA", "DRIVERS", "CHECKPOINT", "LABELS")
 			for _, n := range nodes {
 				t.row(shortID(n.ID), n.Name, n.Status, eligibilityOf(n),
 					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
 					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
-					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs),
+					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs), devicesSummary(n),
 					numaSummary(n), driversSummary(n), checkpointStr(n), nodeLabels(n.Labels))
 			}
 			return t.flush()

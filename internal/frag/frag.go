@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/gpumodel"
 )
 
 // Type is one task type of the target workload.
@@ -139,7 +141,7 @@ func (d *Distribution) Bind(models []string) {
 		for m, model := range models {
 			ok := model != ""
 			if ok && len(d.Types[t].Spec) > 0 {
-				ok = slices.Contains(d.Types[t].Spec, model)
+				ok = gpumodel.AcceptsAny(d.Types[t].Spec, model, 0)
 			}
 			d.accept[t*len(models)+m] = ok
 		}

@@ -32,6 +32,7 @@ func (c *cell) assign(g *group, i int) api.Assignment {
 		}
 		slices.Sort(asg.CPUs)
 	}
+	asg.Devices = assignDevices(g, d, numaID)
 	switch {
 	case g.gpuMilli > 0:
 		k := pickShare(g, d, numaID)
@@ -75,7 +76,7 @@ func gpusLocal(g *group, d *nodeDetail, numaID int) bool {
 	case g.gpus > 0:
 		n := 0
 		for k := range d.node.GPUs {
-			if d.node.GPUs[k].NUMA == numaID && d.gpuFree(k) && g.acceptsModel(d.node.GPUs[k].Model) {
+			if d.node.GPUs[k].NUMA == numaID && d.gpuFree(k) && g.acceptsGPU(&d.node.GPUs[k]) {
 				n++
 			}
 		}
@@ -92,7 +93,7 @@ func pickWhole(g *group, d *nodeDetail, numaID int) []string {
 		for k := range d.node.GPUs {
 			gpu := &d.node.GPUs[k]
 			local := numaID >= 0 && gpu.NUMA == numaID
-			if (pass == 0) != local || !d.gpuFree(k) || !g.acceptsModel(gpu.Model) {
+			if (pass == 0) != local || !d.gpuFree(k) || !g.acceptsGPU(gpu) {
 				continue
 			}
 			out = append(out, gpu.ID)
@@ -111,7 +112,7 @@ func pickShare(g *group, d *nodeDetail, numaID int) int {
 	best, bestLeft, bestLocal := -1, int64(0), false
 	for k := range d.node.GPUs {
 		gpu := &d.node.GPUs[k]
-		if d.gpuWhole[k] || !g.acceptsModel(gpu.Model) {
+		if d.gpuWhole[k] || !g.acceptsGPU(gpu) {
 			continue
 		}
 		left := 1000 - d.gpuMilli[k] - g.gpuMilli
@@ -132,7 +133,7 @@ func pickShare(g *group, d *nodeDetail, numaID int) int {
 func (g *group) chooseShare(c *cell, i int, d *nodeDetail, fallback int) int {
 	var candidates []int
 	for k := range d.node.GPUs {
-		if !d.gpuWhole[k] && g.acceptsModel(d.node.GPUs[k].Model) && d.gpuMilli[k]+g.gpuMilli <= 1000 {
+		if !d.gpuWhole[k] && g.acceptsGPU(&d.node.GPUs[k]) && d.gpuMilli[k]+g.gpuMilli <= 1000 {
 			candidates = append(candidates, k)
 		}
 	}

@@ -49,7 +49,7 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 	// existing ones' conflicts are not this plan's to judge.
 	var d *nodeDetail
 	for _, a := range place {
-		if asg := &a.Assignment; len(asg.CPUs) > 0 || len(asg.GPUs) > 0 || asg.GPUMilli > 0 || len(asg.Ports) > 0 {
+		if asg := &a.Assignment; len(asg.CPUs) > 0 || len(asg.GPUs) > 0 || asg.GPUMilli > 0 || len(asg.Ports) > 0 || len(asg.Devices) > 0 {
 			d = newNodeDetail(node)
 			break
 		}
@@ -74,6 +74,9 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 			return false, "alloc " + a.ID + ": negative " + dim + " request"
 		}
 		if r := assignmentMismatch(a); r != "" {
+			return false, "alloc " + a.ID + ": " + r
+		}
+		if r := devicesMismatch(a, node); r != "" {
 			return false, "alloc " + a.ID + ": " + r
 		}
 		if used, exact = used.AddChecked(a.Resources); !exact {

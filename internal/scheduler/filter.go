@@ -173,7 +173,7 @@ func (gpuModelFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
 		return reasonGPU
 	}
 	for k := range gpus {
-		if g.acceptsModel(gpus[k].Model) {
+		if g.acceptsGPU(&gpus[k]) {
 			return ""
 		}
 	}
@@ -199,7 +199,8 @@ func (numaFilter) check(g *group, c *cell, n *nodeState, i int) string {
 
 // numaFits reports whether NUMA node nu can host the group's pinned cores.
 func numaFits(g *group, d *nodeDetail, nu int) bool {
-	return d.numaFree[nu] >= g.cores && d.numaMem[nu] >= g.req.Resources.MemoryBytes
+	return d.numaFree[nu] >= g.cores && d.numaMem[nu] >= g.req.Resources.MemoryBytes &&
+		(len(g.devices) == 0 || !g.devicesNUMALocal() || devicesFitOn(g, d, d.node.NUMA[nu].ID))
 }
 
 // gpuFitFilter requires enough free whole GPUs of an acceptable model, or
@@ -228,7 +229,7 @@ func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {
 	}
 	free := 0
 	for k := range d.node.GPUs {
-		if d.gpuFree(k) && g.acceptsModel(d.node.GPUs[k].Model) {
+		if d.gpuFree(k) && g.acceptsGPU(&d.node.GPUs[k]) {
 			free++
 		}
 	}

@@ -134,6 +134,12 @@ func TestGPUModelFilter(t *testing.T) {
 		{"acceptable model present", taskGroup("g").gpus(1).models("A100", "V100"), node("n1").gpu("0", "T4", 0).gpu("1", "V100", 0), ""},
 		{"no acceptable model", taskGroup("g").gpus(1).models("A100", "V100"), node("n1").gpu("0", "T4", 0), "no gpu of model A100|V100"},
 		{"share of a wrong model", taskGroup("g").gpuMilli(300).models("A100"), node("n1").gpu("0", "T4", 0), "no gpu of model A100"},
+		// the rules of internal/gpumodel: a family accepts the fingerprinted model
+		{"family accepts the full model", taskGroup("g").gpus(1).models("A100"), node("n1").gpu("0", "NVIDIA A100-SXM4-80GB", 0), ""},
+		{"memory narrows: same", taskGroup("g").gpus(1).models("A100-80GB"), node("n1").gpu("0", "NVIDIA A100-SXM4-80GB", 0), ""},
+		{"memory narrows: other", taskGroup("g").gpus(1).models("A100-40GB"), node("n1").gpu("0", "NVIDIA A100-SXM4-80GB", 0), "no gpu of model A100-40GB"},
+		{"h100 hbm3", taskGroup("g").gpus(1).models("h100"), node("n1").gpu("0", "NVIDIA H100 80GB HBM3", 0), ""},
+		{"a10 is not an a100", taskGroup("g").gpus(1).models("A10"), node("n1").gpu("0", "NVIDIA A100-SXM4-80GB", 0), "no gpu of model A10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +159,14 @@ func TestAcceptableModelsIntersectTasks(t *testing.T) {
 	c = compiled(nil, g)
 	mustEqual(t, "reason", checkOne(gpuModelFilter{}, g, node("n1").gpu("0", "A100", 0)), "no gpu model accepted by every task")
 	mustEqual(t, "accepts A100", c.acceptsModel("A100"), false)
+
+	// patterns intersect by overlap: A100 and A100-80GB both accept an 80GB A100
+	g.g.Tasks[0].GPUModels = []string{"A100"}
+	g.g.Tasks[1].GPUModels = []string{"A100-80GB"}
+	c = compiled(nil, g)
+	mustEqual(t, "accepts an 80GB A100", c.acceptsModel("NVIDIA A100-SXM4-80GB"), true)
+	mustEqual(t, "refuses a 40GB A100", c.acceptsModel("NVIDIA A100-PCIE-40GB"), false)
+	mustEqual(t, "noModel", c.noModel, false)
 }
 
 func TestNUMAFilter(t *testing.T) {

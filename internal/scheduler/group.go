@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/gpumodel"
 )
 
 // group is one task group compiled for placement: every replica is
@@ -26,6 +28,14 @@ type group struct {
 	scorers   []WeightedScorer
 	numaText  string
 	modelText string
+
+	// modelLists are the tasks' model lists (internal/gpumodel patterns);
+	// a GPU must be accepted by every one. modelSeen caches the verdicts
+	// by model and memory: a cell has few distinct models.
+	modelLists [][]string
+	modelSeen  []modelVerdict
+	// devices are the tasks' device requests (devices.go).
+	devices []deviceReq
 
 	// Relation rules (relations.go): static soft terms are scored with the
 	// scorers; dynamic terms are evaluated at selection, since the plan's
@@ -66,6 +76,12 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	g.tiers = memoryTierNeeds(tg)
 	g.gpus, g.gpuMilli = int(res.GPUs), res.GPUMilli
 	g.models, g.anyModel, g.noModel = acceptableModels(tg)
+	for _, t := range tg.Tasks {
+		if len(t.GPUModels) > 0 {
+			g.modelLists = append(g.modelLists, t.GPUModels)
+		}
+	}
+	g.devices = compileDevices(tg)
 	g.modelText = "no gpu of model " + strings.Join(g.models, "|")
 	if g.noModel {
 		g.modelText = "no gpu model accepted by every task"
@@ -111,6 +127,7 @@ func (g *group) pipeline() []filter {
 		{g.cores > 0, numaFilter{}},           // pinned cores on one NUMA node: loads occupancy
 		{gpu, gpuFitFilter{}},                 // free whole GPUs or room for the share
 		{len(g.tg.Ports) > 0, portFilter{}},   // static ports free, room in the dynamic range: loads occupancy
+		{len(g.devices) > 0, deviceFilter{}},  // free devices of each class asked for: loads occupancy
 	} {
 		if s.on {
 			chain = append(chain, s.f)
@@ -120,9 +137,10 @@ func (g *group) pipeline() []filter {
 }
 
 // needsDetail reports whether placing the group reads the occupancy of a
-// node's cores, GPUs or ports (nodeDetail), not only its free totals.
+// node's cores, GPUs, ports or devices (nodeDetail), not only its free
+// totals.
 func (g *group) needsDetail() bool {
-	return g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 || len(g.tg.Ports) > 0
+	return g.cores > 0 || g.gpus > 0 || g.gpuMilli > 0 || len(g.tg.Ports) > 0 || len(g.devices) > 0
 }
 
 // AcceptedGPUModels is the GPU models every task of tg accepts: the
@@ -136,7 +154,10 @@ func AcceptedGPUModels(tg *api.TaskGroup) (models []string, anyModel bool) {
 }
 
 // acceptableModels intersects the GPU model lists of the group's tasks; a
-// task without a list accepts any model.
+// task without a list accepts any model. Patterns are kept from the first
+// list when every other list has one that overlaps it (gpumodel.Overlap:
+// some GPU could satisfy both); for the GPU itself, acceptsModel asks
+// every list.
 func acceptableModels(tg *api.TaskGroup) (models []string, anyModel, none bool) {
 	anyModel = true
 	for _, t := range tg.Tasks {
@@ -149,7 +170,7 @@ func acceptableModels(tg *api.TaskGroup) (models []string, anyModel, none bool) 
 		}
 		kept := models[:0:0]
 		for _, m := range models {
-			if contains(t.GPUModels, m) {
+			if slices.ContainsFunc(t.GPUModels, func(o string) bool { return gpumodel.Overlap(m, o) }) {
 				kept = append(kept, m)
 			}
 		}
@@ -168,10 +189,40 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// acceptsModel reports whether a GPU of model m may serve the group.
-func (g *group) acceptsModel(m string) bool {
-	return g.anyModel || (!g.noModel && contains(g.models, m))
+// modelVerdict is one cached answer of acceptsGPU.
+type modelVerdict struct {
+	model  string
+	memory int64
+	ok     bool
 }
+
+// acceptsGPU reports whether the GPU may serve the group: every task's
+// model list accepts it by the rules of internal/gpumodel.
+func (g *group) acceptsGPU(gpu *api.GPU) bool {
+	if g.anyModel {
+		return true
+	}
+	if g.noModel {
+		return false
+	}
+	for _, v := range g.modelSeen {
+		if v.model == gpu.Model && v.memory == gpu.MemoryBytes {
+			return v.ok
+		}
+	}
+	ok := true
+	for _, list := range g.modelLists {
+		if !gpumodel.AcceptsAny(list, gpu.Model, gpu.MemoryBytes) {
+			ok = false
+			break
+		}
+	}
+	g.modelSeen = append(g.modelSeen, modelVerdict{gpu.Model, gpu.MemoryBytes, ok})
+	return ok
+}
+
+// acceptsModel is acceptsGPU for a GPU whose memory is not known.
+func (g *group) acceptsModel(m string) bool { return g.acceptsGPU(&api.GPU{Model: m}) }
 
 // check runs the filter chain on node i and returns the first rejection, or
 // "" when the node can take one more replica now, dynamic terms aside

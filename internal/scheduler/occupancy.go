@@ -28,6 +28,7 @@ type nodeDetail struct {
 	gpuWhole  []bool   // GPU index → held whole
 	gpuMilli  []int64  // GPU index → milli held by shares
 	ports     []uint16 // ports held, sorted (ports.go)
+	devTaken  []bool   // device index (node.Devices) → held (devices.go)
 	// conflicted is set once apply found a conflict: release is then no
 	// longer the inverse of apply.
 	conflicted bool
@@ -95,6 +96,7 @@ func (l *nodeLayout) detail(n *api.Node) *nodeDetail {
 		numaMem:   append([]int64(nil), l.numaMem...),
 		gpuWhole:  make([]bool, len(n.GPUs)),
 		gpuMilli:  make([]int64, len(n.GPUs)),
+		devTaken:  make([]bool, len(n.Devices)),
 	}
 }
 
@@ -139,6 +141,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 	}
 	asg := &a.Assignment
 	d.applyPorts(a, note)
+	d.applyDevices(a, note)
 	for _, cpu := range asg.CPUs {
 		switch p := d.corePos(cpu); {
 		case p < 0:
@@ -209,6 +212,7 @@ func (d *nodeDetail) apply(a *api.Allocation) string {
 func (d *nodeDetail) release(a *api.Allocation) {
 	asg := &a.Assignment
 	d.releasePorts(a)
+	d.releaseDevices(a)
 	for _, cpu := range asg.CPUs {
 		if p := d.corePos(cpu); p >= 0 && d.coreTaken[p] {
 			d.coreTaken[p] = false
@@ -245,5 +249,6 @@ func (d *nodeDetail) cloneInto(dst *nodeDetail) {
 	dst.gpuWhole = append(dst.gpuWhole[:0], d.gpuWhole...)
 	dst.gpuMilli = append(dst.gpuMilli[:0], d.gpuMilli...)
 	dst.ports = append(dst.ports[:0], d.ports...)
+	dst.devTaken = append(dst.devTaken[:0], d.devTaken...)
 	dst.conflicted = d.conflicted
 }

@@ -206,11 +206,21 @@ func checkState(t fataler, f *fakeState) {
 		whole := map[string]string{}
 		milli := map[string]int64{}
 		ports := map[int]string{}
+		devices := map[string]string{}
 		for _, a := range f.AllocsByNode(n.ID) {
 			if a.Terminal() {
 				continue
 			}
 			used = used.Add(a.Resources)
+			for _, id := range a.Assignment.Devices {
+				if other, taken := devices[id]; taken {
+					t.Fatalf("node %s: device %s held by %s and %s", n.ID, id, other, a.ID)
+				}
+				if !slices.ContainsFunc(n.Devices, func(d api.Device) bool { return d.ID == id }) {
+					t.Fatalf("node %s: alloc %s holds device %s, which the node does not have", n.ID, a.ID, id)
+				}
+				devices[id] = a.ID
+			}
 			for _, p := range a.Assignment.Ports {
 				if other, taken := ports[p.Port]; taken {
 					t.Fatalf("node %s: port %d held by %s and %s", n.ID, p.Port, other, a.ID)

@@ -1,6 +1,9 @@
 package scheduler
 
-import "github.com/strata-dev/strata/api"
+import (
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/gpumodel"
+)
 
 // Request is what one replica of a group asks for, as scorers see it.
 type Request struct {
@@ -247,13 +250,18 @@ func (s *labelScorer) components(_ *Request, n NodeView) []api.ScoreComponent {
 }
 
 // AcceptsGPUModel reports whether every task of the request's group accepts
-// GPU model m (a task without a model list accepts any).
-func (r *Request) AcceptsGPUModel(m string) bool {
+// GPU model m (a task without a model list accepts any), by the rules of
+// internal/gpumodel, for a GPU whose memory is not known.
+func (r *Request) AcceptsGPUModel(m string) bool { return r.AcceptsGPU(&api.GPU{Model: m}) }
+
+// AcceptsGPU reports whether every task of the request's group accepts
+// the GPU: its model and memory, by the rules of internal/gpumodel.
+func (r *Request) AcceptsGPU(gpu *api.GPU) bool {
 	if r.Group == nil {
 		return true
 	}
 	for _, t := range r.Group.Tasks {
-		if len(t.GPUModels) > 0 && !contains(t.GPUModels, m) {
+		if !gpumodel.AcceptsAny(t.GPUModels, gpu.Model, gpu.MemoryBytes) {
 			return false
 		}
 	}

@@ -96,6 +96,7 @@ func validateNode(n *api.Node) error {
 	}
 	validateNUMA(&f, n.NUMA)
 	validateGPUs(&f, n.GPUs, c.GPUs)
+	validateDevices(&f, n.Devices)
 	if len(n.Drivers) > maxNodeDrivers {
 		f.add("drivers", "%d drivers, more than %d", len(n.Drivers), maxNodeDrivers)
 	} else {

@@ -111,8 +111,8 @@ func (s *Server) planMigration(snap *state.Snapshot, a *api.Allocation, req api.
 	if req.Kind == api.MigrationCheckpoint {
 		return m, nil
 	}
-	if len(a.Assignment.CPUs) > 0 || len(a.Assignment.GPUs) > 0 || a.Assignment.GPUMilli > 0 {
-		return nil, conflict("allocation %s holds exclusive cores or GPUs: moving those is not supported yet", a.ID)
+	if len(a.Assignment.CPUs) > 0 || len(a.Assignment.GPUs) > 0 || a.Assignment.GPUMilli > 0 || len(a.Assignment.Devices) > 0 {
+		return nil, conflict("allocation %s holds exclusive cores, GPUs or devices: moving those is not supported yet", a.ID)
 	}
 	var target *api.Node
 	if req.To != "" {

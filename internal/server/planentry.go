@@ -364,7 +364,7 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 
 func sameAssignment(a, b api.Assignment) bool {
 	return a.NUMANode == b.NUMANode && a.GPUMilli == b.GPUMilli && slices.Equal(a.CPUs, b.CPUs) && slices.Equal(a.GPUs, b.GPUs) &&
-		slices.Equal(a.Ports, b.Ports)
+		slices.Equal(a.Ports, b.Ports) && slices.Equal(a.Devices, b.Devices)
 }
 
 // decodePlanPart reads one cmdApplyPlanPart entry back into the plan

@@ -48,6 +48,11 @@ func TestExamples(t *testing.T) {
 				[]any{true, int64(64 << 20), []string{api.MemoryTierStandard, api.MemoryTierSlow}})
 			equal(t, "cpu rules", len(w.Groups[0].Placement.Require), 2)
 		},
+		"devices.yaml": func(t *testing.T, w *api.Workload) {
+			devs := w.Groups[0].Tasks[0].Devices
+			equal(t, "device classes", []string{devs[0].Class, devs[1].Class}, []string{"fpga", "nic-vf"})
+			equal(t, "numa local", devs[0].NUMALocal && devs[1].NUMALocal, true)
+		},
 		"gpu-share.yaml": func(t *testing.T, w *api.Workload) {
 			task := w.Groups[0].Tasks[0]
 			equal(t, "gpu share", []int64{task.Resources.GPUs, task.Resources.GPUMilli}, []int64{0, 500})

@@ -242,6 +242,8 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		case "resources":
 			res = v
 			d.resources(p, v, t)
+		case "devices":
+			t.Devices = d.devices(p, v)
 		case "killTimeout":
 			if v, ok := d.boundedDuration(p, v, MaxKillTimeout); ok {
 				t.KillTimeout = v
@@ -281,6 +283,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 	d.checkMicroVM(path, n, t, image, res)
 	d.checkSecrets(path, n, t)
 	d.checkResources(join(path, "resources"), res, n, t)
+	d.checkDevices(path, n, t)
 	return t
 }
 

@@ -48,6 +48,9 @@ type Limits struct {
 	// controller where the host has one (hugetlb.go); a size left at 0 is
 	// limited to none.
 	HugePages2Mi, HugePages1Gi int64
+	// DenyDevices are device nodes the task must not open: the node's
+	// GPUs and other devices it was not given (devices.go).
+	DenyDevices []DeviceRule
 }
 
 // Group is one task's cgroup. Implementations are safe for concurrent use

@@ -10,8 +10,9 @@ import (
 )
 
 // v1Controllers are the hierarchies a task joins on cgroup v1 (cpuacct for
-// its CPU usage, when it is mounted apart from cpu).
-var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "cpuset", "hugetlb"}
+// its CPU usage, when it is mounted apart from cpu; devices to deny the
+// node's devices the task was not given; hugetlb for huge pages).
+var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "cpuset", "devices", "hugetlb"}
 
 // v1Group is a task cgroup on cgroup v1: one directory per controller.
 type v1Group struct {
@@ -66,6 +67,9 @@ func (g *v1Group) Create(lim Limits) error {
 		return err
 	}
 	if err := g.applyMemory(lim); err != nil {
+		return err
+	}
+	if err := g.applyDevicesV1(lim); err != nil {
 		return err
 	}
 	if dir := g.dir("pids"); exists(dir) {

@@ -74,6 +74,11 @@ func (g *v2Group) Create(lim Limits) error {
 	} else if lim.HugePages2Mi > 0 || lim.HugePages1Gi > 0 {
 		return fmt.Errorf("huge pages asked for, but %s has no hugetlb controller", g.root)
 	}
+	if len(lim.DenyDevices) > 0 {
+		if err := attachDeviceFilter(g.dir(), lim.DenyDevices); err != nil {
+			return err
+		}
+	}
 	// Swap is optional (no swap controller when the kernel lacks it).
 	if lim.MemoryBytes > 0 && exists(filepath.Join(g.dir(), "memory.swap.max")) {
 		if err := writeFile(g.dir(), "memory.swap.max", "0"); err != nil {

@@ -32,6 +32,13 @@ type TaskConfig struct {
 	CPUs      []int    // exclusive cores; empty when not pinned
 	NUMANode  int      // -1 when not pinned
 	GPUs      []string // GPU ids assigned to the allocation
+	// Devices are the device nodes the allocation was given (its GPUs'
+	// and other devices'), for drivers that allow devices by list
+	// (containerd); DenyDevices are the node's other device nodes, for
+	// drivers that deny them (exec: the devices cgroup). Paths on the
+	// host; docs/devices.md.
+	Devices     []string
+	DenyDevices []string
 
 	// SharedCPUs is the cpuset of a task that is not pinned: the node's
 	// cores less those reserved by exclusive allocations when it starts

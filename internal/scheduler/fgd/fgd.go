@@ -88,7 +88,7 @@ func (s *scorer) best(req *scheduler.Request, n scheduler.NodeView, candidates [
 	if cap(s.scratch) < len(n.GPUFree) {
 		s.scratch = make([]int64, len(n.GPUFree))
 	}
-	eligible := func(g int) bool { return req.AcceptsGPUModel(n.Node.GPUs[g].Model) }
+	eligible := func(g int) bool { return req.AcceptsGPU(&n.Node.GPUs[g]) }
 	if candidates != nil {
 		eligible = func(g int) bool { return slices.Contains(candidates, g) }
 	}

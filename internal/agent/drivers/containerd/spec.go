@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/fingerprint"
 )
 
 // cfsPeriod is the CFS period the cpu quota is expressed in, as the exec
@@ -53,8 +55,22 @@ func limitsOf(cfg *drivers.TaskConfig, noSwap bool) limits {
 		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
 		NoSwap:      noSwap,
-		Devices:     gpuDevices(cfg.GPUs, "/dev", "/proc"),
+		Devices:     withGiven(gpuDevices(cfg.GPUs, "/dev", "/proc"), cfg.Devices),
 	}
+}
+
+// withGiven adds the device nodes the agent gave the task (its devices'
+// and GPUs', TaskConfig.Devices) that exist, once each.
+func withGiven(nodes, given []string) []string {
+	for _, p := range given {
+		if slices.Contains(nodes, p) {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			nodes = append(nodes, p)
+		}
+	}
+	return nodes
 }
 
 // gpuDevices lists the device nodes that assigned GPUs need: /dev/nvidiaN
@@ -84,36 +100,8 @@ func gpuDevices(gpus []string, devRoot, procRoot string) []string {
 	return present
 }
 
-// nvidiaMinors maps GPU UUIDs to device minors from the NVIDIA driver's
-// procRoot/driver/nvidia/gpus/<bus id>/information files, which hold lines
-// like "GPU UUID: GPU-5f1c…" and "Device Minor: 0".
-func nvidiaMinors(procRoot string) map[string]string {
-	files, _ := filepath.Glob(filepath.Join(procRoot, "driver", "nvidia", "gpus", "*", "information"))
-	out := map[string]string{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var uuid, minor string
-		for _, line := range strings.Split(string(data), "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
-			switch strings.TrimSpace(k) {
-			case "GPU UUID":
-				uuid = strings.TrimSpace(v)
-			case "Device Minor":
-				minor = strings.TrimSpace(v)
-			}
-		}
-		if uuid != "" && minor != "" {
-			out[uuid] = minor
-		}
-	}
-	return out
-}
+// nvidiaMinors maps GPU UUIDs to device minors (fingerprint.NVIDIAMinors).
+func nvidiaMinors(procRoot string) map[string]string { return fingerprint.NVIDIAMinors(procRoot) }
 
 // applyLimits writes l into the spec's Linux resources. It is pure: the
 // device nodes themselves are added by withDevices, which reads the host.

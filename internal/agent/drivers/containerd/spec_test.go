@@ -110,3 +110,20 @@ func TestGPUDevicesOnlyThoseThatExist(t *testing.T) {
 		t.Fatal("no GPUs assigned must give no devices")
 	}
 }
+
+// TestGivenDevicesJoinTheAllowList: the agent's device nodes for the
+// task (an FPGA's, a GPU's already listed) are allowed once each, and
+// those missing on the host are left out.
+func TestGivenDevicesJoinTheAllowList(t *testing.T) {
+	dev := t.TempDir()
+	for _, n := range []string{"nvidia0", "xclmgmt1"} {
+		if err := writeEmpty(dev + "/" + n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := withGiven([]string{dev + "/nvidia0"}, []string{dev + "/nvidia0", dev + "/xclmgmt1", dev + "/gone"})
+	want := []string{dev + "/nvidia0", dev + "/xclmgmt1"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("withGiven = %q, want %q", got, want)
+	}
+}

@@ -143,6 +143,15 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	if err := group.Remove(); err != nil {
 		return nil, fmt.Errorf("start %s: clear old cgroup: %w", cfg.ID, err)
 	}
+	deny, err := cgroup.DeviceRulesOf(cfg.DenyDevices)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	if len(deny) > 0 && !cgroup.DeviceControl(d.version, d.cfg.CgroupRoot) {
+		d.log.Warn("devices not isolated: no devices hierarchy on this cgroup v1 host (docs/devices.md)",
+			"task", cfg.ID, "other_devices", len(deny))
+		deny = nil
+	}
 	lim := cgroup.Limits{
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
@@ -150,6 +159,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
 		Mems:        cfg.Mems,
+		DenyDevices: deny,
 
 		HugePages2Mi: cfg.Resources.HugePages2Mi,
 		HugePages1Gi: cfg.Resources.HugePages1Gi,
