@@ -53,6 +53,11 @@ const (
 	DynamicPortMax = 32000
 )
 
+// DefaultShutdownDelay is a group's ShutdownDelay when it offers a
+// service and does not say: longer than a watching client takes to see a
+// new list of endpoints, short enough not to slow a rollout.
+const DefaultShutdownDelay = 2 * time.Second
+
 // AssignedPort is a port an allocation holds on its node.
 type AssignedPort struct {
 	Name string `json:"name"`

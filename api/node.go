@@ -54,6 +54,11 @@ type Node struct {
 	// (CRIU found and working); nil from agents that do not say.
 	Checkpoint *NodeCheckpoint `json:"checkpoint,omitempty"`
 
+	// DynamicPorts, when set, is the range the scheduler draws this
+	// node's dynamic ports from instead of DynamicPortMin-DynamicPortMax
+	// (the agent's --dynamic-ports).
+	DynamicPorts *PortRange `json:"dynamicPorts,omitempty"`
+
 	Status        string    `json:"status"`
 	StatusReason  string    `json:"statusReason,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitempty"` // stamped by the server before proposing
@@ -142,6 +147,10 @@ func (n *Node) Copy() *Node {
 	if n.Checkpoint != nil {
 		ck := *n.Checkpoint
 		c.Checkpoint = &ck
+	}
+	if n.DynamicPorts != nil {
+		r := *n.DynamicPorts
+		c.DynamicPorts = &r
 	}
 	if n.Drain != nil {
 		d := *n.Drain

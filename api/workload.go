@@ -93,6 +93,13 @@ type TaskGroup struct {
 	// Services are registered in the cell's service registry for every
 	// healthy allocation of the group.
 	Services []Service `json:"services,omitempty"`
+	// ShutdownDelay is how long the agent waits, once an allocation of
+	// the group is told to stop, before it signals the tasks: the
+	// allocation left the service registry at once, and clients that still
+	// hold the old list of endpoints are served meanwhile (docs/health.md).
+	// The spec defaults it to DefaultShutdownDelay for a group that offers
+	// a service, 0 otherwise.
+	ShutdownDelay time.Duration `json:"shutdownDelay,omitempty"`
 	// Reschedule and Disconnect are the server's replacement policies
 	// (api/lifecycle.go); nil means the defaults (ReschedulePolicyOf).
 	Reschedule *ReschedulePolicy `json:"reschedule,omitempty"`

@@ -154,6 +154,7 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 		Labels:  map[string]string{api.LabelNode: a.cfg.Name},
 		Drivers: a.driverNames(),
 		NUMA:    fp.NUMA, GPUs: fp.GPUs,
+		DynamicPorts: a.cfg.DynamicPorts,
 		Capacity: api.Resources{
 			CPUMilli:    int64(fp.CPUs) * 1000,
 			MemoryBytes: fp.MemoryBytes,

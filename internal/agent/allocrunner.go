@@ -35,6 +35,7 @@ type allocRunner struct {
 	mu        sync.Mutex
 	alloc     *api.Allocation // the server's latest copy
 	forgotten bool            // the server no longer lists it: being removed
+	stopTold  bool            // the server told it to stop (stopWhenTold)
 	// migrating is the migration this node runs as the source, if any;
 	// migrationsSeen the ones it took up; incoming is set while this node
 	// restored the tasks as a migration's target and waits for the commit.

@@ -79,6 +79,10 @@ type Config struct {
 
 	// Capacity overrides; 0 means the fingerprinted value (NetMbps: 10000).
 	CPUTotal, MemoryTotal, DiskTotal, NetMbps int64
+	// DynamicPorts, when set, is the node's own dynamic port range
+	// (api.Node.DynamicPorts): agents that share a machine's network each
+	// need one of their own.
+	DynamicPorts *api.PortRange
 
 	// HTTPAddr is the listen address of the agent's own API (logs),
 	// default "127.0.0.1:0"; advertised as Node.HTTPAddr.

@@ -231,7 +231,7 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 			ar.setAllocation(alloc)
 			ar.takeUpMigration(alloc)
 			if alloc.DesiredStatus == api.DesiredStop {
-				ar.stop()
+				ar.stopWhenTold()
 				ar.persist()
 			}
 			continue

@@ -15,6 +15,9 @@ func TestAgentRefusesBadNameAndLabels(t *testing.T) {
 		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--label", "rack=r 1"}, `--label rack="r 1"`},
 		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--label", "-x=y"}, `--label "-x"`},
 		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--name", "../n"}, `--name "../n"`},
+		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--dynamic-ports", "30000-20000"}, `--dynamic-ports: min (30000) must not be above max (20000)`},
+		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--dynamic-ports", "20000"}, `--dynamic-ports: want LO-HI`},
+		{[]string{"agent", "--servers", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--dynamic-ports", "0-70000"}, `--dynamic-ports: min must be a port between 1 and 65535, got 0`},
 	} {
 		_, errOut, code := runCLI(tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

@@ -103,6 +103,7 @@ type agentFlags struct {
 	memoryTotal string
 	diskTotal   string
 	bandwidth   string
+	dynPorts    string
 	joinNewCell bool
 	allowRoot   bool
 	criuPath    string
@@ -136,6 +137,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
 	cmd.Flags().StringVar(&f.bandwidth, "bandwidth-total", "", "advertised NIC bandwidth, e.g. 10Gbps (default 10Gbps)")
+	cmd.Flags().StringVar(&f.dynPorts, "dynamic-ports", "", "the range LO-HI this node's dynamic ports are drawn from (default 20000-32000); agents that share one machine's network need ranges that do not overlap")
 	cmd.Flags().BoolVar(&f.joinNewCell, "join-new-cell", false, "accept, once, what the servers now say even when it comes from a cell other than the one this node remembers (a server restarted on an empty data dir makes a new cell) or from a state behind the index it acted on (a restored backup): the node then belongs to that cell, and tasks its allocation list does not name are stopped. Without it such answers are refused, tasks keep running and the agent says why (docs/agent-safety.md)")
 	cmd.Flags().StringVar(&f.containerdSocket, "containerd-socket", "", "a containerd daemon's socket (e.g. /run/containerd/containerd.sock): when it answers, the node offers the containerd driver and runs tasks with an image (docs/drivers.md)")
 	cmd.Flags().StringVar(&f.containerdNamespace, "containerd-namespace", "strata", "the containerd namespace this agent's containers and images live in; give agents that share a daemon different ones")
@@ -233,6 +235,13 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		if cfg.NetMbps, err = resources.ParseBandwidth(s); err != nil {
 			return cfg, failf("--bandwidth-total: %v", err)
 		}
+	}
+	if f.dynPorts != "" {
+		r, err := api.ParsePortRange(f.dynPorts)
+		if err != nil {
+			return cfg, failf("--dynamic-ports: %v", err)
+		}
+		cfg.DynamicPorts = &r
 	}
 	if len(servers) == 0 {
 		return cfg, failf("--servers: at least one server address is required")

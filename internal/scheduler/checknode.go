@@ -73,7 +73,7 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 		if dim := a.Resources.Negative(); dim != "" {
 			return false, "alloc " + a.ID + ": negative " + dim + " request"
 		}
-		if r := assignmentMismatch(a); r != "" {
+		if r := assignmentMismatch(a, node.DynamicPortRange()); r != "" {
 			return false, "alloc " + a.ID + ": " + r
 		}
 		if r := devicesMismatch(a, node); r != "" {
@@ -99,8 +99,8 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 const reasonOverflow = "resource sum overflows"
 
 // assignmentMismatch reports an assignment that does not deliver what the
-// allocation is charged for.
-func assignmentMismatch(a *api.Allocation) string {
+// allocation is charged for; dynamic ports come from the node's range.
+func assignmentMismatch(a *api.Allocation, dynamic api.PortRange) string {
 	asg, res := &a.Assignment, &a.Resources
 	switch {
 	case res.GPUMilli > 0 && (len(asg.GPUs) != 1 || asg.GPUMilli != res.GPUMilli):
@@ -112,5 +112,5 @@ func assignmentMismatch(a *api.Allocation) string {
 	case len(asg.CPUs) > 0 && asg.NUMANode < 0:
 		return "pinned cores without a NUMA node"
 	}
-	return portsMismatch(a)
+	return portsMismatch(a, dynamic)
 }

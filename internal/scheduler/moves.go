@@ -53,11 +53,11 @@ func newMover(w *api.Workload, allocs []*api.Allocation, view clusterView) *move
 	return m
 }
 
-// serving reports whether an allocation serves its replica: it runs and
-// is meant to. (With health checks this becomes "is healthy".)
-func serving(a *api.Allocation) bool {
-	return a != nil && a.DesiredStatus == api.DesiredRun && a.ClientStatus == api.AllocRunning
-}
+// serving reports whether an allocation serves its replica: wanted
+// running, running, and ready where its agent reports health
+// (disruption.Serving). A move's old allocation stops only once its
+// replacement serves.
+func serving(a *api.Allocation) bool { return disruption.Serving(a) }
 
 // drainOf returns the drain that wants a off its node, or nil: no drain,
 // or one that keeps a's workload (system workloads under keepSystem).

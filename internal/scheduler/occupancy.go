@@ -29,6 +29,10 @@ type nodeDetail struct {
 	gpuMilli  []int64  // GPU index → milli held by shares
 	ports     []uint16 // ports held, sorted (ports.go)
 	devTaken  []bool   // device index (node.Devices) → held (devices.go)
+	// lingering are the ports of allocations this plan stops, sorted:
+	// free, but their tasks may hold them a while yet (a shutdown delay),
+	// so dynamic ports avoid them while others are free (ports.go).
+	lingering []uint16
 	// conflicted is set once apply found a conflict: release is then no
 	// longer the inverse of apply.
 	conflicted bool

@@ -189,7 +189,11 @@ func (c *cell) detailOf(n *nodeState, i int) *nodeDetail {
 	if n.detail == nil {
 		d := c.layout(i).detail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {
-			if !a.Terminal() && !c.stopping[a.ID] {
+			switch {
+			case a.Terminal():
+			case c.stopping[a.ID]:
+				d.linger(a)
+			default:
 				d.apply(a)
 			}
 		}

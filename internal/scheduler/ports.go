@@ -10,12 +10,15 @@ import (
 
 // Ports are a node resource held in the node's detail (nodeDetail.ports,
 // a sorted list of the ports its live allocations hold): a static port is
-// free or not, dynamic ports are drawn from api.DynamicPortMin to
-// api.DynamicPortMax, lowest free first, so a plan stays a pure function
+// free or not, dynamic ports are drawn from the node's dynamic range
+// (api.Node.DynamicPortRange: its own, or api.DynamicPortMin to
+// api.DynamicPortMax), lowest free first, so a plan stays a pure function
 // of its inputs.
 
-// reasonNoDynamicPort rejects a node whose dynamic range is full.
-var reasonNoDynamicPort = fmt.Sprintf("no free port in the dynamic range %d-%d", api.DynamicPortMin, api.DynamicPortMax)
+// reasonNoDynamicPort rejects a node whose dynamic range r is full.
+func reasonNoDynamicPort(r api.PortRange) string {
+	return "no free port in the dynamic range " + r.String()
+}
 
 // portInUse is the reason a static port does not fit.
 func portInUse(p int) string { return "port " + strconv.Itoa(p) + " already in use" }
@@ -41,7 +44,7 @@ func (portFilter) check(g *group, c *cell, n *nodeState, i int) string {
 		}
 	}
 	if dynamic > 0 && len(d.freeDynamicPorts(g.tg.Ports, dynamic)) < dynamic {
-		return reasonNoDynamicPort
+		return reasonNoDynamicPort(d.node.DynamicPortRange())
 	}
 	return ""
 }
@@ -55,10 +58,17 @@ func (d *nodeDetail) portTaken(p int) bool {
 // freeDynamicPorts returns up to want free ports of the dynamic range,
 // lowest first, skipping the static ports of req (which one allocation
 // holds together with its dynamic ones).
+//
+// Ports of allocations the plan stops (lingering) come last: their tasks
+// may still listen on them for a shutdown delay, and a replacement that
+// took one would fail to bind (or, worse, its check would reach the old
+// task and pass).
 func (d *nodeDetail) freeDynamicPorts(req []api.PortRequest, want int) []int {
 	out := make([]int, 0, want)
-	k, _ := slices.BinarySearch(d.ports, uint16(api.DynamicPortMin))
-	for p := api.DynamicPortMin; p <= api.DynamicPortMax && len(out) < want; p++ {
+	var lingering []int
+	r := d.node.DynamicPortRange()
+	k, _ := slices.BinarySearch(d.ports, uint16(r.Min))
+	for p := r.Min; p <= r.Max && len(out) < want; p++ {
 		for k < len(d.ports) && int(d.ports[k]) < p {
 			k++
 		}
@@ -68,9 +78,31 @@ func (d *nodeDetail) freeDynamicPorts(req []api.PortRequest, want int) []int {
 		if slices.ContainsFunc(req, func(r api.PortRequest) bool { return r.Static == p }) {
 			continue
 		}
+		if _, held := slices.BinarySearch(d.lingering, uint16(p)); held {
+			lingering = append(lingering, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	for _, p := range lingering {
+		if len(out) == want {
+			break
+		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// linger notes the ports of an allocation the plan stops (lingering).
+func (d *nodeDetail) linger(a *api.Allocation) {
+	for _, p := range a.Assignment.Ports {
+		if p.Port < 1 || p.Port > 65535 {
+			continue
+		}
+		if k, found := slices.BinarySearch(d.lingering, uint16(p.Port)); !found {
+			d.lingering = slices.Insert(d.lingering, k, uint16(p.Port))
+		}
+	}
 }
 
 // assignPorts names the group's ports on a node the port filter accepted:
@@ -125,25 +157,25 @@ func (d *nodeDetail) releasePorts(a *api.Allocation) {
 
 // portsMismatch reports an allocation whose ports are not those its
 // group asks for: one per request, in order, static ones exact, dynamic
-// ones inside the dynamic range.
-func portsMismatch(a *api.Allocation) string {
-	var req []api.PortRequest
+// ones inside the node's dynamic range r.
+func portsMismatch(a *api.Allocation, r api.PortRange) string {
+	var want []api.PortRequest
 	if a.TaskGroup != nil {
-		req = a.TaskGroup.Ports
+		want = a.TaskGroup.Ports
 	}
 	got := a.Assignment.Ports
-	if len(got) != len(req) {
-		return fmt.Sprintf("assigned %d ports, want %d", len(got), len(req))
+	if len(got) != len(want) {
+		return fmt.Sprintf("assigned %d ports, want %d", len(got), len(want))
 	}
-	for k, r := range req {
+	for k, req := range want {
 		p := got[k]
 		switch {
-		case p.Name != r.Name:
-			return fmt.Sprintf("port %d is named %q, want %q", k, p.Name, r.Name)
-		case r.Static != 0 && p.Port != r.Static:
-			return fmt.Sprintf("port %s is %d, want static %d", r.Name, p.Port, r.Static)
-		case r.Static == 0 && (p.Port < api.DynamicPortMin || p.Port > api.DynamicPortMax):
-			return fmt.Sprintf("dynamic port %s is %d, outside %d-%d", r.Name, p.Port, api.DynamicPortMin, api.DynamicPortMax)
+		case p.Name != req.Name:
+			return fmt.Sprintf("port %d is named %q, want %q", k, p.Name, req.Name)
+		case req.Static != 0 && p.Port != req.Static:
+			return fmt.Sprintf("port %s is %d, want static %d", req.Name, p.Port, req.Static)
+		case req.Static == 0 && (p.Port < r.Min || p.Port > r.Max):
+			return fmt.Sprintf("dynamic port %s is %d, outside %s", req.Name, p.Port, r)
 		}
 	}
 	return ""

@@ -15,6 +15,12 @@ func (b *groupBuilder) port(name string, static int) *groupBuilder {
 	return b
 }
 
+// dynamicPorts gives the node its own dynamic port range.
+func (b *nodeBuilder) dynamicPorts(lo, hi int) *nodeBuilder {
+	b.n.DynamicPorts = &api.PortRange{Min: lo, Max: hi}
+	return b
+}
+
 // holding adds a running allocation of workload wl on nodeID that holds
 // the given ports.
 func holding(f *fakeState, id, nodeID, wl string, prio int, ports ...int) *api.Allocation {
@@ -77,7 +83,15 @@ func TestPortPlacement(t *testing.T) {
 				holding(f, "x", "n1", "other", 90, all...)
 			},
 			taskGroup("web").port("http", 0), 50,
-			nil, reasonNoDynamicPort},
+			nil, reasonNoDynamicPort(api.PortRange{Min: api.DynamicPortMin, Max: api.DynamicPortMax})},
+		{"a node's own range gives its dynamic ports; two nodes of one host never share one",
+			[]*nodeBuilder{big("n1").dynamicPorts(21000, 21999), big("n2").dynamicPorts(22000, 22999)}, nil,
+			taskGroup("web").replicas(2).port("http", 0).spread(api.LabelNode, 1, api.ModeHard), 50,
+			[]string{"n1: http=21000", "n2: http=22000"}, ""},
+		{"a node's own range that is full does not fit, and says which range",
+			[]*nodeBuilder{big("n1").dynamicPorts(21000, 21001)}, nil,
+			taskGroup("web").replicas(3).port("http", 0), 50,
+			[]string{"n1: http=21000", "n1: http=21001"}, "no free port in the dynamic range 21000-21001"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,15 +145,45 @@ func TestCheckNodePorts(t *testing.T) {
 		{"taken static port", nil, place([]api.PortRequest{{Name: "h", Static: 8080}}, api.AssignedPort{Name: "h", Port: 8080}), "port 8080 assigned twice"},
 		{"taken port of an allocation being stopped", map[string]bool{"x": true}, place([]api.PortRequest{{Name: "h", Static: 8080}}, api.AssignedPort{Name: "h", Port: 8080}), ""},
 		{"a dynamic port outside the range", nil, place([]api.PortRequest{{Name: "h"}}, api.AssignedPort{Name: "h", Port: 80}), "outside"},
+		{"a dynamic port outside the node's own range", nil, place([]api.PortRequest{{Name: "h"}}, api.AssignedPort{Name: "h", Port: 20000}), "outside 21000-21999"},
 		{"a port missing", nil, place([]api.PortRequest{{Name: "h"}, {Name: "i"}}, api.AssignedPort{Name: "h", Port: 20000}), "assigned 1 ports, want 2"},
 		{"a port of another name", nil, place([]api.PortRequest{{Name: "h"}}, api.AssignedPort{Name: "i", Port: 20000}), `named "i"`},
 		{"the same port twice in one allocation", nil, place([]api.PortRequest{{Name: "h"}, {Name: "i"}}, api.AssignedPort{Name: "h", Port: 20000}, api.AssignedPort{Name: "i", Port: 20000}), "port 20000 assigned twice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			n := n
+			if strings.Contains(tc.name, "own range") {
+				n = node("n1").cpu(8000).mem("8Gi").dynamicPorts(21000, 21999).n
+			}
 			ok, reason := CheckNode(n, existing, tc.stopping, []*api.Allocation{tc.a})
 			if ok != (tc.reason == "") || !strings.Contains(reason, tc.reason) {
 				t.Fatalf("CheckNode = %v %q, want reason %q", ok, reason, tc.reason)
+			}
+		})
+	}
+}
+
+// TestDynamicPortsAvoidPortsBeingStopped: the ports of allocations the plan
+// stops are free, but their tasks may still listen for a shutdown delay,
+// so a dynamic port is drawn from them only when nothing else is free.
+func TestDynamicPortsAvoidPortsBeingStopped(t *testing.T) {
+	stopping := runningOn("old", "n1", api.Resources{CPUMilli: 100}, api.Assignment{NUMANode: -1, Ports: []api.AssignedPort{{Name: "http", Port: 21000}}})
+	tests := []struct {
+		name   string
+		lo, hi int
+		want   []int
+	}{
+		{"another free port first", 21000, 21999, []int{21001, 21002}},
+		{"the stopping one when nothing else is free", 21000, 21001, []int{21001, 21000}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newNodeDetail(node("n1").cpu(8000).mem("8Gi").dynamicPorts(tc.lo, tc.hi).n)
+			d.linger(stopping)
+			got := d.freeDynamicPorts([]api.PortRequest{{Name: "a"}, {Name: "b"}}, 2)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("free dynamic ports %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -166,6 +166,15 @@ func TestReconcile(t *testing.T) {
 			want: want{inPlace: 3},
 		},
 		{
+			name: "shutdownDelay changes in place: the agent reads it when it stops",
+			change: func(w *api.Workload) {
+				w.Version = 2
+				w.Groups[0] = taskGroup("g").replicas(3).cpu(1000).g
+				w.Groups[0].ShutdownDelay = 30 * time.Second
+			},
+			want: want{inPlace: 3},
+		},
+		{
 			name: "duplicate index stopped",
 			setup: func(t *testing.T, f *fakeState, w *api.Workload, running []*api.Allocation) {
 				dup := running[1].Copy()

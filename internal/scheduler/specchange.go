@@ -44,8 +44,9 @@ func (c *specCache) encode(g *api.TaskGroup) (string, bool) {
 func canonicalGroup(g *api.TaskGroup) (string, bool) {
 	cp := *g
 	cp.Replicas = 0
-	cp.Update = nil     // how to roll out is not what a replica runs
-	cp.Disruption = nil // nor how many the cell may move at once
+	cp.Update = nil      // how to roll out is not what a replica runs
+	cp.Disruption = nil  // nor how many the cell may move at once
+	cp.ShutdownDelay = 0 // nor how long a stop waits: the agent reads it when it stops
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", false

@@ -94,6 +94,9 @@ func validateNode(n *api.Node) error {
 	if c.GPUMilli != 0 {
 		f.add("capacity.gpuMilli", "must be 0: a node offers whole GPUs, and shares are cut from them")
 	}
+	if r := n.DynamicPorts; r != nil {
+		f.check("dynamicPorts", r.Problem())
+	}
 	validateNUMA(&f, n.NUMA)
 	validateGPUs(&f, n.GPUs, c.GPUs)
 	validateDevices(&f, n.Devices)

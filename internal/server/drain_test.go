@@ -330,3 +330,66 @@ func TestDrainOfFiftyAllocations(t *testing.T) {
 	})
 	t.Logf("drained 50 allocations (maxUnavailable 1) in %v; at worst %d moving, %d out of service", time.Since(start).Round(time.Millisecond), worstMoving, worstDown)
 }
+
+// TestDrainOfAServiceWaitsForReadiness: with agents that report health, a
+// replica is served by a healthy allocation. A move's old allocation
+// stops only once its replacement is ready, the next move waits for it,
+// and the report that it turned ready lets the drain go on.
+func TestDrainOfAServiceWaitsForReadiness(t *testing.T) {
+	t.Parallel()
+	cl, c := drainCell(t)
+	ctx := context.Background()
+	n1 := newFakeAgent(t, c, "n1", 16000)
+	n1.readyAfter = 3
+	submit(t, cl, "web", "production", 4, 1)
+	servertest.Eventually(t, 20*time.Second, "4 healthy on n1", func() error {
+		if err := n1.sync(); err != nil {
+			return err
+		}
+		allocs, _, err := cl.Allocations(ctx, "web", nil)
+		if err != nil {
+			return err
+		}
+		if h := healthyIndices(allocs); h != 4 {
+			return fmt.Errorf("%d healthy", h)
+		}
+		return nil
+	})
+	n2 := newFakeAgent(t, c, "n2", 16000)
+	n2.readyAfter = 3
+	if _, err := cl.DrainNode(ctx, "n1", &api.DrainRequest{Deadline: "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	servertest.Eventually(t, 30*time.Second, "drain of n1 done", func() error {
+		if err := syncAll(n1, n2); err != nil {
+			return err
+		}
+		allocs, _, err := cl.Allocations(ctx, "web", nil)
+		if err != nil {
+			return err
+		}
+		if h := healthyIndices(allocs); h < 3 {
+			t.Fatalf("%d replicas healthy, want at least replicas − maxUnavailable = 3: %v", h, allocNames(allocs))
+		}
+		st, _, err := cl.NodeStatus(ctx, "n1", nil)
+		if err != nil {
+			return err
+		}
+		if st.Node.Drain != nil {
+			return fmt.Errorf("still draining, %d allocations left", st.Remaining)
+		}
+		return nil
+	})
+}
+
+// healthyIndices counts the replica indices served by a healthy
+// allocation.
+func healthyIndices(allocs []*api.Allocation) int {
+	served := map[int]bool{}
+	for _, a := range allocs {
+		if a.Healthy() {
+			served[a.Index] = true
+		}
+	}
+	return len(served)
+}

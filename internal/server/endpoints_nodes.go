@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/disruption"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -147,12 +148,15 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// movesOn reports whether an agent's report that old now runs may let a
-// move go on: old replaces an allocation that still runs (its
+// movesOn reports whether an agent's report that old now serves (runs,
+// and is ready where its agent reports health: disruption.Serving) may let
+// a move go on: old replaces an allocation that still runs (its
 // predecessor can stop now), or its workload has allocations left on a
 // draining node (a replica up frees disruption budget).
 func (s *Server) movesOn(snap *state.Snapshot, old *api.Allocation, u *api.AllocUpdate) bool {
-	if u.ClientStatus != api.AllocRunning || old.ClientStatus == api.AllocRunning || old.DesiredStatus != api.DesiredRun {
+	after := *old
+	after.ClientStatus, after.Health = u.ClientStatus, u.Health
+	if disruption.Serving(old) || !disruption.Serving(&after) {
 		return false
 	}
 	if prev := snap.Alloc(old.PreviousAlloc); prev != nil && prev.DesiredStatus == api.DesiredRun && !prev.Terminal() {

@@ -186,7 +186,7 @@ func diffWorkloads(old, cur *api.Workload) []api.DiffEntry {
 		}
 		destructive := scheduler.NeedsReplacement(before, g)
 		out = append(out, diffFields(path+".", before, g, func(field string) bool {
-			return destructive && field != "replicas" && field != "update"
+			return destructive && field != "replicas" && field != "update" && field != "disruption" && field != "shutdownDelay"
 		})...)
 	}
 	for _, og := range old.Groups {

@@ -12,9 +12,15 @@ import (
 // fakeAgent plays a node's agent over the API: it registers its node,
 // heartbeats, starts what the server wants running (pending → running)
 // and stops what it wants stopped (→ complete), at once.
+//
+// With readyAfter > 0 it reports health as a real agent does: a started
+// allocation runs with its readiness pending, and turns healthy after
+// readyAfter more syncs.
 type fakeAgent struct {
-	cl   *api.Client
-	node *api.Node
+	cl         *api.Client
+	node       *api.Node
+	readyAfter int
+	pending    map[string]int // syncs each allocation has been running not ready
 }
 
 func newFakeAgent(t *testing.T, c *servertest.Cell, id string, cpuMilli int64) *fakeAgent {
@@ -45,7 +51,18 @@ func (a *fakeAgent) sync() error {
 		case al.DesiredStatus == api.DesiredStop && (al.ClientStatus == api.AllocPending || al.ClientStatus == api.AllocRunning):
 			ups = append(ups, &api.AllocUpdate{ID: al.ID, ClientStatus: api.AllocComplete})
 		case al.DesiredStatus == api.DesiredRun && al.ClientStatus == api.AllocPending:
-			ups = append(ups, &api.AllocUpdate{ID: al.ID, ClientStatus: api.AllocRunning})
+			u := &api.AllocUpdate{ID: al.ID, ClientStatus: api.AllocRunning}
+			if a.readyAfter > 0 {
+				u.Health = &api.AllocHealth{Status: api.HealthPending, Reason: "readiness check ready: pending"}
+			}
+			ups = append(ups, u)
+		case a.readyAfter > 0 && al.ClientStatus == api.AllocRunning && al.Health != nil && al.Health.Status == api.HealthPending:
+			if a.pending == nil {
+				a.pending = map[string]int{}
+			}
+			if a.pending[al.ID]++; a.pending[al.ID] >= a.readyAfter {
+				ups = append(ups, &api.AllocUpdate{ID: al.ID, ClientStatus: api.AllocRunning, Health: &api.AllocHealth{Status: api.HealthHealthy}})
+			}
 		}
 	}
 	if len(ups) == 0 {

@@ -140,6 +140,8 @@ func TestNodeRegistrationIsValidated(t *testing.T) {
 		{"gpu numa below -1", nodeJSON(set("gpus", []map[string]any{{"id": "0", "numa": -2}})), []string{"gpus[0].numa"}},
 		{"driver name with a slash", nodeJSON(set("drivers", []string{"exec", "../containerd"})), []string{"drivers[1]"}},
 		{"too many drivers", nodeJSON(set("drivers", make([]string, 33))), []string{"drivers"}},
+		{"dynamic port range upside down", nodeJSON(set("dynamicPorts", map[string]int{"min": 30000, "max": 20000})), []string{"dynamicPorts"}},
+		{"dynamic port range past 65535", nodeJSON(set("dynamicPorts", map[string]int{"min": 60000, "max": 70000})), []string{"dynamicPorts"}},
 		{"null", `null`, []string{""}},
 		{"trailing garbage", nodeJSON(nil) + `garbage`, []string{""}},
 		{"unknown field", nodeJSON(set("cpus", 4)), []string{"cpus"}},

@@ -35,6 +35,9 @@ const (
 	MaxDuration = 7 * 24 * time.Hour
 	// MaxPidsLimit is Linux's PID_MAX_LIMIT: no cgroup can hold more.
 	MaxPidsLimit = 1 << 22
+	// MaxShutdownDelay bounds a group's shutdownDelay: a stop should not
+	// wait longer than clients take to follow the registry.
+	MaxShutdownDelay = 10 * time.Minute
 )
 
 // Task drivers.
@@ -53,7 +56,7 @@ func defaultRestartPolicy() api.RestartPolicy {
 
 func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g := &api.TaskGroup{Replicas: DefaultReplicas, RestartPolicy: defaultRestartPolicy()}
-	var name, tasks, minMember, replace, services *yaml.Node
+	var name, tasks, minMember, replace, services, shutdownDelay *yaml.Node
 	var updateFields map[string]*yaml.Node
 	gangPath := join(path, "gang")
 	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
@@ -104,6 +107,9 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 			g.Ports = d.ports(p, v)
 		case "services":
 			services = v
+		case "shutdownDelay":
+			shutdownDelay = v
+			g.ShutdownDelay, _ = d.boundedDuration(p, v, MaxShutdownDelay)
 		default:
 			return false
 		}
@@ -128,6 +134,9 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	g.Tasks = d.tasks(join(path, "tasks"), tasks, n)
 	d.refs = nil
 	g.Services = d.services(join(path, "services"), services, &refs)
+	if !present(shutdownDelay) && len(g.Services) > 0 {
+		g.ShutdownDelay = api.DefaultShutdownDelay
+	}
 	d.checkPortRefs(g.Ports, refs)
 	d.checkIsolatedPorts(join(path, "ports"), n, g)
 	d.checkGroupTotal(join(path, "tasks"), tasks, n, g)

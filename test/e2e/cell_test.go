@@ -83,6 +83,20 @@ type cell struct {
 	serverArgs []string
 	// joinToken is the cell's join token (credentialEnv).
 	joinToken string
+	// apiClient is the test's one client of the cell (client): every
+	// api.Client has its own connection pool, so a client per poll would
+	// leave a connection open per poll and soon meet the server's cap of
+	// connections per client address, which the agents share.
+	apiClient     *api.Client
+	apiClientAddr string // the c.addr apiClient was made for
+}
+
+// client is the test's client of the cell.
+func (c *cell) client() *api.Client {
+	if c.apiClient == nil || c.apiClientAddr != c.addr {
+		c.apiClient, c.apiClientAddr = api.NewClient(c.addr), c.addr
+	}
+	return c.apiClient
 }
 
 // credentialEnv is the environment that gives every process of the cell
@@ -136,7 +150,7 @@ func (c *cell) startServer() {
 	c.server = c.spawn("server", "--data-dir", filepath.Join(c.dir, "server"), "--http-addr", c.httpAddr,
 		"--heartbeat-ttl", c.ttl.String())
 	c.eventually(20*time.Second, "server answers", func() error {
-		_, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+		_, _, err := c.client().Nodes(context.Background(), nil)
 		return err
 	})
 }
@@ -184,6 +198,7 @@ func (c *cell) shutdown() {
 	}
 	for name, p := range c.agents {
 		c.kill(p)
+		killAgentTasks(filepath.Join(c.dir, "agent-"+name))
 		removeAgentCgroupParent(filepath.Join(c.dir, "agent-"+name))
 	}
 	c.kill(c.server)
@@ -250,7 +265,7 @@ func (c *cell) allocs(workload string) []*api.Allocation {
 }
 
 func (c *cell) node(name string) *api.Node {
-	nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+	nodes, _, err := c.client().Nodes(context.Background(), nil)
 	if err != nil {
 		return nil
 	}

@@ -8,48 +8,38 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 )
 
-var (
-	healthServerOnce sync.Once // built by the first test that asks, removed when it ends
-	healthServerBin  string
-	healthServerErr  error
-)
-
-// healthServer builds ./healthserver once: a task that serves /ready on
-// its STRATA_PORT_HTTP.
+// healthServer builds ./healthserver for one test: a task that serves
+// /ready on its STRATA_PORT_HTTP. Each test builds its own (go build's
+// cache makes the second quick) and removes it when it ends.
 func healthServer(t *testing.T) string {
 	t.Helper()
-	healthServerOnce.Do(func() {
-		// Tasks run as nobody with a private /tmp: the binary goes where
-		// they can see and enter it.
-		dir, err := os.MkdirTemp("/var/tmp", "strata-e2e-healthserver")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			healthServerErr = err
-			return
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) }) // one test uses it; a second would build its own Once
-		healthServerBin = filepath.Join(dir, "healthserver")
-		build := exec.Command("go", "build", "-o", healthServerBin, "./healthserver")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			healthServerErr = fmt.Errorf("building healthserver: %v\n%s", err, out)
-		}
-	})
-	if healthServerErr != nil {
-		t.Fatal(healthServerErr)
+	// Tasks run as nobody with a private /tmp: the binary goes where
+	// they can see and enter it.
+	dir, err := os.MkdirTemp("/var/tmp", "strata-e2e-healthserver")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
 	}
-	return healthServerBin
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "healthserver")
+	build := exec.Command("go", "build", "-o", bin, "./healthserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building healthserver: %v\n%s", err, out)
+	}
+	return bin
 }
 
+// servedSpec's check waits initialDelay: on a loaded 2-vCPU machine the
+// server may take longer than two check intervals to listen, and run
+// --wait fails on an allocation whose readiness check is failing.
 const servedSpec = `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -64,7 +54,7 @@ spec:
           command: [%q]
           resources: {cpu: 100m, memory: 48Mi}
           checks:
-            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 100ms, failureThreshold: 2}
+            - {name: ready, type: http, port: http, path: /ready, interval: 200ms, timeout: 100ms, initialDelay: 1s, failureThreshold: 2}
 `
 
 // TestHTTPReadinessThenFailure runs a task serving HTTP on a dynamic port
