@@ -72,6 +72,13 @@ type Node struct {
 	Eligibility string      `json:"eligibility,omitempty"` // "" or eligible, ineligible (cordoned)
 	Drain       *DrainSpec  `json:"drain,omitempty"`       // set while a drain runs
 	Quarantine  *Quarantine `json:"quarantine,omitempty"`  // set while the node is quarantined
+	// QuarantineLifted is when an operator last lifted the node's
+	// quarantine: automatic quarantine weighs no evidence from before it.
+	QuarantineLifted time.Time `json:"quarantineLifted,omitempty"`
+	// Downs are the last times (at most MaxNodeDowns, oldest first) the
+	// server marked the node down: automatic quarantine counts them to
+	// find a node whose heartbeats flap. Server-owned, like the above.
+	Downs []time.Time `json:"downs,omitempty"`
 
 	CreateIndex uint64 `json:"createIndex"`
 	ModifyIndex uint64 `json:"modifyIndex"`
@@ -144,6 +151,7 @@ func (n *Node) Copy() *Node {
 	c.Devices = copyDevices(n.Devices)
 	c.Drivers = append([]string(nil), n.Drivers...)
 	c.AgentNotices = append([]string(nil), n.AgentNotices...)
+	c.Downs = append([]time.Time(nil), n.Downs...)
 	if n.Checkpoint != nil {
 		ck := *n.Checkpoint
 		c.Checkpoint = &ck

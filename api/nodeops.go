@@ -57,7 +57,14 @@ func (d *DrainSpec) Keeps(class string) bool {
 type Quarantine struct {
 	Reason string    `json:"reason"`
 	Since  time.Time `json:"since"`
+	// Auto is set when the leader quarantined the node on its own (its
+	// allocations failed far more often than the cell's, or its
+	// heartbeats flapped: docs/nodes.md); Reason holds the evidence.
+	Auto bool `json:"auto,omitempty"`
 }
+
+// MaxNodeDowns is how many of its down times a node keeps (Node.Downs).
+const MaxNodeDowns = 16
 
 // Alive reports whether the node's agent is heard from: any status but
 // down (operator states keep a node alive).

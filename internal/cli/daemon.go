@@ -16,9 +16,11 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
+	"github.com/strata-dev/strata/internal/gc"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/pki"
+	"github.com/strata-dev/strata/internal/quarantine"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/server"
 	"github.com/strata-dev/strata/internal/spec"
@@ -41,6 +43,8 @@ type serverFlags struct {
 	acl             bool
 	tls             tlsFlags
 	http            httpLimitFlags
+	autoQuarantine  bool
+	gc              gc.Policy
 }
 
 // httpLimitFlags set an HTTP server's timeouts and connection caps
@@ -82,6 +86,11 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	f.tls.register(cmd, "the server")
 	cmd.Flags().BoolVar(&f.acl, "acl", false, "turn ACLs on: every request but the status endpoints needs a token (strata acl bootstrap; docs/security.md); give every server the same setting")
 	f.http.register(cmd, "http-", "the API")
+	cmd.Flags().BoolVar(&f.autoQuarantine, "auto-quarantine", true, "let the leader quarantine nodes whose allocations fail far more often than the cell's, or whose heartbeats flap (docs/nodes.md)")
+	cmd.Flags().BoolVar(&f.gc.Off, "gc-off", false, "keep finished allocations, evaluations and deployments for ever (docs/gc.md)")
+	cmd.Flags().DurationVar(&f.gc.Allocations, "gc-alloc-retention", gc.DefaultAllocations, "how long a finished allocation is kept after it ended (at least the automatic quarantine's 30m window)")
+	cmd.Flags().DurationVar(&f.gc.Evaluations, "gc-eval-retention", gc.DefaultEvaluations, "how long a finished evaluation is kept (a workload's newest always is)")
+	cmd.Flags().DurationVar(&f.gc.Deployments, "gc-deployment-retention", gc.DefaultDeployments, "how long a finished deployment is kept (a workload's newest always is)")
 }
 
 func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
@@ -89,7 +98,8 @@ func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
 	return server.Config{TLS: files, DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
 		HeartbeatTTL: f.heartbeatTTL, HeartbeatInterval: f.heartbeats.interval, MaxHeartbeatsPerSecond: f.heartbeats.maxPerSecond,
-		Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile, JoinToken: f.joinToken, ACL: f.acl}, err
+		Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile, JoinToken: f.joinToken, ACL: f.acl,
+		AutoQuarantine: quarantine.Policy{Off: !f.autoQuarantine}, GC: f.gc}, err
 }
 
 type agentFlags struct {

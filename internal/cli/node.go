@@ -74,7 +74,11 @@ func printNodeStatus(w io.Writer, st *api.NodeStatus) error {
 	}
 	fmt.Fprintf(w, "\n  eligibility:  %s\n", eligibilityOf(n))
 	if q := n.Quarantine; q != nil {
-		fmt.Fprintf(w, "  quarantine:   %s, since %s\n", q.Reason, q.Since.UTC().Format(time.RFC3339))
+		by := ""
+		if q.Auto {
+			by = " (automatic: lift it with strata node quarantine " + n.Name + " --lift)"
+		}
+		fmt.Fprintf(w, "  quarantine:   %s, since %s%s\n", q.Reason, q.Since.UTC().Format(time.RFC3339), by)
 	}
 	if d := n.Drain; d != nil {
 		keep := ""
@@ -237,7 +241,12 @@ func newNodeQuarantineCmd(g *globals) *cobra.Command {
 		Long: `Quarantine a node that misbehaves (failing hardware, flapping): it takes no
 new work and is drained under the disruption budgets, by --deadline
 (default 1h). The reason is kept on the node and in its events. --lift ends
-the quarantine (and its drain) and makes the node eligible again.`,
+the quarantine (and its drain) and makes the node eligible again.
+
+The leader also quarantines nodes on its own: those whose allocations fail
+far more often than the rest of the cell's, or whose heartbeats flap, with
+the evidence as the reason (docs/nodes.md, "Automatic quarantine"). Those
+are lifted the same way; evidence from before a lift is not weighed again.`,
 		Example: `  strata node quarantine n1 --reason "ecc errors on dimm 3"
   strata node quarantine n1 --lift`,
 		Args: cobra.ExactArgs(1),

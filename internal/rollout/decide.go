@@ -25,6 +25,12 @@ func (s Slot) started() bool { return s.New != nil || s.Failed != nil }
 type Group struct {
 	Policy   api.UpdatePolicy
 	Replicas int
+	// MaxUnavailable is the group's disruption budget
+	// (disruption.MaxUnavailable: its disruption.maxUnavailable, default
+	// 1). With MaxParallel it bounds the stops: the stricter wins. Zero,
+	// the strictest, stops an old copy only while the group keeps Replicas
+	// healthy allocations without it.
+	MaxUnavailable int
 	// Slots are the indices that still run an older spec, ascending.
 	Slots []Slot
 	// HealthyOthers counts the group's healthy allocations outside Slots
@@ -73,7 +79,8 @@ func (d *Decision) lookAgainAt(t time.Time) {
 // Decide is the rolling update of one group at time now. Its rules:
 //   - an old allocation stops only when the replacement beside it is
 //     healthy, the canaries (if any) are promoted, and the group keeps at
-//     least Replicas − MaxParallel healthy allocations after the stop;
+//     least Replicas − min(MaxParallel, MaxUnavailable) healthy
+//     allocations after the stop (Floor);
 //   - at most MaxParallel replacements are in flight (placed or failed,
 //     not yet healthy), and a new one is placed no sooner than Stagger
 //     after the previous one;
@@ -115,7 +122,7 @@ func Decide(g Group, now time.Time) Decision {
 		dec.Promoted = true
 	}
 
-	floor := g.Replicas - p.MaxParallel
+	floor := Floor(g)
 	if dec.Promoted {
 		for i := range g.Slots {
 			if health[i] == Healthy && healthy-1 >= floor {
@@ -148,4 +155,14 @@ func Decide(g Group, now time.Time) Decision {
 		}
 	}
 	return dec
+}
+
+// Floor is how many healthy allocations g keeps through its update: its
+// replicas less the stricter of maxParallel and its disruption budget.
+// Replacements are placed beside the old copies, so stopping an old copy
+// whose replacement is healthy leaves every replica served; the floor
+// guards the rest (old copies that crashed, replacements that died after
+// turning healthy).
+func Floor(g Group) int {
+	return g.Replicas - max(0, min(g.Policy.MaxParallel, g.MaxUnavailable))
 }

@@ -121,10 +121,56 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideDisruptionBudget: the group's disruption budget and
+// maxParallel both bound the stops; the stricter wins. Old copies 1 and 2
+// crashed (pending a restart), so only old 0, old 3 and the replacement of
+// 0 are healthy.
+func TestDecideDisruptionBudget(t *testing.T) {
+	now := t0.Add(time.Hour)
+	slots := func() []Slot {
+		return []Slot{
+			{Old: running("old0", t0), New: running("n0", t0)},
+			{Old: pending("old1", t0)},
+			{Old: pending("old2", t0)},
+			{Old: running("old3", t0)},
+		}
+	}
+	tests := []struct {
+		name                        string
+		maxParallel, maxUnavailable int
+		wantFloor                   int
+		wantStop                    bool
+	}{
+		{"maxParallel 3 alone would stop old 0", 3, 3, 1, true},
+		{"maxUnavailable 1 is stricter: old 0 stays", 3, 1, 3, false},
+		{"maxParallel 1 is stricter than maxUnavailable 3", 1, 3, 3, false},
+		{"maxUnavailable 0: a full set of healthy copies is kept", 3, 0, 4, false},
+		{"maxUnavailable 2 allows the stop", 3, 2, 2, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := Group{Policy: api.UpdatePolicy{MaxParallel: tt.maxParallel, MinHealthyTime: 10 * time.Second, HealthyDeadline: time.Minute},
+				Replicas: 4, MaxUnavailable: tt.maxUnavailable, Slots: slots(), Promoted: true}
+			if f := Floor(g); f != tt.wantFloor {
+				t.Fatalf("Floor = %d, want %d", f, tt.wantFloor)
+			}
+			dec := Decide(g, now)
+			if got := dec.Actions[0] == StopOld; got != tt.wantStop {
+				t.Fatalf("old 0 stopped = %v, want %v (actions %v)", got, tt.wantStop, dec.Actions)
+			}
+			for i, act := range dec.Actions[1:] {
+				if act == StopOld {
+					t.Fatalf("slot %d without a healthy replacement stopped", i+1)
+				}
+			}
+		})
+	}
+}
+
 // TestPropertyRollingUpdateKeepsFloor drives Decide over a group with an
 // injected clock while replacements start late, crash before they are
 // healthy, or cannot be placed at all: the group's healthy count never
-// falls below Replicas − MaxParallel, and an update whose replacements
+// falls below Replicas − min(MaxParallel, MaxUnavailable), and an update whose replacements
 // all become healthy ends with no old allocation.
 func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
@@ -136,6 +182,8 @@ func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 			Canary:          rapid.IntRange(0, replicas).Draw(rt, "canary"),
 		}
 		p.AutoPromote = p.Canary > 0
+		maxUnavailable := rapid.IntRange(0, replicas).Draw(rt, "maxUnavailable")
+		floor := replicas - min(p.MaxParallel, maxUnavailable)
 		slots := make([]Slot, replicas)
 		for i := range slots {
 			slots[i].Old = running(fmt.Sprint("old", i), t0)
@@ -185,7 +233,7 @@ func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 			return a
 		}
 		for step := 0; step < 200 && len(slots) > 0; step++ {
-			dec := Decide(Group{Policy: p, Replicas: replicas, Slots: slots, HealthyOthers: healthyOf(others), Promoted: promoted}, now)
+			dec := Decide(Group{Policy: p, Replicas: replicas, MaxUnavailable: maxUnavailable, Slots: slots, HealthyOthers: healthyOf(others), Promoted: promoted}, now)
 			promoted = dec.Promoted
 			var kept []Slot
 			for i, s := range slots {
@@ -202,8 +250,8 @@ func TestPropertyRollingUpdateKeepsFloor(t *testing.T) {
 				kept = append(kept, s)
 			}
 			slots = kept
-			if c := count(); c < replicas-p.MaxParallel {
-				rt.Fatalf("step %d: %d healthy, below %d − %d", step, c, replicas, p.MaxParallel)
+			if c := count(); c < floor {
+				rt.Fatalf("step %d: %d healthy, below %d − min(maxParallel %d, maxUnavailable %d)", step, c, replicas, p.MaxParallel, maxUnavailable)
 			}
 			// The world moves: replacements start, or crash before they are healthy.
 			for i := range others {

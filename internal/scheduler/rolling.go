@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/disruption"
 	"github.com/strata-dev/strata/internal/rollout"
 )
 
@@ -49,7 +50,7 @@ func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map
 		// member stops once its replacement is healthy.
 		p.MaxParallel, p.Canary, p.Stagger = max(p.MaxParallel, g.Replicas), 0, 0
 	}
-	in := rollout.Group{Policy: p, Replicas: g.Replicas}
+	in := rollout.Group{Policy: p, Replicas: g.Replicas, MaxUnavailable: disruption.MaxUnavailable(g)}
 	var where []int
 	for idx := range slots {
 		s := &slots[idx]

@@ -195,3 +195,47 @@ func TestGangUpdateReplacesTheWholeGangBeside(t *testing.T) {
 	mustEqual(t, "the whole new gang placed", len(planAllocs(plan)), 3)
 	mustEqual(t, "no old member stopped", len(planStops(plan)), 0)
 }
+
+// TestRollingUpdateHonoursDisruptionBudget: a group's
+// disruption.maxUnavailable bounds a rolling update's stops with its
+// maxParallel, the stricter winning. Old copies 1 and 2 are down
+// (restarting), so when the replacement of index 0 turns healthy the group
+// has two healthy allocations: maxParallel 3 alone lets old 0 stop, a
+// budget of 0 keeps it.
+func TestRollingUpdateHonoursDisruptionBudget(t *testing.T) {
+	tests := []struct {
+		name           string
+		maxUnavailable int
+		wantStops      int
+	}{
+		{"budget 3: maxParallel 3 decides, old 0 stops", 3, 1},
+		{"budget 0 is stricter: old 0 stays", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := threeNodes()
+			olds := deploy(t, f, workload("web", taskGroup("g").replicas(3).cpu(1000)))
+			for _, a := range olds[1:] {
+				f.setClient(a.ID, api.AllocPending)
+			}
+			g2 := taskGroup("g").replicas(3).cpu(1000).command("v2")
+			g2.g.Update = &api.UpdatePolicy{MaxParallel: 3, MinHealthyTime: 10 * time.Second, HealthyDeadline: time.Minute, ProgressDeadline: 10 * time.Minute}
+			g2.g.Disruption = &api.DisruptionPolicy{MaxUnavailable: tt.maxUnavailable}
+			w2 := workload("web", g2)
+			w2.Version = 2
+			f.putWorkload(w2)
+			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+			plan := rollAt(f, "web", 1, t0)
+			mustEqual(t, "replacements placed beside", len(planAllocs(plan)), 3)
+			f.apply(plan, true)
+			first := planAllocs(plan)[0]
+			x := f.alloc(first.ID).Copy()
+			x.ClientStatus, x.ClientStatusTime = api.AllocRunning, t0
+			f.putAlloc(x)
+
+			plan = rollAt(f, "web", 2, t0.Add(time.Minute))
+			mustEqual(t, "old copies stopped", len(planStops(plan)), tt.wantStops)
+		})
+	}
+}

@@ -65,6 +65,9 @@ func (c commandType) String() string {
 	if name := deploymentCommandName(c); name != "" {
 		return name
 	}
+	if name := gcCommandName(c); name != "" {
+		return name
+	}
 	return fmt.Sprintf("command(%d)", uint8(c))
 }
 

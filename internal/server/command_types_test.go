@@ -21,6 +21,9 @@ func TestCommandTypesAreDistinct(t *testing.T) {
 		if newDeploymentBody(c) != nil {
 			families++
 		}
+		if newGCBody(c) != nil {
+			families++
+		}
 		if families > 1 {
 			t.Errorf("command type %d (%s) is claimed by %d families", v, c, families)
 		}

@@ -203,7 +203,7 @@ func (s *Server) handleListEvals(w http.ResponseWriter, r *http.Request) {
 	ns := requestNamespace(r)
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := []*api.Evaluation{}
-		for _, e := range snap.Evals(ws) {
+		for _, e := range snap.CurrentEvals(snap.Evals(ws)) { // a purged workload's leave the listing
 			if api.NamespaceOf(e.Namespace) == ns {
 				out = append(out, e)
 			}

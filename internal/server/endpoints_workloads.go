@@ -92,7 +92,7 @@ func (s *Server) handleListWorkloads(w http.ResponseWriter, r *http.Request) {
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := []api.WorkloadSummary{}
 		for _, wl := range snap.WorkloadsIn(ws, ns) {
-			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(ns, wl.Name)), snap.EvalsByWorkload(nil, ns, wl.Name))))
+			out = append(out, summarize(workloadStatus(wl, snap.Current(snap.AllocsByWorkload(ns, wl.Name)), snap.CurrentEvals(snap.EvalsByWorkload(nil, ns, wl.Name)))))
 		}
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return out, idx, nil
@@ -115,7 +115,7 @@ func (s *Server) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) {
 		if wl == nil {
 			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
-		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)), snap.EvalsByWorkload(ws, ns, name))
+		st := workloadStatus(wl, snap.Current(snap.AllocsByWorkloadWatch(ws, ns, name)), snap.CurrentEvals(snap.EvalsByWorkload(ws, ns, name)))
 		idx := max(snap.TableIndex(ws, state.TableWorkloads), snap.TableIndex(ws, state.TableAllocs), snap.TableIndex(ws, state.TableEvals))
 		return st, idx, nil
 	})
@@ -195,8 +195,8 @@ func (s *Server) handleWorkloadEvals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		out := snap.EvalsByWorkload(ws, ns, name)
-		if out == nil && snap.Workload(ns, name) == nil {
+		out := snap.CurrentEvals(snap.EvalsByWorkload(ws, ns, name))
+		if len(out) == 0 && snap.Workload(ns, name) == nil {
 			return nil, 0, notFound("workload %q not found in namespace %q", name, ns)
 		}
 		if out == nil {

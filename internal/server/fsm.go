@@ -152,6 +152,9 @@ func decodeBody(t commandType, data []byte) (any, error) {
 		if body = newDeploymentBody(t); body != nil {
 			break
 		}
+		if body = newGCBody(t); body != nil {
+			break
+		}
 		if body = newSecurityBody(t); body == nil {
 			return nil, fmt.Errorf("unknown command type %d", uint8(t))
 		}
@@ -210,7 +213,7 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 	case *nodeStatusCmd:
 		update := func() error { return w.UpdateNodeStatus(c.NodeID, c.Status, c.Reason) }
 		if c.Status == api.NodeDown {
-			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.LastHeartbeat, c.Lease) }
+			update = func() error { return w.MarkNodeDown(c.NodeID, c.Reason, c.Time, c.LastHeartbeat, c.Lease) }
 		}
 		if err := update(); err != nil {
 			return err
@@ -270,6 +273,9 @@ func applyUnanswered(w *state.WriteTxn, body any) error {
 		return upsertEvals(w, c.Evals)
 	}
 	if handled, err := applyDeployment(w, body); handled {
+		return err
+	}
+	if handled, err := applyGC(w, body); handled {
 		return err
 	}
 	if handled, err := applySecurity(w, body); handled {

@@ -30,6 +30,9 @@ type serverMetrics struct {
 	heartbeats       prometheus.Counter
 	heartbeatsMissed prometheus.Counter
 
+	autoQuarantines prometheus.Counter
+	collected       *prometheus.CounterVec
+
 	httpRequests *prometheus.HistogramVec
 }
 
@@ -56,11 +59,19 @@ func newServerMetrics() *serverMetrics {
 		Help: "Heartbeats the leader received from nodes (registrations included)."})
 	m.heartbeatsMissed = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_heartbeats_missed_total",
 		Help: "Nodes whose heartbeat TTL expired on the leader (each is then marked down)."})
+	m.autoQuarantines = prometheus.NewCounter(prometheus.CounterOpts{Name: "strata_node_quarantines_auto_total",
+		Help: "Nodes the leader quarantined on its own: their allocations failed far more often than the cell's, or their heartbeats flapped (docs/nodes.md)."})
+	m.collected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_gc_collected_total",
+		Help: "Finished objects the leader's garbage collection proposed to delete, by kind: allocation, evaluation, deployment (docs/gc.md)."},
+		[]string{"kind"})
+	for _, kind := range []string{"allocation", "evaluation", "deployment"} {
+		m.collected.WithLabelValues(kind) // exported at 0 before the first collection
+	}
 	m.httpRequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_http_request_seconds",
 		Help: "HTTP API requests by route pattern (method and path template) and status code.", Buckets: latencyBuckets},
 		[]string{"route", "code"})
 	m.reg.MustRegister(m.raftCommit, m.leaderChanges, m.evalWait, m.evalProcess, m.planApply, m.plans, m.planRejections,
-		m.heartbeats, m.heartbeatsMissed, m.httpRequests,
+		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.collected, m.httpRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -109,6 +120,10 @@ func (s *Server) registerStateGauges() {
 		guard(func(g guardState) float64 { return g.meanLate.Seconds() }))
 	gauge("strata_heartbeat_guard_kept_total", "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit).",
 		guard(func(g guardState) float64 { return float64(g.kept) }))
+	gauge("strata_nodes_quarantined_auto", "Nodes quarantined automatically now (until an operator lifts them).",
+		func() float64 { return float64(autoQuarantined(s.State().Snapshot())) })
+	gauge("strata_quarantine_held_back", "Nodes whose evidence would quarantine them but whom the cap on automatic quarantine held back, at the leader's last check (leader only).",
+		func() float64 { return float64(s.quarantines.heldBackNow()) })
 	s.metrics.reg.MustRegister(nodeStatusCollector{s})
 }
 

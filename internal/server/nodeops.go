@@ -32,6 +32,9 @@ type nodeOpCmd struct {
 	Quarantine *api.Quarantine   `json:"quarantine,omitempty"` // quarantine
 	Evals      []*api.Evaluation `json:"evals,omitempty"`
 	Time       time.Time         `json:"time"` // stamped by the proposer, for events
+	// SeenIndex is the node's ModifyIndex in the view an automatic
+	// quarantine was decided on: it applies only to that node.
+	SeenIndex uint64 `json:"seenIndex,omitempty"`
 }
 
 // nodeLostReason is the reason a purge gives the allocations it marks lost.
@@ -55,9 +58,12 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 		if c.Drain == nil || c.Quarantine == nil {
 			return fmt.Errorf("node-op %s: no quarantine or drain", c.Op)
 		}
+		if !autoQuarantineApplies(w.Snapshot(), c) {
+			return nil
+		}
 		return w.QuarantineNode(c.NodeID, *c.Quarantine, *c.Drain)
 	case nodeOpLift:
-		return w.LiftQuarantine(c.NodeID)
+		return w.LiftQuarantine(c.NodeID, c.Time)
 	case nodeOpPurge:
 		_, err := w.PurgeNode(c.NodeID, nodeLostReason)
 		return err
@@ -75,6 +81,18 @@ func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
 		return false
 	}
 	return c.Drain == nil || n.Drain.StartedAt.Equal(c.Drain.StartedAt)
+}
+
+// autoQuarantineApplies reports whether a quarantine command takes effect:
+// an operator's always does; the leader's automatic one only when the node
+// is as the leader saw it (no lift, quarantine, registration or status
+// change came first in the log: the next check judges it afresh).
+func autoQuarantineApplies(snap *state.Snapshot, c *nodeOpCmd) bool {
+	if c.Quarantine == nil || !c.Quarantine.Auto {
+		return true
+	}
+	n := snap.Node(c.NodeID)
+	return n != nil && n.Quarantine == nil && n.ModifyIndex == c.SeenIndex
 }
 
 // nodeOpEvents describes a node operation, from the state before it.
@@ -114,7 +132,14 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		if c.Quarantine == nil {
 			return nil
 		}
-		return ev(api.EventNodeQuarantine, "quarantined: %s (draining %d allocations)", c.Quarantine.Reason, moveable(snap, n.ID, c.Drain))
+		if !autoQuarantineApplies(snap, c) {
+			return nil
+		}
+		how := "quarantined"
+		if c.Quarantine.Auto {
+			how = "quarantined automatically"
+		}
+		return ev(api.EventNodeQuarantine, "%s: %s (draining %d allocations)", how, c.Quarantine.Reason, moveable(snap, n.ID, c.Drain))
 	case nodeOpLift:
 		return ev(api.EventNodeQuarantine, "quarantine lifted; eligible again")
 	case nodeOpPurge:

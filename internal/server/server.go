@@ -21,9 +21,11 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/gc"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/keyring"
 	"github.com/strata-dev/strata/internal/pki"
+	"github.com/strata-dev/strata/internal/quarantine"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -100,6 +102,21 @@ type Config struct {
 	// deadlines and completion. Default 1s.
 	DrainInterval time.Duration
 
+	// AutoQuarantine is when the leader quarantines a node on its own
+	// (internal/quarantine; docs/nodes.md); the zero value is the
+	// defaults, Off turns it off.
+	AutoQuarantine quarantine.Policy
+	// QuarantineInterval is how often the leader judges the nodes for
+	// automatic quarantine. Default 30s.
+	QuarantineInterval time.Duration
+
+	// GC is how long finished allocations, evaluations and deployments
+	// are kept (internal/gc; docs/gc.md); the zero value is the defaults,
+	// Off turns collection off.
+	GC gc.Policy
+	// GCInterval is how often the leader collects garbage. Default 5m.
+	GCInterval time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -121,6 +138,9 @@ type Server struct {
 	beats      *heartbeats
 	// drainer follows drains on the leader (drainer.go).
 	drainer *drainer
+	// quarantines quarantines failing and flapping nodes on the leader
+	// (autoquarantine.go).
+	quarantines *autoQuarantine
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers.
 	nodeTables scheduler.IndexCache
@@ -169,6 +189,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DrainInterval <= 0 {
 		cfg.DrainInterval = time.Second
 	}
+	if cfg.GCInterval <= 0 {
+		cfg.GCInterval = 5 * time.Minute
+	}
+	if err := cfg.GC.Validate(); err != nil {
+		return nil, fmt.Errorf("server: gc: %w", err)
+	}
+	if w := cfg.AutoQuarantine.WithDefaults().Window; !cfg.GC.Off && !cfg.AutoQuarantine.Off && cfg.GC.WithDefaults().Allocations < w {
+		return nil, fmt.Errorf("server: gc: allocations: retention %s is shorter than the automatic quarantine's window %s, whose evidence it would delete", cfg.GC.WithDefaults().Allocations, w)
+	}
+	if cfg.QuarantineInterval <= 0 {
+		cfg.QuarantineInterval = 30 * time.Second
+	}
+	if err := cfg.AutoQuarantine.Validate(); err != nil {
+		return nil, fmt.Errorf("server: automatic quarantine: %w", err)
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -202,6 +237,7 @@ func New(cfg Config) (*Server, error) {
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.audit = newAuditor()
 	s.drainer = newDrainer(s)
+	s.quarantines = &autoQuarantine{srv: s}
 	s.plans = newPlanApplier(s)
 	s.revertKick = make(chan struct{}, 1)
 
@@ -424,6 +460,10 @@ func (s *Server) establishLeadership() {
 	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
 	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
 	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.quarantines.run(ctx) }()
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.runGC(ctx) }()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
 	s.wg.Add(1)

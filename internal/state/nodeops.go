@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -65,10 +66,12 @@ func (w *WriteTxn) QuarantineNode(id string, q api.Quarantine, d api.DrainSpec) 
 }
 
 // LiftQuarantine ends node id's quarantine and its drain, and makes it
-// eligible again.
-func (w *WriteTxn) LiftQuarantine(id string) error {
+// eligible again; at (the proposer's time) is remembered, so that
+// automatic quarantine weighs no evidence from before it.
+func (w *WriteTxn) LiftQuarantine(id string, at time.Time) error {
 	return w.changeNode(id, func(n *api.Node) {
 		n.Quarantine, n.Drain, n.Eligibility = nil, nil, api.NodeEligible
+		n.QuarantineLifted = at
 	})
 }
 

@@ -100,9 +100,9 @@ func (w *WriteTxn) StopWorkload(ns, name string) error {
 	return w.insert(tableWorkloads, &wl)
 }
 
-// DeleteWorkload removes the workload (purge). Its terminal allocations go
-// with it; the scheduler stops what still runs, and those go as they end
-// (orphans.go). Evaluations stay.
+// DeleteWorkload removes the workload (purge). Its terminal allocations and
+// finished evaluations go with it; the scheduler stops what still runs,
+// and those go as they end (orphans.go, gc.go).
 func (w *WriteTxn) DeleteWorkload(ns, name string) error {
 	old := w.Snapshot().Workload(ns, name)
 	if old == nil {
@@ -113,6 +113,9 @@ func (w *WriteTxn) DeleteWorkload(ns, name string) error {
 		return err
 	}
 	if err := w.txn.Delete(tableWorkloads, old); err != nil {
+		return err
+	}
+	if err := w.collectWorkloadEvals(ns, name); err != nil {
 		return err
 	}
 	return w.collectWorkload(ns, name)
@@ -138,10 +141,12 @@ func (w *WriteTxn) UpsertNode(n *api.Node) error {
 		n.Allocated = old.Allocated
 		n.CreateIndex = old.CreateIndex
 		n.Eligibility, n.Drain, n.Quarantine = old.Eligibility, old.Drain, old.Quarantine
+		n.QuarantineLifted, n.Downs = old.QuarantineLifted, old.Downs
 	} else {
 		n.Allocated = api.Resources{}
 		n.CreateIndex = w.index
 		n.Eligibility, n.Drain, n.Quarantine = "", nil, nil
+		n.QuarantineLifted, n.Downs = time.Time{}, nil
 	}
 	if n.Status == api.NodeReady {
 		n.Status = n.LiveStatus() // a drain or quarantine outlives the agent's restart

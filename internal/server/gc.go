@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/strata-dev/strata/internal/gc"
+	"github.com/strata-dev/strata/internal/state"
+)
+
+// The raft commands of garbage collection. Their type values start at
+// 128, apart from the others (deployments' start at 112). Values are
+// persisted: never renumber (TestCommandTypesAreDistinct).
+const (
+	// cmdCollectGarbage deletes finished allocations, evaluations and
+	// deployments that internal/gc chose.
+	cmdCollectGarbage commandType = 128 + iota
+)
+
+// collectGarbageCmd names what to delete; the FSM deletes each only if it
+// is still finished (state.CollectGarbage).
+type collectGarbageCmd struct {
+	gc.Garbage
+	Time time.Time `json:"time"`
+}
+
+func gcCommandName(c commandType) string {
+	if c == cmdCollectGarbage {
+		return "collect-garbage"
+	}
+	return ""
+}
+
+// newGCBody returns the body to decode a garbage command into, nil for
+// another command type.
+func newGCBody(t commandType) any {
+	if t == cmdCollectGarbage {
+		return &collectGarbageCmd{}
+	}
+	return nil
+}
+
+// applyGC applies a garbage command; handled is false for another body.
+func applyGC(w *state.WriteTxn, body any) (handled bool, err error) {
+	c, ok := body.(*collectGarbageCmd)
+	if !ok {
+		return false, nil
+	}
+	_, err = w.CollectGarbage(c.Allocs, c.Evals, c.Deployments)
+	return true, err
+}
+
+// maxGarbagePerCommand bounds one command, so a first pass over a large
+// backlog stays many small raft entries rather than one huge one.
+const maxGarbagePerCommand = 2000
+
+// runGC collects garbage on the leader every GCInterval: it reads the
+// state, asks internal/gc what is past its retention, and proposes the
+// deletions in bounded commands.
+func (s *Server) runGC(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.GCInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.collectGarbage(); err != nil {
+			s.logger.Warn("garbage collection; will retry", "err", err)
+		}
+	}
+}
+
+// collectGarbage runs one pass.
+func (s *Server) collectGarbage() error {
+	if s.cfg.GC.Off {
+		return nil
+	}
+	snap := s.State().Snapshot()
+	now := s.cfg.Now()
+	g := gc.Collect(gc.Input{Workload: snap.Workload, Allocs: snap.Allocs(nil), Evals: snap.Evals(nil), Deployments: snap.Deployments(nil)}, s.cfg.GC, now)
+	for _, part := range splitGarbage(g, maxGarbagePerCommand) {
+		if _, err := s.propose(cmdCollectGarbage, &collectGarbageCmd{Garbage: part, Time: now}); err != nil {
+			return err
+		}
+		s.metrics.collected.WithLabelValues("allocation").Add(float64(len(part.Allocs)))
+		s.metrics.collected.WithLabelValues("evaluation").Add(float64(len(part.Evals)))
+		s.metrics.collected.WithLabelValues("deployment").Add(float64(len(part.Deployments)))
+	}
+	if g.Len() > 0 {
+		s.logger.Info("garbage collected", "allocations", len(g.Allocs), "evaluations", len(g.Evals), "deployments", len(g.Deployments))
+	}
+	return nil
+}
+
+// splitGarbage cuts g into parts of at most n objects.
+func splitGarbage(g gc.Garbage, n int) []gc.Garbage {
+	var parts []gc.Garbage
+	var cur gc.Garbage
+	flush := func() {
+		if cur.Len() > 0 {
+			parts = append(parts, cur)
+			cur = gc.Garbage{}
+		}
+	}
+	add := func(ids []string, into func(id string)) {
+		for _, id := range ids {
+			into(id)
+			if cur.Len() >= n {
+				flush()
+			}
+		}
+	}
+	add(g.Allocs, func(id string) { cur.Allocs = append(cur.Allocs, id) })
+	add(g.Evals, func(id string) { cur.Evals = append(cur.Evals, id) })
+	add(g.Deployments, func(id string) { cur.Deployments = append(cur.Deployments, id) })
+	flush()
+	return parts
+}
