@@ -94,6 +94,8 @@ type NUMANode struct {
 	ID          int   `json:"id"`
 	CPUs        []int `json:"cpus"`
 	MemoryBytes int64 `json:"memoryBytes"`
+	// Tier is MemoryTierSlow for a node without CPUs; "" is standard.
+	Tier string `json:"tier,omitempty"`
 }
 
 // GPU is one physical accelerator.

@@ -18,6 +18,10 @@ type Resources struct {
 	GPUs        int64 `json:"gpus,omitempty"`        // whole GPUs
 	GPUMilli    int64 `json:"gpuMilli,omitempty"`    // a fractional share of one GPU, 1..999 (GPU sharing)
 	NetMbps     int64 `json:"netMbps,omitempty"`     // NIC bandwidth in megabits per second
+	// Huge pages of each size, in bytes (a whole number of pages): a
+	// node's pre-allocated pool, a task's hugetlb limit (docs/hardware.md).
+	HugePages2Mi int64 `json:"hugePages2MiBytes,omitempty"`
+	HugePages1Gi int64 `json:"hugePages1GiBytes,omitempty"`
 }
 
 // Add returns r + o, each dimension saturating at the int64 range.
@@ -29,6 +33,9 @@ func (r Resources) Add(o Resources) Resources {
 		GPUs:        addSat(r.GPUs, o.GPUs),
 		GPUMilli:    addSat(r.GPUMilli, o.GPUMilli),
 		NetMbps:     addSat(r.NetMbps, o.NetMbps),
+
+		HugePages2Mi: addSat(r.HugePages2Mi, o.HugePages2Mi),
+		HugePages1Gi: addSat(r.HugePages1Gi, o.HugePages1Gi),
 	}
 }
 
@@ -41,6 +48,9 @@ func (r Resources) Sub(o Resources) Resources {
 		GPUs:        subSat(r.GPUs, o.GPUs),
 		GPUMilli:    subSat(r.GPUMilli, o.GPUMilli),
 		NetMbps:     subSat(r.NetMbps, o.NetMbps),
+
+		HugePages2Mi: subSat(r.HugePages2Mi, o.HugePages2Mi),
+		HugePages1Gi: subSat(r.HugePages1Gi, o.HugePages1Gi),
 	}
 }
 
@@ -56,13 +66,18 @@ func (r Resources) AddChecked(o Resources) (Resources, bool) {
 		GPUs:        r.GPUs + o.GPUs,
 		GPUMilli:    r.GPUMilli + o.GPUMilli,
 		NetMbps:     r.NetMbps + o.NetMbps,
+
+		HugePages2Mi: r.HugePages2Mi + o.HugePages2Mi,
+		HugePages1Gi: r.HugePages1Gi + o.HugePages1Gi,
 	}
 	ok := !overflows(r.CPUMilli, o.CPUMilli, sum.CPUMilli) &&
 		!overflows(r.MemoryBytes, o.MemoryBytes, sum.MemoryBytes) &&
 		!overflows(r.DiskBytes, o.DiskBytes, sum.DiskBytes) &&
 		!overflows(r.GPUs, o.GPUs, sum.GPUs) &&
 		!overflows(r.GPUMilli, o.GPUMilli, sum.GPUMilli) &&
-		!overflows(r.NetMbps, o.NetMbps, sum.NetMbps)
+		!overflows(r.NetMbps, o.NetMbps, sum.NetMbps) &&
+		!overflows(r.HugePages2Mi, o.HugePages2Mi, sum.HugePages2Mi) &&
+		!overflows(r.HugePages1Gi, o.HugePages1Gi, sum.HugePages1Gi)
 	return sum, ok
 }
 
@@ -123,6 +138,10 @@ func (r Resources) Negative() string {
 		return "gpuMilli"
 	case r.NetMbps < 0:
 		return "bandwidth"
+	case r.HugePages2Mi < 0:
+		return "hugepages 2Mi"
+	case r.HugePages1Gi < 0:
+		return "hugepages 1Gi"
 	}
 	return ""
 }
@@ -142,6 +161,10 @@ func (r Resources) Exceeds(limit Resources) string {
 		return "gpu"
 	case r.NetMbps > limit.NetMbps:
 		return "bandwidth"
+	case r.HugePages2Mi > limit.HugePages2Mi:
+		return "hugepages 2Mi"
+	case r.HugePages1Gi > limit.HugePages1Gi:
+		return "hugepages 1Gi"
 	}
 	return ""
 }

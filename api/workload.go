@@ -169,6 +169,9 @@ type Task struct {
 	Devices []DeviceRequest `json:"devices,omitempty"`
 	// ExclusiveCores pins the task to whole cores of one NUMA node (cpuset).
 	ExclusiveCores bool `json:"exclusiveCores,omitempty"`
+	// MemoryTiers are the memory tiers the task's memory may live on
+	// (api.MemoryTiers); empty means standard only (docs/hardware.md).
+	MemoryTiers []string `json:"memoryTiers,omitempty"`
 
 	KillTimeout time.Duration `json:"killTimeout"` // grace between SIGTERM and SIGKILL
 	PidsLimit   int64         `json:"pidsLimit"`   // max processes in the task's cgroup

@@ -63,6 +63,10 @@ type Agent struct {
 	// heartbeat succeeds after failures, so the watch asks again at once.
 	lease       *leaseKeeper
 	reconnected chan struct{}
+
+	// cores keeps exclusive cores out of shared tasks' cpusets
+	// (sharedcores.go); nil without cgroups.
+	cores *coreKeeper
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -114,6 +118,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node.Checkpoint = ckpt.attr
+	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
 }
 
@@ -158,6 +163,7 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 			NetMbps:     a.cfg.NetMbps,
 		},
 	}
+	a.hardwareFacts(n, fp)
 	for k, v := range a.cfg.Labels {
 		n.Labels[k] = v
 	}
@@ -336,6 +342,9 @@ func (a *Agent) restore() error {
 			ar.stop()
 		}
 	}
+	// Recovered tasks keep the cpusets they had; the pool may have changed
+	// while the agent was down.
+	a.syncSharedCores()
 	a.kick(a.dirtyCh)
 	return nil
 }

@@ -87,8 +87,14 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		if len(cfg.CPUs) == 0 {
 			cfg.NUMANode = -1
 		}
+		mems, err := taskMems(a.node.NUMA, alloc.Assignment, task)
+		if err != nil {
+			driver = refusedDriver{err: err}
+		}
+		cfg.Mems = mems
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
+		tr.beforeStart = a.syncSharedCores
 		if ids := perTask[task.Name]; len(ids) > 0 {
 			tr.devicesPresent = func() error { return a.devNodes.present(ids) }
 		}
@@ -178,6 +184,11 @@ func (ar *allocRunner) taskChanged(tr *taskRunner) {
 	st := tr.snapshot()
 	if st.State == api.TaskDead && st.Failed {
 		ar.stop() // the group failed: its other tasks must not run on
+	}
+	if st.State != api.TaskPending {
+		// A shared task that just started takes the pool; a pinned
+		// allocation whose last task died gives its cores back.
+		ar.agent.syncSharedCores()
 	}
 	ar.followTask(tr.cfg.Name, st)
 	ar.persist()

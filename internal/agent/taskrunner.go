@@ -25,6 +25,10 @@ type taskRunner struct {
 	policy  api.RestartPolicy
 	log     *slog.Logger
 	changed func(*taskRunner) // persists and reports; called without mu held
+	// beforeStart, when set, runs before every start of the task and
+	// returns the node's shared core pool: the cpuset of a task that is
+	// not pinned (sharedcores.go).
+	beforeStart func() []int
 	// devicesPresent, when set, says why the task's devices cannot be
 	// given to it (one disappeared), checked before every start.
 	devicesPresent func() error
@@ -173,6 +177,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 			}
 			tr.log.Error("task start failed", "err", err)
 			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
+			if errors.Is(err, drivers.ErrWrongNode) {
+				tr.update(func(s *api.TaskState) {
+					setExit(s, res)
+					s.State, s.Failed, s.Message = api.TaskDead, true, res.Describe()
+				})
+				return
+			}
 			if !tr.afterExit(ctx, res, false) {
 				return
 			}
@@ -193,6 +204,11 @@ func (tr *taskRunner) run(ctx context.Context) {
 
 // startTask starts the task once its devices are all there.
 func (tr *taskRunner) startTask(ctx context.Context) (*drivers.TaskHandle, error) {
+	if tr.beforeStart != nil {
+		if pool := tr.beforeStart(); len(tr.cfg.CPUs) == 0 {
+			tr.cfg.SharedCPUs = pool
+		}
+	}
 	if tr.devicesPresent != nil {
 		if err := tr.devicesPresent(); err != nil {
 			return nil, err

@@ -266,7 +266,7 @@ func newNodesCmd(g *globals) *cobra.Command {
 					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
 					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
 					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs), devicesSummary(n),
-					numaSummary(n), driversSummary(n), checkpointStr(n), formatLabels(n.Labels))
+					numaSummary(n), driversSummary(n), checkpointStr(n), nodeLabels(n.Labels))
 			}
 			return t.flush()
 		},
@@ -315,7 +315,7 @@ func numaSummary(n *api.Node) string {
 	}
 	parts := make([]string, len(n.NUMA))
 	for i, z := range n.NUMA {
-		parts[i] = fmt.Sprintf("%d:%dcpu", z.ID, len(z.CPUs))
+		parts[i] = numaZone(z)
 	}
 	return strings.Join(parts, ",")
 }

@@ -18,8 +18,9 @@ const (
 	MaxMemoryBytes       = PiB              // 1 PiB
 	MaxDiskBytes         = 8 * PiB          // 8 PiB
 	MaxGPUs        int64 = 4096
-	MaxGPUMilli    int64 = 999           // a share of one GPU; 1000 is a whole GPU
-	MaxNetMbps     int64 = 1_000_000_000 // 1 Pbps (1,000,000 Gbps)
+	MaxGPUMilli    int64 = 999            // a share of one GPU; 1000 is a whole GPU
+	MaxNetMbps     int64 = 1_000_000_000  // 1 Pbps (1,000,000 Gbps)
+	MaxHugePages         = MaxMemoryBytes // of each page size
 )
 
 // Limit is the bound of one dimension of api.Resources.
@@ -41,10 +42,12 @@ var (
 	GPULimit       = Limit{"gpu", "gpus", MaxGPUs, func(r *api.Resources) int64 { return r.GPUs }, formatInt}
 	GPUMilliLimit  = Limit{"gpuMilli", "gpuMilli", MaxGPUMilli, func(r *api.Resources) int64 { return r.GPUMilli }, formatInt}
 	BandwidthLimit = Limit{"bandwidth", "netMbps", MaxNetMbps, func(r *api.Resources) int64 { return r.NetMbps }, FormatBandwidth}
+	HugePages2Mi   = Limit{"hugepages.2Mi", "hugePages2MiBytes", MaxHugePages, func(r *api.Resources) int64 { return r.HugePages2Mi }, FormatBytes}
+	HugePages1Gi   = Limit{"hugepages.1Gi", "hugePages1GiBytes", MaxHugePages, func(r *api.Resources) int64 { return r.HugePages1Gi }, FormatBytes}
 )
 
 // Limits lists every dimension's bound, in api.Resources field order.
-var Limits = []Limit{CPULimit, MemoryLimit, DiskLimit, GPULimit, GPUMilliLimit, BandwidthLimit}
+var Limits = []Limit{CPULimit, MemoryLimit, DiskLimit, GPULimit, GPUMilliLimit, BandwidthLimit, HugePages2Mi, HugePages1Gi}
 
 // Of returns r's value in l's dimension.
 func (l Limit) Of(r api.Resources) int64 { return l.get(&r) }

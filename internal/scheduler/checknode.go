@@ -38,6 +38,9 @@ func CheckNode(node *api.Node, existing []*api.Allocation, stopping map[string]b
 				return false, "alloc " + a.ID + ": no driver " + d
 			}
 		}
+		if r := tierReason(memoryTierNeeds(a.TaskGroup), node); r != "" {
+			return false, "alloc " + a.ID + ": " + r
+		}
 	}
 
 	// The occupancy of cores, GPUs and NUMA memory only matters when a

@@ -16,6 +16,8 @@ const (
 	reasonDisk          = "insufficient disk"
 	reasonGPU           = "insufficient gpu"
 	reasonBandwidth     = "insufficient bandwidth"
+	reasonHugePages2Mi  = "insufficient 2Mi huge pages"
+	reasonHugePages1Gi  = "insufficient 1Gi huge pages"
 	reasonMixedGPU      = "gpu request mixes whole gpus and a share"
 	reasonShareTooLarge = "gpu share over 1000 milli"
 )
@@ -147,6 +149,10 @@ func (resourceFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
 		return reasonGPU
 	case want.NetMbps > free.NetMbps:
 		return reasonBandwidth
+	case want.HugePages2Mi > free.HugePages2Mi:
+		return reasonHugePages2Mi
+	case want.HugePages1Gi > free.HugePages1Gi:
+		return reasonHugePages1Gi
 	}
 	return ""
 }

@@ -237,6 +237,8 @@ func fitCount(want, avail *api.Resources, limit int) int {
 	fit(want.DiskBytes, avail.DiskBytes)
 	fit(want.GPUs, avail.GPUs)
 	fit(want.NetMbps, avail.NetMbps)
+	fit(want.HugePages2Mi, avail.HugePages2Mi)
+	fit(want.HugePages1Gi, avail.HugePages1Gi)
 	return int(k)
 }
 

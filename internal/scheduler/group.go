@@ -57,6 +57,9 @@ type group struct {
 	readsGPUs bool
 	gpuBuf    []int64
 	chooser   ShareChooser
+
+	// tiers are the tasks accepting slow memory tiers (memtier.go).
+	tiers []tierNeed
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
@@ -70,6 +73,7 @@ func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
 	}
 	g.req = Request{Workload: w, Group: tg, Resources: res}
 	g.drivers = taskDrivers(tg)
+	g.tiers = memoryTierNeeds(tg)
 	g.gpus, g.gpuMilli = int(res.GPUs), res.GPUMilli
 	g.models, g.anyModel, g.noModel = acceptableModels(tg)
 	for _, t := range tg.Tasks {
@@ -117,6 +121,7 @@ func (g *group) pipeline() []filter {
 		{true, eligibleFilter{}},              // cordoned, draining, quarantined: operator states; one string
 		{len(g.drivers) > 0, driverFilter{}},  // the tasks' drivers (containerd…): node only
 		{len(g.require) > 0, requireFilter{}}, // hard label rules: labels only
+		{len(g.tiers) > 0, memTierFilter{}},   // slow memory tiers: the NUMA fingerprint only
 		{true, resourceFilter{}},              // every aggregate dimension: the node's free totals
 		{gpu, gpuModelFilter{}},               // fingerprint only, before any occupancy is loaded
 		{g.cores > 0, numaFilter{}},           // pinned cores on one NUMA node: loads occupancy

@@ -363,7 +363,8 @@ func share(r, capacity api.Resources) float64 {
 	}
 	return frac(r.CPUMilli, capacity.CPUMilli) + frac(r.MemoryBytes, capacity.MemoryBytes) +
 		frac(r.DiskBytes, capacity.DiskBytes) + frac(r.GPUs, capacity.GPUs) +
-		frac(r.GPUMilli, capacity.GPUs*1000) + frac(r.NetMbps, capacity.NetMbps)
+		frac(r.GPUMilli, capacity.GPUs*1000) + frac(r.NetMbps, capacity.NetMbps) +
+		frac(r.HugePages2Mi, capacity.HugePages2Mi) + frac(r.HugePages1Gi, capacity.HugePages1Gi)
 }
 
 func cmpDesc(a, b float64) int {

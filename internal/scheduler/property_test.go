@@ -67,6 +67,31 @@ func genPorts(t *rapid.T, g *groupBuilder) *groupBuilder {
 	return g
 }
 
+// genNodeHardware gives a generated node a huge page pool of each size
+// and a slow memory tier, each sometimes; like genPorts it is kept out of
+// genNode so that the plan digest's scenarios stay as they were.
+func genNodeHardware(t *rapid.T, b *nodeBuilder) *nodeBuilder {
+	if rapid.Bool().Draw(t, "hugePool") {
+		b.hugePages(int64(rapid.IntRange(0, 8).Draw(t, "pages2Mi"))*64<<20, int64(rapid.IntRange(0, 3).Draw(t, "pages1Gi"))<<30)
+	}
+	if rapid.IntRange(0, 2).Draw(t, "slowRoll") == 0 {
+		b.slowMemory(7, fmt.Sprintf("%dGi", rapid.IntRange(1, 16).Draw(t, "slowGi")))
+	}
+	return b
+}
+
+// genHardware makes a generated group ask, sometimes, for huge pages and
+// for the slow memory tier.
+func genHardware(t *rapid.T, g *groupBuilder) *groupBuilder {
+	if rapid.IntRange(0, 2).Draw(t, "hugeRoll") == 0 {
+		g.hugePages(int64(rapid.IntRange(0, 4).Draw(t, "want2Mi"))*64<<20, int64(rapid.IntRange(0, 1).Draw(t, "want1Gi"))<<30)
+	}
+	if rapid.IntRange(0, 3).Draw(t, "tierRoll") == 0 {
+		g.tiers(rapid.SampledFrom([][]string{{"slow"}, {"standard", "slow"}}).Draw(t, "tiers")...)
+	}
+	return g
+}
+
 // TestPropertyNeverOvercommits drives random cells through random sequences
 // of submissions, scalings, updates, node failures and task failures, with
 // random priorities so that workloads preempt each other. Every
@@ -77,7 +102,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var nodes []*nodeBuilder
 		for i := range rapid.IntRange(1, 10).Draw(t, "nodes") {
-			nodes = append(nodes, genNode(t, i))
+			nodes = append(nodes, genNodeHardware(t, genNode(t, i)))
 		}
 		f := newFake(nodes...)
 		names := []string{"a", "b", "c"}
@@ -87,7 +112,7 @@ func TestPropertyNeverOvercommits(t *testing.T) {
 			case 0, 1: // submit or update
 				w := workload(name)
 				for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
-					g := genPorts(t, genGroup(t, fmt.Sprintf("g%d", gi)))
+					g := genHardware(t, genPorts(t, genGroup(t, fmt.Sprintf("g%d", gi))))
 					if rapid.IntRange(0, 3).Draw(t, "gangRoll") == 0 {
 						g.gang(0, "rack")
 					}
@@ -222,6 +247,22 @@ func checkState(t fataler, f *fakeState) {
 		if dim := used.Exceeds(n.Capacity); dim != "" {
 			t.Fatalf("node %s overcommitted in %s: used %+v of %+v", n.ID, dim, used, n.Capacity)
 		}
+		// Huge pages, summed apart from Resources' own arithmetic.
+		var pages2Mi, pages1Gi int64
+		for _, a := range f.AllocsByNode(n.ID) {
+			if !a.Terminal() {
+				pages2Mi += a.Resources.HugePages2Mi
+				pages1Gi += a.Resources.HugePages1Gi
+				if a.TaskGroup != nil && len(memoryTierNeeds(a.TaskGroup)) > 0 && !hasSlowTier(n) &&
+					!api.AcceptsTier(a.TaskGroup.Tasks[0].MemoryTiers, api.MemoryTierStandard) {
+					t.Fatalf("node %s without a slow tier holds %s, which wants one", n.ID, a.ID)
+				}
+			}
+		}
+		if pages2Mi > n.Capacity.HugePages2Mi || pages1Gi > n.Capacity.HugePages1Gi {
+			t.Fatalf("node %s huge pages overcommitted: 2Mi %d of %d, 1Gi %d of %d", n.ID,
+				pages2Mi, n.Capacity.HugePages2Mi, pages1Gi, n.Capacity.HugePages1Gi)
+		}
 		for g, m := range milli {
 			if _, isWhole := whole[g]; isWhole || m > 1000 {
 				t.Fatalf("node %s: gpu %s shared %d milli (held whole: %v)", n.ID, g, m, isWhole)
@@ -234,4 +275,13 @@ func checkState(t fataler, f *fakeState) {
 type fataler interface {
 	Helper()
 	Fatalf(format string, args ...any)
+}
+
+func hasSlowTier(n *api.Node) bool {
+	for _, nu := range n.NUMA {
+		if nu.NUMATier() == api.MemoryTierSlow {
+			return true
+		}
+	}
+	return false
 }

@@ -86,6 +86,11 @@ func validateNode(n *api.Node) error {
 	if c.CPUMilli == 0 {
 		f.add("capacity.cpuMilli", "must be positive")
 	}
+	for _, d := range resources.HugePageDims {
+		if v := d.Limit.Of(c); v%d.Size != 0 {
+			f.add("capacity."+d.Limit.Field, "must be a whole number of %s pages, got %s", resources.FormatBytes(d.Size), resources.FormatBytes(v))
+		}
+	}
 	if c.GPUMilli != 0 {
 		f.add("capacity.gpuMilli", "must be 0: a node offers whole GPUs, and shares are cut from them")
 	}
@@ -151,6 +156,9 @@ func validateNUMA(f *fieldErrors, numa []api.NUMANode) {
 		}
 		ids[nu.ID] = true
 		f.check(p+".memoryBytes", resources.MemoryLimit.Check(nu.MemoryBytes))
+		if nu.Tier != "" && !api.AcceptsTier(api.MemoryTiers, nu.Tier) {
+			f.add(p+".tier", "unknown memory tier %.64q (want %s, or empty for standard)", nu.Tier, api.MemoryTiers)
+		}
 		for j, cpu := range nu.CPUs {
 			cp := fieldpath.Index(p+".cpus", j)
 			switch {

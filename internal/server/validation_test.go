@@ -129,6 +129,9 @@ func TestNodeRegistrationIsValidated(t *testing.T) {
 		{"numa cpu negative", nodeJSON(set("numa", []map[string]any{{"id": 0, "cpus": []int{-1}}})), []string{"numa[0].cpus[0]"}},
 		{"numa cpu twice", nodeJSON(set("numa", []map[string]any{{"id": 0, "cpus": []int{1}}, {"id": 1, "cpus": []int{1}}})), []string{"numa[1].cpus[0]"}},
 		{"numa memory above the maximum", nodeJSON(set("numa", []map[string]any{{"id": 0, "memoryBytes": int64(1<<50 + 1)}})), []string{"numa[0].memoryBytes"}},
+		{"numa tier unknown", nodeJSON(set("numa", []map[string]any{{"id": 0, "cpus": []int{0}}, {"id": 1, "tier": "fast"}})), []string{"numa[1].tier"}},
+		{"huge pages not whole pages", nodeJSON(capacity("hugePages2MiBytes", 3<<20)), []string{"capacity.hugePages2MiBytes"}},
+		{"negative 1Gi huge pages", nodeJSON(capacity("hugePages1GiBytes", -(1 << 30))), []string{"capacity.hugePages1GiBytes"}},
 		{"gpu id with NUL", nodeJSON(set("gpus", []map[string]any{{"id": "0\x00", "model": "A100", "numa": 0}})), []string{"gpus[0].id"}},
 		{"gpu ids twice", nodeJSON(func(n map[string]any) {
 			capacity("gpus", 2)(n)

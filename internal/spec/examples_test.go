@@ -42,6 +42,12 @@ func TestExamples(t *testing.T) {
 			equal(t, "rules", []int{len(pl.Spread), len(pl.Affinity), len(pl.CommunicatesWith), len(pl.DataLocality)}, []int{1, 1, 2, 1})
 			equal(t, "gang", w.Groups[0].Gang.Topology, "rack")
 		},
+		"packet-processor.yaml": func(t *testing.T, w *api.Workload) {
+			task := w.Groups[0].Tasks[0]
+			equal(t, "pinned, huge pages, tiers", []any{task.ExclusiveCores, task.Resources.HugePages2Mi, task.MemoryTiers},
+				[]any{true, int64(64 << 20), []string{api.MemoryTierStandard, api.MemoryTierSlow}})
+			equal(t, "cpu rules", len(w.Groups[0].Placement.Require), 2)
+		},
 		"devices.yaml": func(t *testing.T, w *api.Workload) {
 			devs := w.Groups[0].Tasks[0].Devices
 			equal(t, "device classes", []string{devs[0].Class, devs[1].Class}, []string{"fpga", "nic-vf"})

@@ -370,6 +370,10 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 			}
 		case "exclusiveCores":
 			t.ExclusiveCores, _ = d.boolean(p, v)
+		case "hugepages":
+			d.hugePages(p, v, r)
+		case "memoryTiers":
+			t.MemoryTiers = d.memoryTiers(p, v)
 		default:
 			return false
 		}

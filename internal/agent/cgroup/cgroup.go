@@ -41,6 +41,13 @@ type Limits struct {
 	PidsLimit   int64
 	CPUs        []int // cpuset pinning; empty leaves the parent's set
 	NUMANode    int   // cpuset.mems when CPUs is set; -1 means the parent's mems
+	// Mems, when set, is cpuset.mems (the NUMA nodes of the memory tiers
+	// the task accepts) and wins over NUMANode.
+	Mems []int
+	// Huge pages the task may use, in bytes, enforced by the hugetlb
+	// controller where the host has one (hugetlb.go); a size left at 0 is
+	// limited to none.
+	HugePages2Mi, HugePages1Gi int64
 	// DenyDevices are device nodes the task must not open: the node's
 	// GPUs and other devices it was not given (devices.go).
 	DenyDevices []DeviceRule

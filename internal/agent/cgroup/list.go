@@ -32,6 +32,9 @@ func ListTasks(v Version, root, parent string) ([]TaskRef, error) {
 				bases = append(bases, filepath.Join(root, c, parent))
 			}
 		}
+		if unifiedHugetlb(root) {
+			bases = append(bases, filepath.Join(root, hybridUnified, parent))
+		}
 	case V2:
 		bases = []string{filepath.Join(root, parent)}
 	default:

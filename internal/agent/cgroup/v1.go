@@ -11,8 +11,8 @@ import (
 
 // v1Controllers are the hierarchies a task joins on cgroup v1 (cpuacct for
 // its CPU usage, when it is mounted apart from cpu; devices to deny the
-// node's devices the task was not given).
-var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "cpuset", "devices"}
+// node's devices the task was not given; hugetlb for huge pages).
+var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "cpuset", "devices", "hugetlb"}
 
 // v1Group is a task cgroup on cgroup v1: one directory per controller.
 type v1Group struct {
@@ -27,11 +27,14 @@ func (g *v1Group) dir(controller string) string {
 }
 
 func (g *v1Group) Dirs() []string {
-	dirs := make([]string, 0, len(v1Controllers))
+	dirs := make([]string, 0, len(v1Controllers)+1)
 	for _, c := range v1Controllers {
 		if exists(filepath.Join(g.root, c)) {
 			dirs = append(dirs, g.dir(c))
 		}
+	}
+	if unifiedHugetlb(g.root) {
+		dirs = append(dirs, g.dir(hybridUnified))
 	}
 	return dirs
 }
@@ -78,15 +81,30 @@ func (g *v1Group) Create(lim Limits) error {
 			return err
 		}
 	}
-	if len(lim.CPUs) > 0 && exists(g.dir("cpuset")) {
-		if err := writeFile(g.dir("cpuset"), "cpuset.cpus", FormatCPUList(lim.CPUs)); err != nil {
-			return err
-		}
-		if lim.NUMANode >= 0 {
-			if err := writeFile(g.dir("cpuset"), "cpuset.mems", strconv.Itoa(lim.NUMANode)); err != nil {
+	if exists(g.dir("cpuset")) {
+		for _, w := range cpusetWrites(&lim) {
+			if err := writeFile(g.dir("cpuset"), w[0], w[1]); err != nil {
 				return err
 			}
 		}
+	}
+	return g.applyHugetlb(&lim)
+}
+
+// applyHugetlb limits huge pages through the v1 hugetlb hierarchy, or on
+// a hybrid host through the cgroup2 mount, whose group the task joins
+// beside its v1 groups (Dirs).
+func (g *v1Group) applyHugetlb(lim *Limits) error {
+	switch {
+	case exists(g.dir("hugetlb")):
+		return writeHugetlb(g.dir("hugetlb"), "limit_in_bytes", lim)
+	case unifiedHugetlb(g.root):
+		if err := createV2Path(filepath.Join(g.root, hybridUnified), g.rel, "+hugetlb"); err != nil {
+			return err
+		}
+		return writeHugetlb(g.dir(hybridUnified), "max", lim)
+	case lim.HugePages2Mi > 0 || lim.HugePages1Gi > 0:
+		return fmt.Errorf("huge pages asked for, but %s has no hugetlb controller", g.root)
 	}
 	return nil
 }

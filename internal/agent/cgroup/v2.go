@@ -58,16 +58,21 @@ func (g *v2Group) Create(lim Limits) error {
 		pids = strconv.FormatInt(lim.PidsLimit, 10)
 	}
 	writes = append(writes, [2]string{"pids.max", pids})
-	if len(lim.CPUs) > 0 {
-		writes = append(writes, [2]string{"cpuset.cpus", FormatCPUList(lim.CPUs)})
-		if lim.NUMANode >= 0 {
-			writes = append(writes, [2]string{"cpuset.mems", strconv.Itoa(lim.NUMANode)})
-		}
-	}
+	writes = append(writes, cpusetWrites(&lim)...)
 	for _, w := range writes {
 		if err := writeFile(g.dir(), w[0], w[1]); err != nil {
 			return err
 		}
+	}
+	if controllerOn(g.root, "hugetlb") {
+		if err := createV2Path(g.root, g.rel, "+hugetlb"); err != nil {
+			return err
+		}
+		if err := writeHugetlb(g.dir(), "max", &lim); err != nil {
+			return err
+		}
+	} else if lim.HugePages2Mi > 0 || lim.HugePages1Gi > 0 {
+		return fmt.Errorf("huge pages asked for, but %s has no hugetlb controller", g.root)
 	}
 	if len(lim.DenyDevices) > 0 {
 		if err := attachDeviceFilter(g.dir(), lim.DenyDevices); err != nil {

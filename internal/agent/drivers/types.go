@@ -12,6 +12,12 @@ import (
 // whose process could not be found again on RecoverTask.
 var ErrTaskNotFound = errors.New("task not found")
 
+// ErrWrongNode is wrapped by a start that no retry on this node can fix:
+// the task's image is for another CPU architecture, or the node has no
+// memory of a tier the task accepts. The agent fails the task at once,
+// without its restart policy (docs/hardware.md).
+var ErrWrongNode = errors.New("cannot run on this node")
+
 // TaskConfig is everything a driver needs to start one task of an allocation.
 type TaskConfig struct {
 	ID      string // unique on the node: "<allocID>/<task>"
@@ -34,6 +40,14 @@ type TaskConfig struct {
 	Devices     []string
 	DenyDevices []string
 
+	// SharedCPUs is the cpuset of a task that is not pinned: the node's
+	// cores less those reserved by exclusive allocations when it starts
+	// (the agent rewrites it as reservations change). Empty: the parent's.
+	SharedCPUs []int
+	// Mems is the task's cpuset.mems: the NUMA nodes of the memory tiers
+	// it accepts; empty: the parent's (docs/hardware.md).
+	Mems []int
+
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included
 
@@ -41,6 +55,16 @@ type TaskConfig struct {
 	// ("pulling image R: 1/3 layers, 2.0MiB/7.1MiB"); the agent shows it
 	// as the pending task's message. It must not block.
 	Progress func(message string) `json:"-"`
+}
+
+// Cpuset is the cpuset the task's cgroup gets: its exclusive cores when
+// pinned, else the shared pool (NUMANode is -1 then, so cpuset.mems stays
+// the parent's).
+func (c *TaskConfig) Cpuset() []int {
+	if len(c.CPUs) > 0 {
+		return c.CPUs
+	}
+	return c.SharedCPUs
 }
 
 // TaskHandle is what the agent persists about a started task so that a new

@@ -38,6 +38,12 @@ type Result struct {
 	DiskBytes   int64
 	NUMA        []api.NUMANode
 	GPUs        []api.GPU
+	// HugePages holds the pre-allocated huge page pools (HugePages2Mi,
+	// HugePages1Gi); OtherHugePages the pools of sizes not scheduled.
+	HugePages      api.Resources
+	OtherHugePages []string
+	CPUArch        string   // runtime.GOARCH: amd64, arm64
+	CPUFeatures    []string // of FeatureFlags, sorted
 }
 
 // Fingerprint inspects the host.
@@ -74,6 +80,13 @@ func Fingerprint(ctx context.Context, opts Options) (*Result, error) {
 		res.DiskBytes = int64(st.Bavail) * st.Bsize
 	}
 	if res.GPUs, err = GPUs(ctx, opts.GPUCommand, opts.SysRoot); err != nil {
+		return nil, err
+	}
+	if res.HugePages, res.OtherHugePages, err = HugePages(opts.SysRoot); err != nil {
+		return nil, err
+	}
+	res.CPUArch = runtime.GOARCH
+	if res.CPUFeatures, err = CPUFeatures(opts.ProcRoot); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -138,7 +151,11 @@ func NUMA(sysRoot string) ([]api.NUMANode, error) {
 		if err != nil {
 			return nil, fmt.Errorf("numa node %d: %w", id, err)
 		}
-		nodes = append(nodes, api.NUMANode{ID: id, CPUs: cpus, MemoryBytes: mem})
+		nn := api.NUMANode{ID: id, CPUs: cpus, MemoryBytes: mem}
+		if len(cpus) == 0 && mem > 0 {
+			nn.Tier = api.MemoryTierSlow // CXL or persistent memory: no CPUs of its own
+		}
+		nodes = append(nodes, nn)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
 	return nodes, nil

@@ -253,6 +253,11 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		d.removeContainer(ctx, id)
 		return nil, fmt.Errorf("start %s: create task: %w", cfg.ID, err)
 	}
+	if err := cgroup.LimitHugePages(d.version, d.cfg.CgroupRoot, rel, int(t.Pid()), hugePageLimits(cfg)); err != nil {
+		d.removeContainer(ctx, id)
+		cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, rel)
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
 	tr := &task{containerID: id, done: make(chan struct{})}
 	if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel); err == nil {
 		tr.group = g
@@ -478,6 +483,9 @@ func (d *Driver) DestroyTask(id string) error {
 		return err
 	}
 	if err := d.removeContainer(d.ctx, t.containerID); err != nil {
+		return fmt.Errorf("destroy %s: %w", id, err)
+	}
+	if err := cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, t.handle.Cgroup); err != nil {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
 	d.mu.Lock()

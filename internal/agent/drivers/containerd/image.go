@@ -72,8 +72,14 @@ func (d *Driver) ensureImage(ctx context.Context, ref string, progress func(stri
 			img, err = d.pull(ctx, ref, progress)
 		}
 	}
+	if err := pullPlatformError(ref, err); errors.Is(err, drivers.ErrWrongNode) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadImage, ref, err)
+	}
+	if err := d.checkPlatform(ctx, ref, img); err != nil {
+		return nil, err
 	}
 	unpacked, err := img.IsUnpacked(ctx, d.cfg.Snapshotter)
 	if err != nil {

@@ -52,7 +52,7 @@ func limitsOf(cfg *drivers.TaskConfig, noSwap bool) limits {
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
 		PidsLimit:   cfg.Task.PidsLimit,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
 		NoSwap:      noSwap,
 		Devices:     withGiven(gpuDevices(cfg.GPUs, "/dev", "/proc"), cfg.Devices),
@@ -166,7 +166,7 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 		// containerd's default, a namespace of its own with loopback.
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	}
-	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l))
+	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg))
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}

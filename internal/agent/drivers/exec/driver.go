@@ -156,9 +156,13 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		CPUMilli:    cfg.Resources.CPUMilli,
 		MemoryBytes: cfg.Resources.MemoryBytes,
 		PidsLimit:   cfg.Task.PidsLimit,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.Cpuset(),
 		NUMANode:    cfg.NUMANode,
+		Mems:        cfg.Mems,
 		DenyDevices: deny,
+
+		HugePages2Mi: cfg.Resources.HugePages2Mi,
+		HugePages1Gi: cfg.Resources.HugePages1Gi,
 	}
 	if err := group.Create(lim); err != nil {
 		group.Remove()

@@ -19,6 +19,9 @@ var applets = []string{"sh", "echo", "cat", "sleep", "head", "tail", "ls", "env"
 type ImageOptions struct {
 	Cmd  []string // default ["/bin/sh"]
 	User string   // the image's user, e.g. "65534:65534"; default root
+	// Architecture is the config's architecture (GOARCH names, e.g.
+	// arm64); default the host's, as umoci writes it.
+	Architecture string
 }
 
 // BusyboxArchive builds, with umoci, an OCI archive of a one-layer image
@@ -73,6 +76,9 @@ func BuildBusyboxArchive(dir string, o ImageOptions) (string, error) {
 	}
 	if o.User != "" {
 		config = append(config, "--config.user", o.User)
+	}
+	if o.Architecture != "" {
+		config = append(config, "--architecture", o.Architecture)
 	}
 	for _, args := range [][]string{
 		{"init", "--layout", layout},
