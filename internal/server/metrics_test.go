@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // scrape returns every sample of /metrics as "name{labels}" → value.
@@ -70,7 +71,6 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 	heartbeat(t, s, node)
 	submit(t, s, fmt.Sprintf(benchWorkload, "w", 3))
 	waitPlaced(t, s, "w", 3)
-	after := scrape(t, s)
 
 	grew := []string{
 		"strata_heartbeats_total",
@@ -83,11 +83,18 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 		`strata_http_request_seconds_count{code="2xx",route="POST /v1/workloads"}`,
 		`strata_http_request_seconds_count{code="2xx",route="PUT /v1/agent/nodes/{id}/heartbeat"}`,
 	}
-	for _, name := range grew {
-		if after[name] <= before[name] {
-			t.Errorf("%s did not grow: %v then %v", name, before[name], after[name])
+	// The placements are visible before the worker and the plan applier
+	// have recorded their timings: scrape until every counter moved.
+	var after map[string]float64
+	waitFor(t, 10*time.Second, "every counter grows", func() error {
+		after = scrape(t, s)
+		for _, name := range grew {
+			if after[name] <= before[name] {
+				return fmt.Errorf("%s did not grow: %v then %v", name, before[name], after[name])
+			}
 		}
-	}
+		return nil
+	})
 	if d := after["strata_heartbeats_total"] - before["strata_heartbeats_total"]; d != 2 {
 		t.Errorf("strata_heartbeats_total grew by %v for 2 heartbeats", d)
 	}
