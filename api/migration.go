@@ -76,6 +76,12 @@ type MigrationReport struct {
 	// the checkpoint to their resumption on the target (or back on the
 	// source), measured on the source's clock.
 	DowntimeMs int64 `json:"downtimeMs"`
+	// ImageStore says where the source kept the image while the tasks
+	// were stopped: "tmpfs", or "disk: <why not tmpfs>".
+	ImageStore string `json:"imageStore,omitempty"`
+	// PreCopy says why the memory was not copied ahead while the tasks
+	// ran (criu pre-dump), when it was not.
+	PreCopy string `json:"preCopy,omitempty"`
 }
 
 // MigrateRequest asks for a checkpoint or a move of an allocation

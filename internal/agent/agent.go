@@ -35,6 +35,8 @@ type Agent struct {
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
 	devNodes   deviceNodes
+	// noPreCopy says why moves copy no memory ahead (checkpointProbe).
+	noPreCopy string
 
 	drivers    map[string]Driver
 	driverErrs map[string]error // why a built-in driver is missing
@@ -118,6 +120,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node.Checkpoint = ckpt.attr
+	a.noPreCopy = ckpt.noPreCopy
 	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
 }
@@ -321,6 +324,11 @@ func (a *Agent) restore() error {
 	if err != nil {
 		return err
 	}
+	keep := map[string]bool{}
+	for _, rec := range recs {
+		keep[rec.Alloc.ID] = true
+	}
+	a.sweepImages(keep)
 	for _, rec := range recs {
 		ar, err := a.newAllocRunner(rec.Alloc, rec)
 		if err != nil {
@@ -331,6 +339,7 @@ func (a *Agent) restore() error {
 		if a.settleMigrationAtStart(ar) {
 			a.db.DeleteAlloc(rec.Alloc.ID)
 			os.RemoveAll(ar.dir)
+			a.removeTmpfsImages(ar.id())
 			continue
 		}
 		a.mu.Lock()

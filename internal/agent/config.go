@@ -159,6 +159,11 @@ type Config struct {
 	// their user, capabilities, no_new_privs, seccomp and cgroups). criu
 	// cannot dump the namespaced layout yet (docs/migration.md).
 	CheckpointableTasks bool
+	// MigrateImageDir is where migration images live while the tasks
+	// are stopped: "" (ImageDirAuto) /dev/shm when it is a tmpfs with
+	// room, "disk" the data dir, else a tmpfs mount point to use instead
+	// of /dev/shm (docs/migration.md, "Image store").
+	MigrateImageDir string
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are
 	// built in; "containerd" is when ContainerdSocket answers.

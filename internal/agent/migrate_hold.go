@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -122,6 +123,13 @@ func (tr *taskRunner) restoreHere(ctx context.Context, h *migrationHold) bool {
 		return false
 	}
 	deadline := time.Now().Add(restoreRetry)
+	defer func() {
+		if ctx.Err() == nil {
+			// Restored, or started afresh: the image is of no more use
+			// (when the agent is going away, the next one restores).
+			os.RemoveAll(h.imageDir)
+		}
+	}()
 	for {
 		handle, err := cp.RestoreTask(ctx, &tr.cfg, h.imageDir, false)
 		if err == nil {

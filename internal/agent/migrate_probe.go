@@ -37,6 +37,9 @@ func (a *Agent) migrationAPI() MigrationAPI {
 type checkpointProbe struct {
 	path string // a working criu, or ""
 	attr *api.NodeCheckpoint
+	// noPreCopy says why a move copies no memory ahead while its tasks
+	// run (api.MigrationReport.PreCopy).
+	noPreCopy string
 }
 
 // probeCheckpoint finds and checks criu (Config.CriuPath).
@@ -49,6 +52,10 @@ func (a *Agent) probeCheckpoint() checkpointProbe {
 		a.log.Info("tasks cannot be checkpointed on this node", "reason", info.Reason)
 		return checkpointProbe{attr: &api.NodeCheckpoint{Reason: info.Reason}}
 	}
-	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version)
-	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}}
+	noPreCopy := "pre-copy is not implemented: the whole image is dumped while the tasks are stopped"
+	if info.NoPreDump != "" {
+		noPreCopy = "criu cannot pre-dump on this node: " + info.NoPreDump
+	}
+	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy)
+	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}, noPreCopy: noPreCopy}
 }

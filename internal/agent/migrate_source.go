@@ -133,22 +133,29 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 		ar.fallback(m, why, holds)
 		return
 	}
-	rep := &api.MigrationReport{}
+	// An image is at most the tasks' memory: their limits bound it.
+	var need int64
+	for _, tr := range ar.tasks {
+		need += tr.cfg.Resources.MemoryBytes
+	}
+	store := a.pickImageStore(need)
+	rep := &api.MigrationReport{ImageStore: store.kind, PreCopy: a.noPreCopy}
 	frozen := time.Now()
 	dirs := map[string]string{}
 	for _, tr := range ar.tasks {
 		cp := tr.driver.(Checkpointer)
-		ck, err := cp.CheckpointTask(a.ctx, tr.cfg.ID, filepath.Join(tr.cfg.TaskDir, "migrate-"+m.ID), false)
+		ck, err := cp.CheckpointTask(a.ctx, tr.cfg.ID, store.sourceDir(ar.id(), tr.cfg.Name, tr.cfg.TaskDir, m.ID), false)
 		if err != nil {
 			// The tasks dumped so far have ended; the others still run.
 			ar.fallback(m, fmt.Sprintf("checkpoint of task %s failed: %v", tr.cfg.Name, err), holds)
+			a.removeTmpfsImages(ar.id())
 			return
 		}
 		dirs[tr.cfg.Name] = ck.Dir
 		rep.CheckpointBytes += ck.Bytes
 	}
 	rep.CheckpointMs = millis(time.Since(frozen))
-	ar.log.Info("tasks checkpointed for migration", "migration", m.ID, "target", m.TargetNodeName, "bytes", rep.CheckpointBytes, "ms", rep.CheckpointMs)
+	ar.log.Info("tasks checkpointed for migration", "migration", m.ID, "target", m.TargetNodeName, "bytes", rep.CheckpointBytes, "ms", rep.CheckpointMs, "image_store", store.kind)
 
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeImageTar(pw, dirs)) }()
@@ -198,6 +205,9 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 			os.RemoveAll(dir)
 		}
 	}
+	// Not when the outcome is unknown (above): a restarted agent restores
+	// the tasks from these images.
+	a.removeTmpfsImages(ar.id())
 	if _, err := a.report(ar.id(), &api.MigrationOutcomeRequest{MigrationID: m.ID, Op: api.MigrationOpReport, Report: rep}); err != nil {
 		ar.log.Warn("report migration figures", "migration", m.ID, "err", err)
 	}
@@ -306,15 +316,17 @@ func (a *Agent) settleMigrationAtStart(ar *allocRunner) (drop bool) {
 		return true
 	}
 	for _, tr := range ar.tasks {
-		dir := filepath.Join(tr.cfg.TaskDir, "migrate-"+m.ID)
 		tr.mu.Lock()
 		h := tr.handle
 		tr.mu.Unlock()
 		if h != nil && h.PID > 0 && syscall.Kill(h.PID, 0) == nil {
 			continue // never dumped (or dumped leaving it running): it runs on
 		}
-		if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err == nil {
-			tr.hold(m.ID).decide(holdRestore, dir)
+		for _, dir := range a.sourceImageDirs(ar.id(), tr.cfg.Name, tr.cfg.TaskDir, m.ID) {
+			if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err == nil {
+				tr.hold(m.ID).decide(holdRestore, dir)
+				break
+			}
 		}
 	}
 	return false

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,8 +93,20 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 	if err != nil {
 		return fail("%v", err)
 	}
-	cleanup := func() { os.RemoveAll(ar.dir) }
-	imgRoot := filepath.Join(ar.dir, "incoming-"+m.ID)
+	// The source says how large the image is; without a figure the
+	// allocation's memory limits bound it.
+	need, _ := strconv.ParseInt(r.Header.Get(headerCheckpointBytes), 10, 64)
+	if need <= 0 {
+		for _, tr := range ar.tasks {
+			need += tr.cfg.Resources.MemoryBytes
+		}
+	}
+	store := a.pickImageStore(need)
+	imgRoot := store.incomingDir(alloc.ID, ar.dir, m.ID)
+	cleanup := func() {
+		os.RemoveAll(ar.dir)
+		a.removeTmpfsImages(alloc.ID)
+	}
 	want := map[string]bool{}
 	for _, tr := range ar.tasks {
 		want[tr.cfg.Name] = true
@@ -109,7 +122,7 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 		return fail("image digest %s does not match the sender's %q", got, sent)
 	}
 	receipt := &ImageReceipt{TransferMs: millis(time.Since(start))}
-	a.log.Info("migration image received", "alloc", alloc.ID, "migration", m.ID, "bytes", n, "ms", receipt.TransferMs)
+	a.log.Info("migration image received", "alloc", alloc.ID, "migration", m.ID, "bytes", n, "ms", receipt.TransferMs, "image_store", store.kind)
 
 	restoreStart := time.Now()
 	var restored []*taskRunner
@@ -176,6 +189,7 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 	ar.incoming = false
 	ar.mu.Unlock()
 	os.RemoveAll(imgRoot)
+	a.removeTmpfsImages(alloc.ID)
 	ar.persist()
 	ar.start()
 	a.markDirty(alloc.ID)

@@ -103,26 +103,27 @@ func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
 }
 
 type agentFlags struct {
-	servers     []string
-	dataDir     string
-	name        string
-	httpAddr    string
-	labels      []string
-	config      string
-	cpuTotal    string
-	memoryTotal string
-	diskTotal   string
-	bandwidth   string
-	dynPorts    string
-	joinNewCell bool
-	allowRoot   bool
-	criuPath    string
-	ckptTasks   bool
-	devicesCfg  string
-	joinToken   string
-	joinFile    string
-	tls         tlsFlags
-	http        httpLimitFlags
+	servers         []string
+	dataDir         string
+	name            string
+	httpAddr        string
+	labels          []string
+	config          string
+	cpuTotal        string
+	memoryTotal     string
+	diskTotal       string
+	bandwidth       string
+	dynPorts        string
+	joinNewCell     bool
+	allowRoot       bool
+	criuPath        string
+	ckptTasks       bool
+	migrateImageDir string
+	devicesCfg      string
+	joinToken       string
+	joinFile        string
+	tls             tlsFlags
+	http            httpLimitFlags
 
 	containerdSocket    string
 	containerdNamespace string
@@ -154,6 +155,7 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().DurationVar(&f.imageGCGrace, "image-gc-grace", time.Hour, "remove an image this agent pulled or imported once no container has used it for this long")
 	cmd.Flags().StringVar(&f.criuPath, "criu-path", "", "criu binary (CRIU >= 4.1) that checkpoints and migrates tasks (default: criu on PATH; none: this node does not checkpoint); strata nodes shows whether it works")
 	cmd.Flags().BoolVar(&f.ckptTasks, "checkpointable-tasks", false, "start exec tasks so that criu can checkpoint and migrate them with their memory: in the host's pid, mount and cgroup namespaces (still as their user, with their capability mask, no_new_privs, seccomp profile and cgroups); off: tasks get their own namespaces and migrate by stop and restart (docs/migration.md)")
+	cmd.Flags().StringVar(&f.migrateImageDir, "migrate-image-dir", "", "where migration images live while the tasks are stopped: empty: /dev/shm when it is a tmpfs with room for the image, else the data dir; disk: always the data dir; or another tmpfs mount point (docs/migration.md)")
 	cmd.Flags().StringVar(&f.devicesCfg, "devices-config", "", "device config file (YAML): rules naming the class of PCI devices in /sys/bus/pci/devices and devices listed outright, each with its NUMA node and device nodes; SR-IOV VFs, NVMe namespaces, FPGAs and accelerators are found without one (docs/devices.md)")
 	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
 	f.http.register(cmd, "agent-http-", "the agent's API")
@@ -194,7 +196,7 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
 		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace,
-		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
+		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, MigrateImageDir: f.migrateImageDir, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
 	microVM, microVMErr := f.microvm.config()
 	if microVMErr != nil {
 		return cfg, microVMErr

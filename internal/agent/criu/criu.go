@@ -20,6 +20,21 @@ type Info struct {
 	Version   string // e.g. "4.2"
 	Available bool   // `criu check` passed
 	Reason    string // why the node cannot checkpoint, when it cannot
+	// NoPreDump says why `criu pre-dump` (copying memory while the task
+	// runs) cannot work here; empty when criu tracks dirty memory.
+	NoPreDump string
+}
+
+// checkDirtyTrack runs `criu check --feature mem_dirty_track`: pre-dump
+// and --track-mem need the kernel's soft-dirty page bits
+// (CONFIG_MEM_SOFT_DIRTY); without them criu 4.2's pre-dump aborts
+// ("BUG at criu/mem.c:46") and dump --track-mem refuses to start.
+func checkDirtyTrack(ctx context.Context, path string) string {
+	out, err := osexec.CommandContext(ctx, path, "check", "--feature", "mem_dirty_track").CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf("criu check --feature mem_dirty_track: %v: %s (the kernel has no soft-dirty page tracking, CONFIG_MEM_SOFT_DIRTY)", err, lastLine(out))
 }
 
 // probeTimeout bounds `criu check` and `criu --version`.
@@ -65,6 +80,7 @@ func Probe(ctx context.Context, path string) Info {
 		return info
 	}
 	info.Available = true
+	info.NoPreDump = checkDirtyTrack(ctx, abs)
 	return info
 }
 

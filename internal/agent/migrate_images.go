@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Where migration images live while the tasks are stopped. criu writes
+// the whole image during the freeze on the source and reads it back
+// during the restore on the target; on tmpfs both are memory copies
+// rather than a round trip through the data dir's disk (docs/migration.md,
+// "Image store").
+const (
+	// ImageDirAuto (Config.MigrateImageDir "") keeps images on /dev/shm
+	// when it is a tmpfs with room, else in the data dir.
+	ImageDirAuto = ""
+	// ImageDirDisk keeps images in the data dir (the allocation's task
+	// directories), as before tmpfs images.
+	ImageDirDisk = "disk"
+	// defaultImageTmpfs is the tmpfs ImageDirAuto looks for.
+	defaultImageTmpfs = "/dev/shm"
+	// imageHeadroom is kept free on the tmpfs beyond an image's size:
+	// the node's other users of it (and criu's own files) need room too.
+	imageHeadroom = 64 << 20
+)
+
+// imageStore is where one migration's images go.
+type imageStore struct {
+	root string // the agent's own folder on the tmpfs; "" when on disk
+	// kind is "tmpfs" or "disk: <why not tmpfs>", for the migration's
+	// report.
+	kind string
+}
+
+// statfsFunc is unix.Statfs; tests replace it.
+var statfsFunc = unix.Statfs
+
+// imageTmpfsRoot is the agent's folder on the configured tmpfs (one per
+// data dir, so agents sharing a machine keep apart), or "" with the reason
+// when images stay on disk whatever their size.
+func (a *Agent) imageTmpfsRoot() (root, why string) {
+	base := a.cfg.MigrateImageDir
+	switch base {
+	case ImageDirDisk:
+		return "", "disk: --migrate-image-dir disk"
+	case ImageDirAuto:
+		base = defaultImageTmpfs
+	}
+	var st unix.Statfs_t
+	if err := statfsFunc(base, &st); err != nil {
+		return "", fmt.Sprintf("disk: image dir %s: %v", base, err)
+	}
+	if st.Type != unix.TMPFS_MAGIC {
+		return "", fmt.Sprintf("disk: image dir %s is not a tmpfs", base)
+	}
+	sum := sha256.Sum256([]byte(a.cfg.DataDir))
+	return filepath.Join(base, "strata-images-"+hex.EncodeToString(sum[:])[:12]), ""
+}
+
+// pickImageStore chooses where an image of need bytes goes: the tmpfs
+// when it has need plus headroom free, else the data dir.
+func (a *Agent) pickImageStore(need int64) imageStore {
+	root, why := a.imageTmpfsRoot()
+	if root == "" {
+		return imageStore{kind: why}
+	}
+	var st unix.Statfs_t
+	if err := statfsFunc(filepath.Dir(root), &st); err != nil {
+		return imageStore{kind: fmt.Sprintf("disk: image dir %s: %v", filepath.Dir(root), err)}
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if free < need+imageHeadroom {
+		return imageStore{kind: fmt.Sprintf("disk: tmpfs %s has %d MiB free, the image needs up to %d MiB",
+			filepath.Dir(root), free>>20, (need+imageHeadroom)>>20)}
+	}
+	return imageStore{root: root, kind: "tmpfs"}
+}
+
+// sourceDir is where task's image of migration mid is dumped on the
+// source: under the task's directory on disk, or on the tmpfs.
+func (s imageStore) sourceDir(allocID, task, taskDir, mid string) string {
+	if s.root == "" {
+		return filepath.Join(taskDir, "migrate-"+mid)
+	}
+	return filepath.Join(s.root, allocID, task, "migrate-"+mid)
+}
+
+// incomingDir is where the target unpacks migration mid's image of the
+// allocation whose directory is allocDir.
+func (s imageStore) incomingDir(allocID, allocDir, mid string) string {
+	if s.root == "" {
+		return filepath.Join(allocDir, "incoming-"+mid)
+	}
+	return filepath.Join(s.root, allocID, "incoming-"+mid)
+}
+
+// sourceImageDirs are the places a task's image of migration mid may be
+// after an agent restart: the tmpfs one first.
+func (a *Agent) sourceImageDirs(allocID, task, taskDir, mid string) []string {
+	var dirs []string
+	if root, _ := a.imageTmpfsRoot(); root != "" {
+		dirs = append(dirs, imageStore{root: root}.sourceDir(allocID, task, taskDir, mid))
+	}
+	return append(dirs, imageStore{}.sourceDir(allocID, task, taskDir, mid))
+}
+
+// sweepImages removes, at agent start, what no migration can use any
+// more: images received for a restore (a target that restarted never
+// resumes one) and the folders of allocations this agent no longer has.
+// Source images of allocations it still has stay: settleMigrationAtStart
+// may restore from them.
+func (a *Agent) sweepImages(keep map[string]bool) {
+	root, _ := a.imageTmpfsRoot()
+	if root == "" {
+		return
+	}
+	allocs, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, ad := range allocs {
+		dir := filepath.Join(root, ad.Name())
+		if !keep[ad.Name()] {
+			os.RemoveAll(dir)
+			continue
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "incoming-") {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if left, err := os.ReadDir(root); err == nil && len(left) == 0 {
+		os.Remove(root)
+	}
+}
+
+// removeTmpfsImages removes the tmpfs folder of allocID, and the agent's
+// tmpfs folder once empty.
+func (a *Agent) removeTmpfsImages(allocID string) {
+	root, _ := a.imageTmpfsRoot()
+	if root == "" {
+		return
+	}
+	os.RemoveAll(filepath.Join(root, allocID))
+	os.Remove(root) // only when empty
+}
