@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,8 +28,12 @@ func TestMigrateBenchmark(t *testing.T) {
 	}
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
+	// STRATA_MIGRATE_AGENT_FLAGS adds agent flags, e.g. "--migrate-image-dir
+	// disk" for the figures before tmpfs images.
+	flags := append([]string{"--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks"},
+		strings.Fields(os.Getenv("STRATA_MIGRATE_AGENT_FLAGS"))...)
 	for _, n := range []string{"n1", "n2"} {
-		c.startAgent(n, "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks")
+		c.startAgent(n, flags...)
 	}
 	// The shell keeps rssMB of 'a's in a variable, then counts.
 	loop := fmt.Sprintf(`x=$(head -c %d /dev/zero | tr '\0' a); %s`, rssMB<<20, counterLoop)
@@ -58,6 +63,9 @@ func TestMigrateBenchmark(t *testing.T) {
 		r := m.Report
 		fmt.Printf("%4d  %-5s  %9.1f  %13d  %11d  %10d  %9d  %11d\n", i+1, m.TargetNodeName,
 			float64(r.CheckpointBytes)/(1<<20), r.CheckpointMs, r.TransferMs, r.RestoreMs, r.CommitMs, r.DowntimeMs)
+		if i == 0 {
+			fmt.Printf("      image store: %s; pre-copy: %s\n", r.ImageStore, r.PreCopy)
+		}
 		downtimes = append(downtimes, r.DowntimeMs)
 		c.checkContinues(a.ID, before[len(before)-1])
 	}
