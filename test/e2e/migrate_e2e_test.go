@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/criu"
+	"golang.org/x/sys/unix"
 )
 
 // counterSpec is a workload of one task that counts in a shell variable,
@@ -136,6 +137,12 @@ func TestMigrateCounterKeepsMemory(t *testing.T) {
 	if m.Token != "" {
 		t.Error("the public API shows the migration's token")
 	}
+	if onTmpfs("/dev/shm") && m.Report.ImageStore != "tmpfs" {
+		t.Errorf("the image went to %q, want tmpfs (/dev/shm is one)", m.Report.ImageStore)
+	}
+	if m.Report.PreCopy == "" {
+		t.Error("the report does not say why no memory was copied ahead")
+	}
 	c.checkContinues(a.ID, before[len(before)-1])
 
 	// Nothing of the allocation is left on the source node.
@@ -158,6 +165,16 @@ func TestMigrateCounterKeepsMemory(t *testing.T) {
 	if got := runningAllocs(c.allocs("counter")); len(got) != 1 {
 		t.Errorf("%d running allocations after two moves, want 1", len(got))
 	}
+	// No image is left on either node's tmpfs.
+	if left, _ := filepath.Glob("/dev/shm/strata-images-*/" + a.ID); len(left) > 0 {
+		t.Errorf("images left on tmpfs: %v", left)
+	}
+}
+
+// onTmpfs reports whether dir is a tmpfs mount.
+func onTmpfs(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.TMPFS_MAGIC
 }
 
 // checkContinues waits until the counter has printed some numbers on its
