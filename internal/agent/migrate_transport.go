@@ -208,4 +208,24 @@ func readImageTar(r io.Reader, root string, want map[string]bool, maxBytes int64
 	}
 }
 
+// readImageBody unpacks the image tar of r's body under root (see
+// readImageTar) and checks it against the sender's SHA-256 trailer.
+func readImageBody(r *http.Request, root string, want map[string]bool, maxBytes int64) (int64, error) {
+	body := &hashingReader{r: r.Body, h: sha256.New()}
+	n, err := readImageTar(body, root, want, maxBytes)
+	if err != nil {
+		return n, fmt.Errorf("receive image: %w", err)
+	}
+	// The tar ends before the request's body does: the trailer with the
+	// digest is read only with the body's end (without this, whether it
+	// was there depended on how the last chunks arrived).
+	if _, err := io.Copy(io.Discard, io.LimitReader(body, 1<<20)); err != nil {
+		return n, fmt.Errorf("receive image: %w", err)
+	}
+	if got, sent := hex.EncodeToString(body.h.Sum(nil)), r.Trailer.Get(trailerImageSHA256); sent == "" || got != sent {
+		return n, fmt.Errorf("image digest %s does not match the sender's %q", got, sent)
+	}
+	return n, nil
+}
+
 func millis(d time.Duration) int64 { return d.Milliseconds() }

@@ -102,3 +102,63 @@ func TestHTTPImageTransportSendsDigest(t *testing.T) {
 		t.Errorf("trailer digest %q, stream's %q", gotSum, computed)
 	}
 }
+
+// TestImageDigestReadAfterTheTar: the target reads the sender's digest
+// even when the body's end (with the trailer) arrives only after the tar
+// was read to its end marker. Before the fix the target checked the
+// trailer right after the tar and found it empty: moves aborted with
+// "does not match the sender's \"\"" depending on how the last chunks
+// arrived.
+func TestImageDigestReadAfterTheTar(t *testing.T) {
+	src := t.TempDir()
+	os.MkdirAll(filepath.Join(src, "web"), 0o700)
+	os.WriteFile(filepath.Join(src, "web", "pages-1.img"), bytes.Repeat([]byte("p"), 100000), 0o600)
+	var tarBuf bytes.Buffer
+	if err := writeImageTar(&tarBuf, map[string]string{"web": filepath.Join(src, "web")}); err != nil {
+		t.Fatal(err)
+	}
+	tarLen := int64(tarBuf.Len())
+	consumed := make(chan struct{}) // the target has read every byte of the tar
+	var gotErr error
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = &notifyAfter{r: r.Body, left: tarLen, done: consumed}
+		_, gotErr = readImageBody(r, t.TempDir(), map[string]bool{"web": true}, 1<<30)
+		json.NewEncoder(w).Encode(ImageReceipt{Outcome: "committed"})
+	}))
+	defer srv.Close()
+	// The sender's body ends only once the target has read the whole tar.
+	image := io.MultiReader(&tarBuf, gateEOF{consumed})
+	if _, err := (HTTPImageTransport{}).Send(context.Background(), srv.URL, ImageOffer{AllocID: "a1", MigrationID: "m1", Token: "tok"}, image); err != nil {
+		t.Fatal(err)
+	}
+	if gotErr != nil {
+		t.Fatalf("target: %v", gotErr)
+	}
+}
+
+// notifyAfter closes done once left bytes were read through it.
+type notifyAfter struct {
+	r    io.ReadCloser
+	left int64
+	done chan struct{}
+}
+
+func (n *notifyAfter) Read(p []byte) (int, error) {
+	k, err := n.r.Read(p)
+	if n.left > 0 {
+		if n.left -= int64(k); n.left <= 0 {
+			close(n.done)
+		}
+	}
+	return k, err
+}
+
+func (n *notifyAfter) Close() error { return n.r.Close() }
+
+// gateEOF answers EOF once open is closed.
+type gateEOF struct{ open chan struct{} }
+
+func (g gateEOF) Read([]byte) (int, error) {
+	<-g.open
+	return 0, io.EOF
+}
