@@ -160,9 +160,9 @@ type Config struct {
 	// cannot dump the namespaced layout yet (docs/migration.md).
 	CheckpointableTasks bool
 	// MigrateImageDir is where migration images live while the tasks
-	// are stopped: "" (ImageDirAuto) /dev/shm when it is a tmpfs with
-	// room, "disk" the data dir, else a tmpfs mount point to use instead
-	// of /dev/shm (docs/migration.md, "Image store").
+	// are stopped: "" or "disk" the data dir, else a tmpfs mount point
+	// (e.g. /dev/shm), used while it has room for the image
+	// (docs/migration.md, "Image store").
 	MigrateImageDir string
 
 	// Drivers adds or replaces task drivers by name. "exec" and "mock" are

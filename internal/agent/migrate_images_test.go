@@ -46,25 +46,28 @@ func TestPickImageStore(t *testing.T) {
 		wantRoot string // base the root must sit in; "" for disk
 		wantKind string // prefix of kind
 	}{
-		{name: "auto on a roomy /dev/shm", dir: ImageDirAuto,
+		{name: "the data dir by default", dir: "",
 			fs:   fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 8 * GiB}},
-			need: 100 << 20, wantRoot: "/dev/shm", wantKind: "tmpfs"},
+			need: 100 << 20, wantKind: "disk"},
 		{name: "disk when asked", dir: ImageDirDisk,
 			fs:   fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 8 * GiB}},
-			need: 100 << 20, wantKind: "disk: --migrate-image-dir disk"},
+			need: 100 << 20, wantKind: "disk"},
+		{name: "a roomy /dev/shm", dir: "/dev/shm",
+			fs:   fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 8 * GiB}},
+			need: 100 << 20, wantRoot: "/dev/shm", wantKind: "tmpfs"},
 		{name: "a given tmpfs", dir: tmp,
 			fs:   fakeStatfs{tmp: {unix.TMPFS_MAGIC, GiB}},
 			need: 100 << 20, wantRoot: tmp, wantKind: "tmpfs"},
 		{name: "not a tmpfs", dir: tmp,
 			fs:   fakeStatfs{tmp: {ext4Magic, 8 * GiB}},
 			need: 100 << 20, wantKind: "disk: image dir " + tmp + " is not a tmpfs"},
-		{name: "no room: the image and the headroom do not fit", dir: ImageDirAuto,
+		{name: "no room: the image and the headroom do not fit", dir: "/dev/shm",
 			fs:   fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 150 << 20}},
 			need: 100 << 20, wantKind: "disk: tmpfs /dev/shm has 150 MiB free, the image needs up to 164 MiB"},
-		{name: "just room", dir: ImageDirAuto,
+		{name: "just room", dir: "/dev/shm",
 			fs:   fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 164 << 20}},
 			need: 100 << 20, wantRoot: "/dev/shm", wantKind: "tmpfs"},
-		{name: "no /dev/shm", dir: ImageDirAuto,
+		{name: "no such dir", dir: "/dev/shm",
 			fs:   fakeStatfs{},
 			need: 1, wantKind: "disk: image dir /dev/shm: no such file"},
 	}
@@ -73,7 +76,7 @@ func TestPickImageStore(t *testing.T) {
 			withStatfs(t, tc.fs)
 			a := &Agent{cfg: Config{DataDir: "/var/lib/strata/agent", MigrateImageDir: tc.dir}}
 			s := a.pickImageStore(tc.need)
-			if !strings.HasPrefix(s.kind, tc.wantKind) {
+			if !strings.HasPrefix(s.kind, tc.wantKind) || (tc.wantKind == "disk" && s.kind != "disk") {
 				t.Errorf("kind %q, want %q...", s.kind, tc.wantKind)
 			}
 			switch {
@@ -88,8 +91,8 @@ func TestPickImageStore(t *testing.T) {
 
 func TestImageStoreKeepsAgentsApart(t *testing.T) {
 	withStatfs(t, fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 1 << 40}})
-	a1 := &Agent{cfg: Config{DataDir: "/d/n1"}}
-	a2 := &Agent{cfg: Config{DataDir: "/d/n2"}}
+	a1 := &Agent{cfg: Config{DataDir: "/d/n1", MigrateImageDir: "/dev/shm"}}
+	a2 := &Agent{cfg: Config{DataDir: "/d/n2", MigrateImageDir: "/dev/shm"}}
 	s1, s2 := a1.pickImageStore(1), a2.pickImageStore(1)
 	if s1.root == "" || s1.root == s2.root {
 		t.Fatalf("two agents share the image folder %q", s1.root)

@@ -112,8 +112,9 @@ func (c *cell) startCounter(name string) *api.Allocation {
 func TestMigrateCounterKeepsMemory(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
-	c.startAgent("n1", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks")
-	c.startAgent("n2", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks")
+	// Images on tmpfs (the other migration tests keep them in the data dir).
+	c.startAgent("n1", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
+	c.startAgent("n2", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
 	if out := c.mustStrata("nodes"); !strings.Contains(out, "CHECKPOINT") || strings.Count(out, "criu 4.") != 2 {
 		t.Fatalf("strata nodes does not show both nodes can checkpoint:\n%s", out)
 	}
