@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/disruption"
 )
 
 // victimGroup adds workload wl at priority prio with one group "g" of
@@ -76,4 +79,116 @@ func TestPreemptionRespectsVictimsDisruptionBudget(t *testing.T) {
 			checkAndApply(t, f, plan)
 		})
 	}
+}
+
+// TestPropertyPreemptionWithinBudgets fills random cells with low-priority
+// workloads, some of whose groups declare a disruption budget (some of
+// them gangs, some replicas not serving yet or unhealthy), then places
+// higher-priority workloads of several groups one plan after another. No
+// plan may evict more serving replicas of a bounded group than
+// disruption.Allowed gave it before the plan, summed over all of the
+// plan's placements; every plan passes CheckNode.
+func TestPropertyPreemptionWithinBudgets(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := newFake(nodesN(rapid.IntRange(2, 8).Draw(t, "nodes"), nil)...)
+		for v := range rapid.IntRange(1, 4).Draw(t, "victims") {
+			g := taskGroup("g").replicas(rapid.IntRange(1, 6).Draw(t, "replicas")).
+				cpu(int64(rapid.IntRange(1, 3).Draw(t, "cpu")) * 1000).mem("1Gi")
+			if budget := rapid.IntRange(-1, 3).Draw(t, "budget"); budget >= 0 {
+				g.g.Disruption = &api.DisruptionPolicy{MaxUnavailable: budget}
+			}
+			if rapid.IntRange(0, 4).Draw(t, "gangRoll") == 0 {
+				g.gang(0, "")
+			}
+			w := workload(fmt.Sprintf("v%d", v), g)
+			w.Priority = rapid.IntRange(0, 40).Draw(t, "victimPriority")
+			f.putWorkload(w)
+			plan := schedule(f, w.Name, int64(v))
+			f.apply(plan, false)
+			for _, a := range planAllocs(plan) {
+				switch rapid.IntRange(0, 5).Draw(t, "client") {
+				case 0: // still starting
+				case 1: // running, failing its checks
+					f.setClient(a.ID, api.AllocRunning)
+					b := f.alloc(a.ID).Copy()
+					b.Health = &api.AllocHealth{Status: api.HealthUnhealthy}
+					f.putAlloc(b)
+				default:
+					f.setClient(a.ID, api.AllocRunning)
+				}
+			}
+		}
+		for p := range rapid.IntRange(1, 3).Draw(t, "preemptors") {
+			w := workload(fmt.Sprintf("p%d", p))
+			for gi := range rapid.IntRange(1, 3).Draw(t, "groups") {
+				w.Groups = append(w.Groups, taskGroup(fmt.Sprintf("g%d", gi)).
+					replicas(rapid.IntRange(1, 5).Draw(t, "replicas")).
+					cpu(int64(rapid.IntRange(1, 4).Draw(t, "cpu"))*1000).g)
+			}
+			w.Priority = rapid.IntRange(30, 100).Draw(t, "priority")
+			f.putWorkload(w)
+			before := allowedByGroup(f)
+			plan := schedule(f, w.Name, int64(100+p))
+			evicted := map[string]int{}
+			for id := range preempted(plan) {
+				if a := f.alloc(id); disruption.Serving(a) {
+					evicted[a.Workload]++
+				}
+			}
+			for wl, n := range evicted {
+				if allowed, bounded := before[wl]; bounded && n > allowed {
+					t.Fatalf("plan of %s evicts %d serving replicas of %s/g, its budget allows %d", w.Name, n, wl, allowed)
+				}
+			}
+			for nodeID, place := range plan.Place {
+				stopping := map[string]bool{}
+				for _, s := range plan.Stop[nodeID] {
+					stopping[s.AllocID] = true
+				}
+				if ok, reason := CheckNode(f.Node(nodeID), f.AllocsByNode(nodeID), stopping, place); !ok {
+					t.Fatalf("CheckNode %s: %s", nodeID, reason)
+				}
+			}
+			f.apply(plan, false)
+			for _, a := range planAllocs(plan) {
+				f.setClient(a.ID, api.AllocRunning)
+			}
+		}
+	})
+}
+
+// allowedByGroup is disruption.Allowed of every victim workload's group
+// "g" that declares a budget, counted from the state on its own.
+func allowedByGroup(f *fakeState) map[string]int {
+	out := map[string]int{}
+	for name, w := range f.workloads {
+		tg := w.Groups[0]
+		if !strings.HasPrefix(name, "v") || tg.Disruption == nil {
+			continue
+		}
+		serving := map[int]bool{}
+		for _, a := range f.AllocsByWorkload("", name) {
+			if disruption.Serving(a) && a.Index < tg.Replicas {
+				serving[a.Index] = true
+			}
+		}
+		out[name] = disruption.Allowed(disruption.Group{
+			Desired: tg.Replicas, MaxUnavailable: tg.Disruption.MaxUnavailable, Serving: len(serving),
+		})
+	}
+	return out
+}
+
+// TestPreemptionBudgetSpansThePlansGroups: two groups of one workload,
+// placed one after the other in one plan, share the victim group's budget.
+func TestPreemptionBudgetSpansThePlansGroups(t *testing.T) {
+	f := newFake(nodesN(3, nil)...)
+	victimGroup(f, "web", 10, 3, 1)
+	f.putWorkload(workload("w", taskGroup("a").cpu(4000), taskGroup("b").cpu(4000)))
+	plan := schedule(f, "w", 1)
+	mustEqual(t, "preemptions", plan.Preemptions, 1)
+	mustEqual(t, "failures", len(plan.Failures), 1)
+	mustEqual(t, "failure summary", plan.Failures[0].Summary,
+		"2 nodes: preemption would exceed the disruption budget of web/g (maxUnavailable 1); 1 node: insufficient cpu")
+	checkAndApply(t, f, plan)
 }
