@@ -82,7 +82,7 @@ func newCellWith(st State, seed int64, scr *Scratch) *cell {
 		stopping:  make(map[string]bool),
 		stops:     make(map[string][]api.StopRequest),
 	}
-	c.budgets.c = c
+	c.budgets = budgets{st: st, stopping: c.stopping}
 	if !scr.take(c, len(nodes)) {
 		c.slot = make([]int32, len(nodes))
 		c.order = make([]int32, len(nodes))

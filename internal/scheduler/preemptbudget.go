@@ -25,7 +25,8 @@ import (
 // replica that does not serve takes nothing out of service, though its
 // group's replicas that do not serve already spend the budget.
 type budgets struct {
-	c      *cell
+	st       Workloads
+	stopping map[string]bool // what the plan stops already: charged
 	groups map[groupKey]*victimBudget // nil values: unbounded groups
 	// blocked holds, per group and node, the budget that kept the last
 	// victim search there from a set (failure.go words it).
@@ -36,6 +37,38 @@ type budgets struct {
 type blockKey struct {
 	g    *group
 	node int
+}
+
+// Workloads is what the budgets read of a state besides the plan: every
+// State, and the plan applier's views, offer it.
+type Workloads interface {
+	Workload(ns, name string) *api.Workload // nil if purged
+	AllocsByWorkload(ns, name string) []*api.Allocation
+}
+
+// VictimBudgets is the budgets rule for the plan applier
+// (internal/planapply): the engine's own, so that what a plan may evict is
+// decided by one rule, on the plan's snapshot and again on the newest
+// state.
+type VictimBudgets struct{ b budgets }
+
+// NewVictimBudgets judges evictions against st.
+func NewVictimBudgets(st Workloads) *VictimBudgets {
+	return &VictimBudgets{b: budgets{st: st, stopping: map[string]bool{}}}
+}
+
+// Charge evicts victims if that takes no group beyond its disruption
+// budget, counting the victims charged before, and returns ""; otherwise
+// it charges nothing and returns why, in the words of the engine's
+// failures.
+func (v *VictimBudgets) Charge(victims []*api.Allocation) string {
+	if vb := v.b.over(victims); vb != nil {
+		return vb.reason()
+	}
+	for _, a := range victims {
+		v.b.stopping[a.ID] = true
+	}
+	return ""
 }
 
 // groupKey names a group across the cell.
@@ -55,14 +88,14 @@ func (b *budgets) over(set []*api.Allocation) *victimBudget {
 	var charged map[*victimBudget]int
 	for _, v := range set {
 		vb := b.of(v)
-		if vb == nil || !disruption.Serving(v) || b.c.stopping[v.ID] {
+		if vb == nil || !disruption.Serving(v) || b.stopping[v.ID] {
 			continue
 		}
 		if charged == nil {
 			charged = map[*victimBudget]int{}
 		}
 		charged[vb]++
-		if vb.taken(b.c)+charged[vb] > vb.allowed {
+		if vb.taken(b.stopping)+charged[vb] > vb.allowed {
 			return vb
 		}
 	}
@@ -75,10 +108,10 @@ func (vb *victimBudget) reason() string {
 }
 
 // taken counts the group's serving allocations the plan already stops.
-func (vb *victimBudget) taken(c *cell) int {
+func (vb *victimBudget) taken(stopping map[string]bool) int {
 	n := 0
 	for _, a := range vb.members {
-		if c.stopping[a.ID] {
+		if stopping[a.ID] {
 			n++
 		}
 	}
@@ -105,7 +138,7 @@ func (b *budgets) of(a *api.Allocation) *victimBudget {
 func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 	tg := a.TaskGroup
 	desired := 0
-	if w := b.c.st.Workload(ns, a.Workload); w != nil {
+	if w := b.st.Workload(ns, a.Workload); w != nil {
 		for _, g := range w.Groups {
 			if g.Name == a.Group {
 				tg = g
@@ -129,7 +162,7 @@ func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 	// update under way, charged as disruption does.
 	type replica struct{ live, serving int }
 	replicas := map[int]*replica{}
-	for _, m := range b.c.st.AllocsByWorkload(ns, a.Workload) {
+	for _, m := range b.st.AllocsByWorkload(ns, a.Workload) {
 		if m.Group != a.Group || !live(m) {
 			continue
 		}
