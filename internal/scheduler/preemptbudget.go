@@ -26,8 +26,8 @@ import (
 // group's replicas that do not serve already spend the budget.
 type budgets struct {
 	st       Workloads
-	stopping map[string]bool // what the plan stops already: charged
-	groups map[groupKey]*victimBudget // nil values: unbounded groups
+	stopping map[string]bool            // what the plan stops already: charged
+	groups   map[groupKey]*victimBudget // nil values: unbounded groups
 	// blocked holds, per group and node, the budget that kept the last
 	// victim search there from a set (failure.go words it).
 	blocked map[blockKey]*victimBudget
