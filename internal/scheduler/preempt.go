@@ -220,12 +220,13 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	// the group's failure when no set makes room.
 	var blocked *victimBudget
 	defer func() { c.budgets.block(g, i, blocked) }()
-	var cands []*api.Allocation
+	var cands, refused []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.node.ID) {
 		if pr.p.evictable(a) && !g.keeps(a) {
 			if members, ok := pr.unit(a); ok {
 				if vb := c.budgets.over(members); vb != nil {
 					blocked = cmp.Or(blocked, vb)
+					refused = append(refused, a)
 					continue
 				}
 				cands = append(cands, a)
@@ -233,6 +234,9 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 		}
 	}
 	if len(cands) == 0 || !pr.fitsWithout(i, cands) {
+		if blocked != nil && !pr.fitsWithout(i, append(cands, refused...)) {
+			blocked = nil // no room even with them: not the budget's doing
+		}
 		return victimSet{}, false
 	}
 	lost := func(a *api.Allocation) float64 {

@@ -192,3 +192,15 @@ func TestPreemptionBudgetSpansThePlansGroups(t *testing.T) {
 		"2 nodes: preemption would exceed the disruption budget of web/g (maxUnavailable 1); 1 node: insufficient cpu")
 	checkAndApply(t, f, plan)
 }
+
+// TestPreemptionBudgetNamedOnlyWhenItBlocks: a node where evicting every
+// candidate would not make room is not blamed on a budget.
+func TestPreemptionBudgetNamedOnlyWhenItBlocks(t *testing.T) {
+	f := newFake(nodesN(3, nil)...)
+	victimGroup(f, "web", 10, 3, 0)
+	f.putWorkload(workload("w", taskGroup("big").mem("9Gi")))
+	plan := schedule(f, "w", 1)
+	mustEqual(t, "preemptions", plan.Preemptions, 0)
+	mustEqual(t, "failures", len(plan.Failures), 1)
+	mustEqual(t, "failure summary", plan.Failures[0].Summary, "3 nodes: insufficient memory")
+}
