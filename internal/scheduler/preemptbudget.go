@@ -157,10 +157,14 @@ func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 	}
 	vb := &victimBudget{name: name, maxUnavailable: disruption.MaxUnavailable(tg)}
 	g := disruption.Group{Desired: desired, MaxUnavailable: vb.maxUnavailable}
-	// Per replica index: live copies and serving ones. An index with a
-	// live copy that does not serve beside one that does is a move or an
-	// update under way, charged as disruption does.
-	type replica struct{ live, serving int }
+	// Per replica index: live copies, serving ones, and whether one is
+	// migrating. An index with two live copies not both serving (a move
+	// or an update under way) or a migration in flight is a move in
+	// flight, charged as the mover charges it (moves.go).
+	type replica struct {
+		live, serving int
+		migrating     bool
+	}
 	replicas := map[int]*replica{}
 	for _, m := range b.st.AllocsByWorkload(ns, a.Workload) {
 		if m.Group != a.Group || !live(m) {
@@ -172,6 +176,7 @@ func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 			replicas[m.Index] = r
 		}
 		r.live++
+		r.migrating = r.migrating || m.Migration.Active()
 		if disruption.Serving(m) {
 			r.serving++
 			vb.members = append(vb.members, m)
@@ -183,9 +188,9 @@ func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 		}
 		if r.serving > 0 {
 			g.Serving++
-			if r.live > r.serving {
-				g.Moving++
-			}
+		}
+		if (r.live > 1 && r.serving < r.live) || r.migrating {
+			g.Moving++
 		}
 	}
 	vb.allowed = disruption.Allowed(g)

@@ -204,3 +204,33 @@ func TestPreemptionBudgetNamedOnlyWhenItBlocks(t *testing.T) {
 	mustEqual(t, "failures", len(plan.Failures), 1)
 	mustEqual(t, "failure summary", plan.Failures[0].Summary, "3 nodes: insufficient memory")
 }
+
+// TestPreemptionChargesMovesInFlight: a victim group with a migration or
+// a replacement under way has spent that much of its budget already.
+func TestPreemptionChargesMovesInFlight(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func(f *fakeState)
+		want  int
+	}{
+		{"nothing in flight", func(*fakeState) {}, 1},
+		{"a migration in flight", func(f *fakeState) {
+			f.alloc("web-2").Migration = &api.Migration{Kind: api.MigrationMove, SourceNode: "n002"}
+		}, 0},
+		{"a replacement starting beside its old copy", func(f *fakeState) {
+			a := runningOn("web-2b", "n003", api.Resources{CPUMilli: 4000, MemoryBytes: 1 << 30}, api.Assignment{NUMANode: -1})
+			a.Workload, a.Group, a.Priority, a.Index, a.ClientStatus = "web", "g", 90, 2, api.AllocPending
+			a.TaskGroup, a.PreviousAlloc = f.alloc("web-2").TaskGroup, "web-2"
+			f.putAlloc(a)
+		}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(nodesN(4, nil)...)
+			victimGroup(f, "web", 10, 3, 1)
+			tt.setup(f)
+			f.putWorkload(workload("w", taskGroup("big").replicas(2).cpu(4000)))
+			plan := schedule(f, "w", 1)
+			mustEqual(t, "preemptions", plan.Preemptions, tt.want)
+		})
+	}
+}
