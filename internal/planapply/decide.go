@@ -11,6 +11,9 @@ import (
 // View is what the rules read of the newest state.
 type View interface {
 	Node(id string) *api.Node // nil when unknown
+	// Workload and AllocsByWorkload are what the victims' disruption
+	// budgets are counted from (budget.go).
+	scheduler.Workloads
 	// AllocsByNode is the node's allocations, any status.
 	AllocsByNode(id string) []*api.Allocation
 	// Alloc is the allocation with id, any status, as long as the state
@@ -78,6 +81,13 @@ func Decide(v View, plan *api.Plan) Decision {
 		}
 		d.Committed = nil
 		slices.Sort(d.Rejected)
+	}
+	if keep, rejected, reasons := overBudget(v, plan, d.Committed); len(rejected) > 0 {
+		d.Committed = keep
+		d.Rejected = append(d.Rejected, rejected...)
+		d.Reasons = append(d.Reasons, reasons...)
+		slices.Sort(d.Rejected)
+		slices.Sort(d.Reasons) // each starts with its node: node order
 	}
 	if len(d.Rejected) > 0 && HasGang(plan) {
 		// A gang is all-or-nothing: if any node of the plan no longer

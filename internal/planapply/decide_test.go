@@ -10,8 +10,21 @@ import (
 
 // fakeView is a View over a few nodes and allocations.
 type fakeView struct {
-	nodes  map[string]*api.Node
-	allocs []*api.Allocation
+	nodes     map[string]*api.Node
+	allocs    []*api.Allocation
+	workloads map[string]*api.Workload
+}
+
+func (v *fakeView) Workload(_, name string) *api.Workload { return v.workloads[name] }
+
+func (v *fakeView) AllocsByWorkload(_, name string) []*api.Allocation {
+	var out []*api.Allocation
+	for _, a := range v.allocs {
+		if a.Workload == name {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (v *fakeView) Node(id string) *api.Node { return v.nodes[id] }

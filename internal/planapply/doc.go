@@ -16,6 +16,10 @@
 //     namespace beyond its quota (quota.go), counting the namespace's
 //     usage in the newest state less what the plan stops; otherwise no
 //     placement is committed;
+//   - the evictions of the remaining nodes' placements may not take a
+//     victim's group beyond its disruption budget (budget.go; the
+//     engine's rule, scheduler.VictimBudgets), counted against the newest
+//     state in node order: a node whose evictions would is rejected;
 //   - a plan that places a gang member is all-or-nothing (invariant 4):
 //     if any node is rejected, no placement is committed;
 //   - stops never overcommit anything and are committed in a stable

@@ -15,6 +15,11 @@ func (c *cell) failure(g *group, missing int) api.GroupFailure {
 	reasons := make(map[string]int)
 	for i := range c.size() {
 		if r := g.fullCheck(c, i); r != "" {
+			if vb := c.budgets.blocked[blockKey{g, i}]; vb != nil {
+				// Room could have been made here, but not within a
+				// victim group's disruption budget.
+				r = vb.reason()
+			}
 			reasons[r]++
 		}
 	}

@@ -16,10 +16,12 @@ import (
 // running; at the drain's deadline whatever is left is stopped and
 // replaced like any stopped replica.
 //
-// This is stop-and-replace. Moving a replica with its state
-// (checkpoint/restore) is a driver's business: it would turn a move's
-// placement into a migration between the two allocations, and the budget
-// and the deadline would stay as they are here.
+// This is stop-and-replace. A replica that can move with its state
+// (DrainMigrates: checkpoint/restore, docs/migration.md) is left to the
+// leader's drainer, which migrates it within the same budget: a migration
+// in flight counts here as a move in flight, and the deadline stops it
+// like any allocation left. One whose migration failed or was aborted
+// moves by stop-and-replace.
 //
 // A group that declares atMostOnce never has two copies of a replica
 // running, so its moves are stop-then-place: the old allocation stops
@@ -122,8 +124,11 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 		switch {
 		case s.leaving != nil:
 			budget.Moving++
-		case s.keep != nil && m.drainOf(s.keep) != nil && g.Gang == nil && m.failed[s.keep.ID] <= MaxReschedules:
-			candidates = append(candidates, idx)
+		case s.keep != nil && s.keep.Migration.Active():
+			budget.Moving++ // a migration in flight is a move in flight
+		case s.keep != nil && m.drainOf(s.keep) != nil && g.Gang == nil && m.failed[s.keep.ID] <= MaxReschedules &&
+			!DrainMigrates(s.keep, m.nodes(s.keep.NodeID), m.drainOf(s.keep)):
+			candidates = append(candidates, idx) // those that migrate are the drainer's
 		}
 	}
 	n := min(len(candidates), disruption.Allowed(budget))

@@ -60,6 +60,9 @@ type cell struct {
 	// rel is what the relation terms keep (tallies.go): told of every
 	// placement and rollback.
 	rel relationBook
+	// budgets bounds what preemption takes of each victim's group
+	// (preemptbudget.go), across the plan.
+	budgets budgets
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -79,6 +82,7 @@ func newCellWith(st State, seed int64, scr *Scratch) *cell {
 		stopping:  make(map[string]bool),
 		stops:     make(map[string][]api.StopRequest),
 	}
+	c.budgets = budgets{st: st, stopping: c.stopping}
 	if !scr.take(c, len(nodes)) {
 		c.slot = make([]int32, len(nodes))
 		c.order = make([]int32, len(nodes))

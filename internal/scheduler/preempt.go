@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,20 +64,16 @@ func (pr *preemptor) place(intent placeIntent, stats *groupStats) bool {
 		pr.ready = true
 	}
 	b := -1
-	for j := range pr.sets {
-		if len(pr.g.dynamic) > 0 {
-			// Spread and rules about the group's own replicas move with
-			// every placement; evicting others never changes them.
-			if r, _ := pr.g.verdict(pr.p.cell, pr.sets[j].node); r != "" {
-				continue
-			}
+	for b < 0 {
+		if b = pr.cheapest(); b < 0 {
+			return false
 		}
-		if b < 0 || pr.sets[j].cheaper(&pr.sets[b]) {
-			b = j
+		if pr.p.cell.budgets.over(pr.sets[b].victims) != nil {
+			// An earlier preemption of the plan spent a victim group's
+			// budget since this set was found: look again on its node.
+			pr.refresh([]int{pr.sets[b].node})
+			b = -1
 		}
-	}
-	if b < 0 {
-		return false
 	}
 	s := pr.sets[b]
 	pr.p.noteChoice(pr.g, stats, s.node)
@@ -103,6 +100,25 @@ func (pr *preemptor) place(intent placeIntent, stats *groupStats) bool {
 	c.place(s.node, pr.p.newAlloc(pr.g, intent, s.node, id))
 	pr.refresh(touched)
 	return true
+}
+
+// cheapest returns the index in sets of the cheapest set whose node the
+// group's dynamic terms accept, or -1.
+func (pr *preemptor) cheapest() int {
+	b := -1
+	for j := range pr.sets {
+		if len(pr.g.dynamic) > 0 {
+			// Spread and rules about the group's own replicas move with
+			// every placement; evicting others never changes them.
+			if r, _ := pr.g.verdict(pr.p.cell, pr.sets[j].node); r != "" {
+				continue
+			}
+		}
+		if b < 0 || pr.sets[j].cheaper(&pr.sets[b]) {
+			b = j
+		}
+	}
+	return b
 }
 
 // refresh recomputes the victim sets of the nodes a preemption changed: the
@@ -200,15 +216,27 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	if g.check(c, i) == "" {
 		return s, true
 	}
-	var cands []*api.Allocation
+	// blocked is the first budget that refused a victim here: named in
+	// the group's failure when no set makes room.
+	var blocked *victimBudget
+	defer func() { c.budgets.block(g, i, blocked) }()
+	var cands, refused []*api.Allocation
 	for _, a := range c.st.AllocsByNode(n.node.ID) {
 		if pr.p.evictable(a) && !g.keeps(a) {
-			if _, ok := pr.unit(a); ok {
+			if members, ok := pr.unit(a); ok {
+				if vb := c.budgets.over(members); vb != nil {
+					blocked = cmp.Or(blocked, vb)
+					refused = append(refused, a)
+					continue
+				}
 				cands = append(cands, a)
 			}
 		}
 	}
 	if len(cands) == 0 || !pr.fitsWithout(i, cands) {
+		if blocked != nil && !pr.fitsWithout(i, append(cands, refused...)) {
+			blocked = nil // no room even with them: not the budget's doing
+		}
 		return victimSet{}, false
 	}
 	lost := func(a *api.Allocation) float64 {
@@ -243,11 +271,17 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 			return cmpDesc(lost(a), lost(b))
 		})
 		for _, order := range [][]*api.Allocation{bySize, byPrio} {
-			if set := pr.greedy(i, order); best == nil || cheaperSet(set, best) {
+			set, vb := pr.greedy(i, order)
+			blocked = cmp.Or(blocked, vb)
+			if set != nil && (best == nil || cheaperSet(set, best)) {
 				best = set
 			}
 		}
+		if best == nil {
+			return victimSet{}, false // no set within the victims' budgets
+		}
 	}
+	blocked = nil // a set makes room
 	s.victims = pr.expand(best)
 	for _, v := range s.victims {
 		s.maxPrio = max(s.maxPrio, v.Priority)
@@ -257,14 +291,28 @@ func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 }
 
 // greedy takes victims in order until the replica fits, then drops, highest
-// priority first, every victim the replica does not need after all.
-func (pr *preemptor) greedy(i int, order []*api.Allocation) []*api.Allocation {
+// priority first, every victim the replica does not need after all. A
+// victim whose eviction, with those taken so far, would take a group
+// beyond its disruption budget is passed over; when the replica never
+// fits, greedy returns nil and the first budget that refused a victim.
+func (pr *preemptor) greedy(i int, order []*api.Allocation) ([]*api.Allocation, *victimBudget) {
 	var set []*api.Allocation
+	var blocked *victimBudget
+	fits := false
 	for _, a := range order {
 		set = append(set, a)
+		if vb := pr.p.cell.budgets.over(pr.expand(set)); vb != nil {
+			blocked = cmp.Or(blocked, vb)
+			set = set[:len(set)-1]
+			continue
+		}
 		if pr.fitsWithout(i, set) {
+			fits = true
 			break
 		}
+	}
+	if !fits {
+		return nil, blocked
 	}
 	for k := len(set) - 1; k >= 0 && len(set) > 1; k-- {
 		without := slices.Delete(slices.Clone(set), k, k+1)
@@ -272,7 +320,7 @@ func (pr *preemptor) greedy(i int, order []*api.Allocation) []*api.Allocation {
 			set = without
 		}
 	}
-	return set
+	return set, nil
 }
 
 // fitsWithout reports whether one replica fits on node i once victims are

@@ -20,11 +20,14 @@ import (
 //     nodes, so that an agent reporting one of their allocations running
 //     (a replacement up, a budget freed) re-evaluates the workload
 //     (handleAllocUpdates asks wantsEval);
+//   - before the deadline, it begins the live migrations of what the drain
+//     moves with its state, within the budgets (drainer_migrate.go);
 //   - when nothing is left to move, it proposes drain-done: the node stays
 //     ineligible (and quarantined, if it is).
 //
-// It is thin shell around state reads: the decisions are the scheduler's,
-// which keeps them deterministic and replayable.
+// It is a thin shell around state reads: the decisions are the
+// scheduler's, which keeps them deterministic and replayable, but for
+// which migration begins when (the drainer's, under the same budget rule).
 type drainer struct {
 	srv *Server
 
@@ -34,15 +37,19 @@ type drainer struct {
 	// deadlineDone remembers, per node, the deadline whose evaluations
 	// were proposed, so that they are proposed once.
 	deadlineDone map[string]time.Time
+	// fellBack remembers the failed drain migrations whose allocations
+	// were handed back to the scheduler (drainer_migrate.go).
+	fellBack map[string]bool
 }
 
 func newDrainer(s *Server) *drainer {
-	return &drainer{srv: s, workloads: map[string]bool{}, deadlineDone: map[string]time.Time{}}
+	return &drainer{srv: s, workloads: map[string]bool{}, deadlineDone: map[string]time.Time{}, fellBack: map[string]bool{}}
 }
 
 func (d *drainer) run(ctx context.Context) {
 	d.mu.Lock()
 	d.deadlineDone = map[string]time.Time{} // a new leader re-checks every deadline
+	d.fellBack = map[string]bool{}          // and hands back every failed migration
 	d.mu.Unlock()
 	tick := time.NewTicker(d.srv.cfg.DrainInterval)
 	defer tick.Stop()
@@ -70,6 +77,7 @@ func (d *drainer) step() {
 	snap := s.State().Snapshot()
 	now := s.cfg.Now()
 	workloads := map[string]bool{}
+	budgets := map[groupKey]int{}
 	for _, n := range snap.Nodes() {
 		if n.Drain == nil {
 			continue
@@ -87,7 +95,11 @@ func (d *drainer) step() {
 			}
 			continue
 		}
-		if now.Before(n.Drain.Deadline) || d.deadlineProposed(n.ID, n.Drain.Deadline) {
+		if now.Before(n.Drain.Deadline) {
+			d.migrations(snap, n, left, budgets)
+			continue
+		}
+		if d.deadlineProposed(n.ID, n.Drain.Deadline) {
 			continue
 		}
 		evals := s.evalsForNode(left, api.TriggerNodeDrain, n.ID)

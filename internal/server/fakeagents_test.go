@@ -25,10 +25,18 @@ type fakeAgent struct {
 
 func newFakeAgent(t *testing.T, c *servertest.Cell, id string, cpuMilli int64) *fakeAgent {
 	t.Helper()
+	return newFakeAgentWith(t, c, id, cpuMilli, func(*api.Node) {})
+}
+
+// newFakeAgentWith registers a node that edit changed first (say, one
+// that can checkpoint).
+func newFakeAgentWith(t *testing.T, c *servertest.Cell, id string, cpuMilli int64, edit func(*api.Node)) *fakeAgent {
+	t.Helper()
 	cl := c.Client()
 	cl.Node = c.NodeIdentity(id)
 	n := &api.Node{ID: id, Name: id, Status: api.NodeReady,
 		Capacity: api.Resources{CPUMilli: cpuMilli, MemoryBytes: 64 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
+	edit(n)
 	if err := cl.RegisterNode(context.Background(), n); err != nil {
 		t.Fatalf("register %s: %v", id, err)
 	}

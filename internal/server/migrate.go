@@ -15,7 +15,7 @@ import (
 
 // checkpointableDrivers are the task drivers whose tasks a node with a
 // working criu can checkpoint and restore.
-var checkpointableDrivers = map[string]bool{"": true, "exec": true}
+var checkpointableDrivers = scheduler.CheckpointableDrivers
 
 func conflict(format string, args ...any) error {
 	return &httpError{status: http.StatusConflict, code: "conflict", msg: fmt.Sprintf(format, args...)}

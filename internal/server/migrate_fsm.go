@@ -127,6 +127,9 @@ func migrateEvents(snap *state.Snapshot, c *migrateCmd) []api.Event {
 	ev := api.Event{Time: c.Time, Type: api.EventAllocMigration, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID}
 	m := a.Migration
 	switch {
+	case c.Op == migrationOpBegin && c.Migration != nil && !m.Active() && !c.Migration.Active():
+		// An attempt that could not begin (a drain's, drainer_migrate.go).
+		ev.Message = fmt.Sprintf("migration of %s off node %s not possible (%s): it moves by stop-and-replace", a.ID, a.NodeName, c.Migration.Reason)
 	case c.Op == migrationOpBegin && c.Migration != nil && !m.Active():
 		if c.Migration.Kind == api.MigrationCheckpoint {
 			ev.Message = fmt.Sprintf("checkpoint %s of %s on node %s requested", c.Migration.ID, a.ID, a.NodeName)
