@@ -118,6 +118,11 @@ type NodeCheckpoint struct {
 	Available bool   `json:"available"`
 	Tool      string `json:"tool,omitempty"` // e.g. "criu 4.2"
 	Reason    string `json:"reason,omitempty"`
+	// KeepsMemory: the node starts its exec tasks so that criu can dump
+	// them (--checkpointable-tasks), so a move keeps their memory. Without
+	// it a move of an exec task falls back to stop-and-restart, and drains
+	// replace such tasks instead (a surge, not a gap).
+	KeepsMemory bool `json:"keepsMemory,omitempty"`
 }
 
 // EventAllocMigration is the event type of a checkpoint or move that

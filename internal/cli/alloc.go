@@ -186,6 +186,8 @@ func checkpointStr(n *api.Node) string {
 	switch {
 	case n.Checkpoint == nil:
 		return "-"
+	case n.Checkpoint.Available && n.Checkpoint.KeepsMemory:
+		return n.Checkpoint.Tool + " (memory)"
 	case n.Checkpoint.Available:
 		return n.Checkpoint.Tool
 	}

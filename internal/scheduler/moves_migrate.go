@@ -26,8 +26,8 @@ func DrainMigrates(a *api.Allocation, n *api.Node, drain *api.DrainSpec) bool {
 	if a.DesiredStatus != api.DesiredRun || a.ClientStatus != api.AllocRunning || a.TaskGroup.Gang != nil {
 		return false
 	}
-	if n.Checkpoint == nil || !n.Checkpoint.Available {
-		return false
+	if n.Checkpoint == nil || !n.Checkpoint.Available || !n.Checkpoint.KeepsMemory {
+		return false // a move would be a stop-and-restart: a replacement beside it is better
 	}
 	for _, t := range a.TaskGroup.Tasks {
 		if !CheckpointableDrivers[t.Driver] {

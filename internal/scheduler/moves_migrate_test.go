@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestDrainLeavesMigrationsToTheDrainer(t *testing.T) {
 		{"a migration aborted during the drain falls back", "exec", true, 1, move(api.MigrationAborted, inDrain), false, "place [0] stop []"},
 		{"a migration aborted before the drain is tried again", "exec", true, 1, move(api.MigrationAborted, drainNow.Add(-time.Minute)), false, "place [] stop []"},
 		{"exclusive cores move by stop-and-replace", "exec", true, 1, nil, true, "place [0] stop []"},
+		{"a node whose moves would not keep memory replaces", "exec", true, 1, nil, false, "place [0] stop []"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +46,7 @@ func TestDrainLeavesMigrationsToTheDrainer(t *testing.T) {
 			w := workload("w", tg)
 			f := drainRig(t, w, 3)
 			if tt.checkpoint {
-				f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true}
+				f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, KeepsMemory: !strings.HasPrefix(tt.name, "a node whose moves")}
 			}
 			old := f.alloc("old-00")
 			old.Migration = tt.migration
@@ -70,7 +72,7 @@ func TestDrainDeadlineStopsMigrationsInFlight(t *testing.T) {
 	tg.task().Driver = "exec"
 	w := workload("w", tg)
 	f := drainRig(t, w, 2)
-	f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true}
+	f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, KeepsMemory: true}
 	f.alloc("old-00").Migration = &api.Migration{ID: "m1", Kind: api.MigrationMove, SourceNode: "a", TargetNode: "b", RequestedAt: drainNow}
 	drainNode(f, "a", drainNow.Add(time.Minute), false)
 	plan := drainPlanAt(f, "w", drainNow.Add(time.Minute))

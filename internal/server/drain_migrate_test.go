@@ -28,7 +28,7 @@ spec:
 // checkpointing makes a fake node one whose agent can checkpoint and
 // restore, with an address to send images to.
 func checkpointing(n *api.Node) {
-	n.Checkpoint = &api.NodeCheckpoint{Available: true, Tool: "criu (fake)"}
+	n.Checkpoint = &api.NodeCheckpoint{Available: true, Tool: "criu (fake)", KeepsMemory: true}
 	n.HTTPAddr = "http://127.0.0.1:1"
 }
 
