@@ -118,13 +118,32 @@ type NodeCheckpoint struct {
 	Available bool   `json:"available"`
 	Tool      string `json:"tool,omitempty"` // e.g. "criu 4.2"
 	Reason    string `json:"reason,omitempty"`
-	// KeepsMemory: the node starts its exec tasks so that criu can dump
-	// them (--checkpointable-tasks), so a move keeps their memory. Without
-	// it a move of an exec task falls back to stop-and-restart, and drains
-	// replace such tasks instead (a surge, not a gap).
-	KeepsMemory bool `json:"keepsMemory,omitempty"`
+	// Drivers names the task drivers whose tasks a move off this node
+	// keeps the memory of: "containerd" when its runc can use criu,
+	// "exec" when the agent starts exec tasks so that criu can dump them
+	// (--checkpointable-tasks). A move of another task falls back to
+	// stop-and-restart, and drains replace such tasks instead (a surge,
+	// not a gap).
+	Drivers []string `json:"drivers,omitempty"`
 }
 
 // EventAllocMigration is the event type of a checkpoint or move that
 // began, committed, aborted or ended.
 const EventAllocMigration = "alloc-migration"
+
+// KeepsMemoryOf reports whether a move of a task of driver off the node
+// keeps its memory ("" is exec, the default driver).
+func (c *NodeCheckpoint) KeepsMemoryOf(driver string) bool {
+	if c == nil || !c.Available {
+		return false
+	}
+	if driver == "" {
+		driver = "exec"
+	}
+	for _, d := range c.Drivers {
+		if d == driver {
+			return true
+		}
+	}
+	return false
+}

@@ -154,6 +154,7 @@ func (n *Node) Copy() *Node {
 	c.Downs = append([]time.Time(nil), n.Downs...)
 	if n.Checkpoint != nil {
 		ck := *n.Checkpoint
+		ck.Drivers = append([]string(nil), ck.Drivers...)
 		c.Checkpoint = &ck
 	}
 	if n.DynamicPorts != nil {

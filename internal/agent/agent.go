@@ -110,7 +110,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.drivers["mock"] = mock.New()
 	if cfg.ContainerdSocket != "" {
-		a.addContainerd()
+		a.addContainerd(ckpt.path)
 	}
 	a.addMicroVM()
 	for name, d := range cfg.Drivers {
@@ -120,6 +120,9 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.node.Checkpoint = ckpt.attr
+	if ckpt.attr.Available {
+		ckpt.attr.Drivers = a.memoryKeepingDrivers()
+	}
 	a.noPreCopy = ckpt.noPreCopy
 	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
@@ -192,9 +195,10 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 
 // addContainerd offers the containerd driver when its socket answers; the
 // node then advertises it, and the scheduler places image tasks here.
-func (a *Agent) addContainerd() {
+func (a *Agent) addContainerd(criuPath string) {
 	d, err := containerd.New(containerd.Config{
 		Socket: a.cfg.ContainerdSocket, Namespace: a.cfg.ContainerdNamespace,
+		CriuPath: criuPath, StateDir: filepath.Join(a.cfg.DataDir, "containerd"),
 		LogCommand:     []string{a.cfg.ShimCommand[0], "__containerd-log"},
 		CgroupRoot:     a.cfg.CgroupRoot,
 		CgroupParent:   a.cfg.CgroupParent,

@@ -9,9 +9,13 @@ import (
 )
 
 // Checkpointer is implemented by drivers that can checkpoint and restore
-// their tasks (exec, with criu).
+// their tasks (exec and containerd, with criu).
 type Checkpointer interface {
 	CanCheckpoint() bool
+	// KeepsMemory reports whether the driver's tasks can be dumped as it
+	// starts them here, so that a move keeps their memory (exec: only
+	// with --checkpointable-tasks; docs/migration.md).
+	KeepsMemory() bool
 	// CheckpointTask dumps the task into dir; without leaveRunning the
 	// task ends once the image is complete.
 	CheckpointTask(ctx context.Context, id, dir string, leaveRunning bool) (*drivers.Checkpoint, error)
@@ -57,5 +61,17 @@ func (a *Agent) probeCheckpoint() checkpointProbe {
 		noPreCopy = "criu cannot pre-dump on this node: " + info.NoPreDump
 	}
 	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy)
-	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version, KeepsMemory: a.cfg.CheckpointableTasks}, noPreCopy: noPreCopy}
+	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version, }, noPreCopy: noPreCopy}
+}
+
+// memoryKeepingDrivers names the drivers whose tasks a move keeps the
+// memory of on this node (api.NodeCheckpoint.Drivers), sorted.
+func (a *Agent) memoryKeepingDrivers() []string {
+	var names []string
+	for _, name := range a.driverNames() {
+		if cp, ok := a.drivers[name].(Checkpointer); ok && cp.CanCheckpoint() && cp.KeepsMemory() {
+			names = append(names, name)
+		}
+	}
+	return names
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -186,8 +187,8 @@ func checkpointStr(n *api.Node) string {
 	switch {
 	case n.Checkpoint == nil:
 		return "-"
-	case n.Checkpoint.Available && n.Checkpoint.KeepsMemory:
-		return n.Checkpoint.Tool + " (memory)"
+	case n.Checkpoint.Available && len(n.Checkpoint.Drivers) > 0:
+		return n.Checkpoint.Tool + " (memory: " + strings.Join(n.Checkpoint.Drivers, ",") + ")"
 	case n.Checkpoint.Available:
 		return n.Checkpoint.Tool
 	}

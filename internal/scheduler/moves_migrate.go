@@ -2,13 +2,15 @@ package scheduler
 
 import "github.com/strata-dev/strata/api"
 
-// CheckpointableDrivers are the task drivers whose tasks a node with a
-// working criu can checkpoint and restore (docs/migration.md).
-var CheckpointableDrivers = map[string]bool{"": true, "exec": true}
+// CheckpointableDrivers are the task drivers that can checkpoint and
+// restore their tasks on a node with a working criu (docs/migration.md);
+// whether a move keeps a task's memory is the node's to say
+// (api.NodeCheckpoint.Drivers).
+var CheckpointableDrivers = map[string]bool{"": true, "exec": true, "containerd": true}
 
 // DrainMigrates reports whether drain moves allocation a off its node n by
-// live migration rather than by stop-and-replace: a runs, every task's
-// driver checkpoints, n can checkpoint, a holds no exclusive cores, GPUs
+// live migration rather than by stop-and-replace: a runs, n checkpoints
+// every task's driver keeping its memory (api.NodeCheckpoint.Drivers), a holds no exclusive cores, GPUs
 // or devices (their move is not supported), and no move of a from n was
 // tried since the drain began (one that was tried and ended with a still
 // on n failed or was aborted: a falls back to stop-and-replace, never
@@ -26,12 +28,9 @@ func DrainMigrates(a *api.Allocation, n *api.Node, drain *api.DrainSpec) bool {
 	if a.DesiredStatus != api.DesiredRun || a.ClientStatus != api.AllocRunning || a.TaskGroup.Gang != nil {
 		return false
 	}
-	if n.Checkpoint == nil || !n.Checkpoint.Available || !n.Checkpoint.KeepsMemory {
-		return false // a move would be a stop-and-restart: a replacement beside it is better
-	}
 	for _, t := range a.TaskGroup.Tasks {
-		if !CheckpointableDrivers[t.Driver] {
-			return false
+		if !n.Checkpoint.KeepsMemoryOf(t.Driver) {
+			return false // a move would be a stop-and-restart: a replacement beside it is better
 		}
 	}
 	if len(a.Assignment.CPUs) > 0 || len(a.Assignment.GPUs) > 0 || a.Assignment.GPUMilli > 0 || len(a.Assignment.Devices) > 0 {

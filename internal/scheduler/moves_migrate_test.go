@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,16 +26,20 @@ func TestDrainLeavesMigrationsToTheDrainer(t *testing.T) {
 		migration    *api.Migration // of old-00
 		exclusiveCPU bool           // old-00 holds cores
 		want         string
+		keeps        []string // drivers node a keeps the memory of; default exec and containerd
 	}{
-		{"migratable allocations are the drainer's", "exec", true, 1, nil, false, "place [] stop []"},
-		{"a driver that cannot checkpoint moves by stop-and-replace", "mock", true, 1, nil, false, "place [0] stop []"},
-		{"a node that cannot checkpoint moves by stop-and-replace", "exec", false, 1, nil, false, "place [0] stop []"},
-		{"a migration in flight spends the budget", "exec", false, 1, move("", inDrain), false, "place [] stop []"},
-		{"a migration in flight counts once against a larger budget", "exec", false, 2, move("", inDrain), false, "place [1] stop []"},
-		{"a migration aborted during the drain falls back", "exec", true, 1, move(api.MigrationAborted, inDrain), false, "place [0] stop []"},
-		{"a migration aborted before the drain is tried again", "exec", true, 1, move(api.MigrationAborted, drainNow.Add(-time.Minute)), false, "place [] stop []"},
-		{"exclusive cores move by stop-and-replace", "exec", true, 1, nil, true, "place [0] stop []"},
-		{"a node whose moves would not keep memory replaces", "exec", true, 1, nil, false, "place [0] stop []"},
+		{"migratable allocations are the drainer's", "exec", true, 1, nil, false, "place [] stop []", nil},
+		{"a driver that cannot checkpoint moves by stop-and-replace", "mock", true, 1, nil, false, "place [0] stop []", nil},
+		{"a node that cannot checkpoint moves by stop-and-replace", "exec", false, 1, nil, false, "place [0] stop []", nil},
+		{"a migration in flight spends the budget", "exec", false, 1, move("", inDrain), false, "place [] stop []", nil},
+		{"a migration in flight counts once against a larger budget", "exec", false, 2, move("", inDrain), false, "place [1] stop []", nil},
+		{"a migration aborted during the drain falls back", "exec", true, 1, move(api.MigrationAborted, inDrain), false, "place [0] stop []", nil},
+		{"a migration aborted before the drain is tried again", "exec", true, 1, move(api.MigrationAborted, drainNow.Add(-time.Minute)), false, "place [] stop []", nil},
+		{"exclusive cores move by stop-and-replace", "exec", true, 1, nil, true, "place [0] stop []", nil},
+		{"a node whose moves would not keep memory replaces", "exec", true, 1, nil, false, "place [0] stop []", []string{}},
+		{"containerd tasks are the drainer's", "containerd", true, 1, nil, false, "place [] stop []", nil},
+		{"containerd tasks where its runc has no criu are replaced", "containerd", true, 1, nil, false, "place [0] stop []", []string{"exec"}},
+		{"exec tasks where only containerd keeps memory are replaced", "exec", true, 1, nil, false, "place [0] stop []", []string{"containerd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,8 +48,15 @@ func TestDrainLeavesMigrationsToTheDrainer(t *testing.T) {
 			tg.g.Disruption = budget(tt.budget)
 			w := workload("w", tg)
 			f := drainRig(t, w, 3)
+			for _, id := range []string{"a", "b", "c"} {
+				f.Node(id).Drivers = []string{"containerd", "exec", "mock"}
+			}
 			if tt.checkpoint {
-				f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, KeepsMemory: !strings.HasPrefix(tt.name, "a node whose moves")}
+				keeps := tt.keeps
+				if keeps == nil {
+					keeps = []string{"containerd", "exec"}
+				}
+				f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, Drivers: keeps}
 			}
 			old := f.alloc("old-00")
 			old.Migration = tt.migration
@@ -72,7 +82,7 @@ func TestDrainDeadlineStopsMigrationsInFlight(t *testing.T) {
 	tg.task().Driver = "exec"
 	w := workload("w", tg)
 	f := drainRig(t, w, 2)
-	f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, KeepsMemory: true}
+	f.Node("a").Checkpoint = &api.NodeCheckpoint{Available: true, Drivers: []string{"exec"}}
 	f.alloc("old-00").Migration = &api.Migration{ID: "m1", Kind: api.MigrationMove, SourceNode: "a", TargetNode: "b", RequestedAt: drainNow}
 	drainNode(f, "a", drainNow.Add(time.Minute), false)
 	plan := drainPlanAt(f, "w", drainNow.Add(time.Minute))

@@ -28,7 +28,7 @@ spec:
 // checkpointing makes a fake node one whose agent can checkpoint and
 // restore, with an address to send images to.
 func checkpointing(n *api.Node) {
-	n.Checkpoint = &api.NodeCheckpoint{Available: true, Tool: "criu (fake)", KeepsMemory: true}
+	n.Checkpoint = &api.NodeCheckpoint{Available: true, Tool: "criu (fake)", Drivers: []string{"exec"}}
 	n.HTTPAddr = "http://127.0.0.1:1"
 }
 
@@ -195,5 +195,60 @@ func TestDrainFallsBackToStopAndReplace(t *testing.T) {
 				t.Fatalf("live allocations %v, want 3 replacements", live)
 			}
 		})
+	}
+}
+
+const containerdWorkload = `
+apiVersion: strata.dev/v1
+kind: Workload
+metadata: {name: box}
+spec:
+  groups:
+    - name: g
+      tasks:
+        - {name: t, driver: containerd, image: "oci-archive:/images/box.tar", resources: {cpu: 500m, memory: 64Mi}}
+`
+
+// TestMoveTargetKeepsWhatTheSourceKeeps: a container whose node dumps it
+// with its memory moves only to a node that restores containers with
+// theirs: the scheduler's choice skips a node whose containerd cannot
+// (its runc has no criu), and naming that node is refused with the
+// reason.
+func TestMoveTargetKeepsWhatTheSourceKeeps(t *testing.T) {
+	t.Parallel()
+	cl, c := drainCell(t)
+	ctx := context.Background()
+	keeping := func(drivers ...string) func(*api.Node) {
+		return func(n *api.Node) {
+			checkpointing(n)
+			n.Drivers = []string{"containerd", "exec"}
+			n.Checkpoint.Drivers = drivers
+		}
+	}
+	n1 := newFakeAgentWith(t, c, "n1", 16000, keeping("containerd", "exec"))
+	if _, err := cl.RegisterWorkload(ctx, []byte(containerdWorkload)); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, cl, "box", 1, n1)
+	n2 := newFakeAgentWith(t, c, "n2", 64000, keeping("exec"))
+	n3 := newFakeAgentWith(t, c, "n3", 1000, keeping("containerd"))
+	if err := syncAll(n1, n2, n3); err != nil {
+		t.Fatal(err)
+	}
+	allocs, _, err := cl.Allocations(ctx, "box", nil)
+	if err != nil || len(allocs) != 1 {
+		t.Fatalf("allocations %v, %v", allocs, err)
+	}
+	id := allocs[0].ID
+	_, err = cl.Migrate(ctx, id, &api.MigrateRequest{Kind: api.MigrationMove, To: "n2"})
+	if err == nil || !strings.Contains(err.Error(), "does not restore containerd tasks with their memory") {
+		t.Fatalf("move to n2: %v, want refused: n2's containerd does not keep memory", err)
+	}
+	ans, err := cl.Migrate(ctx, id, &api.MigrateRequest{Kind: api.MigrationMove})
+	if err != nil {
+		t.Fatalf("move: %v", err)
+	}
+	if ans.Migration.TargetNode != "n3" {
+		t.Fatalf("the scheduler chose %s (the emptier n2 cannot keep the container's memory), want n3", ans.Migration.TargetNode)
 	}
 }

@@ -135,6 +135,29 @@ func (s *Server) planMigration(snap *state.Snapshot, a *api.Allocation, req api.
 	return m, nil
 }
 
+// cannotRestore says why target cannot restore what source dumps of a's
+// tasks: it cannot checkpoint, or it cannot keep the memory of a task
+// whose memory source keeps (its containerd's runc has no criu, or it
+// runs exec tasks namespaced); "" when it can.
+func cannotRestore(a *api.Allocation, source, target *api.Node) string {
+	if why := cannotCheckpoint(target); why != "" {
+		return why
+	}
+	for _, t := range a.TaskGroup.Tasks {
+		if source.Checkpoint.KeepsMemoryOf(t.Driver) && !target.Checkpoint.KeepsMemoryOf(t.Driver) {
+			return fmt.Sprintf("task %s: the node does not restore %s tasks with their memory", t.Name, driverName(t.Driver))
+		}
+	}
+	return ""
+}
+
+func driverName(d string) string {
+	if d == "" {
+		return "exec"
+	}
+	return d
+}
+
 // cannotCheckpoint says why node cannot checkpoint; "" when it can.
 func cannotCheckpoint(n *api.Node) string {
 	switch {
@@ -169,7 +192,7 @@ func targetProblem(snap *state.Snapshot, a *api.Allocation, source, target *api.
 	case target.HTTPAddr == "":
 		return conflict("target node %s has no agent address to send the image to", target.Name)
 	}
-	if why := cannotCheckpoint(target); why != "" {
+	if why := cannotRestore(a, source, target); why != "" {
 		return conflict("target node %s cannot restore: %s", target.Name, why)
 	}
 	if ok, why := scheduler.CheckNode(target, snap.AllocsByNode(target.ID), nil, []*api.Allocation{movedTo(a, target, api.Assignment{NUMANode: -1})}); !ok {
@@ -190,7 +213,7 @@ func movedTo(a *api.Allocation, target *api.Node, asg api.Assignment) *api.Alloc
 // function, on a view of the snapshot (migrationView), with a seed from
 // the migration id.
 func (s *Server) chooseTarget(snap *state.Snapshot, a *api.Allocation, migrationID string) (*api.Node, api.Assignment, error) {
-	view := &migrationView{Snapshot: snap, alloc: a}
+	view := &migrationView{Snapshot: snap, alloc: a, source: snap.Node(a.NodeID)}
 	eval := &api.Evaluation{ID: migrationID, Namespace: a.Namespace, Workload: a.Workload, Priority: a.Priority, Status: api.EvalPending}
 	plan := scheduler.Schedule(view, eval, scheduler.Options{Seed: evalSeed(migrationID, 0), IDNonce: randomNonce(),
 		Now: s.cfg.Now(), Cell: snap.CellConfig(), Policies: policies(snap)})
@@ -220,13 +243,14 @@ func (s *Server) chooseTarget(snap *state.Snapshot, a *api.Allocation, migration
 // address) are not ready. Everything else is the snapshot.
 type migrationView struct {
 	*state.Snapshot
-	alloc *api.Allocation
+	alloc  *api.Allocation
+	source *api.Node // the allocation's node
 }
 
 var _ scheduler.State = (*migrationView)(nil)
 
 func (v *migrationView) excluded(n *api.Node) bool {
-	return n.ID == v.alloc.NodeID || cannotCheckpoint(n) != "" || n.HTTPAddr == ""
+	return n.ID == v.alloc.NodeID || n.HTTPAddr == "" || cannotRestore(v.alloc, v.source, n) != ""
 }
 
 func (v *migrationView) view(n *api.Node) *api.Node {

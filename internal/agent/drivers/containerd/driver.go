@@ -14,7 +14,9 @@ import (
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/containerd/v2/plugins"
 	"github.com/containerd/errdefs"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
@@ -50,6 +52,14 @@ type Config struct {
 	ImageGCGrace, ImageGCInterval time.Duration
 	// ProgressInterval is how often pull progress is read (default 500ms).
 	ProgressInterval time.Duration
+	// CriuPath is the criu (≥ 4.1) the agent checked; empty: the driver
+	// does not checkpoint. containerd's shim runs runc without a criu path,
+	// so runc gets it through a wrapper the driver writes into StateDir
+	// (checkpoint.go).
+	CriuPath string
+	// StateDir holds the driver's own files (the runc wrapper); required
+	// with CriuPath.
+	StateDir string
 	// AllowRootTasks lets a container run as uid 0, as the exec driver's
 	// setting of the same name; otherwise the task or its image must name
 	// another user.
@@ -62,6 +72,9 @@ type Config struct {
 type Driver struct {
 	cfg     Config
 	client  *client.Client
+	// runtimeOpts are the runc options of every container the driver
+	// creates: runc through the criu wrapper (checkpoint.go), or nil.
+	runtimeOpts *options.Options
 	log     *slog.Logger
 	version cgroup.Version
 	noSwap  bool
@@ -82,6 +95,7 @@ type task struct {
 	group       cgroup.Group // nil when the cgroup cannot be read
 	oomBefore   uint64
 	memoryMax   int64
+	hugePages   bool // the task has huge pages (not checkpointed)
 	done        chan struct{} // closed once result is set
 	result      *drivers.ExitResult
 }
@@ -156,6 +170,15 @@ func New(cfg Config) (*Driver, error) {
 		ctx:    ctx, cancel: cancel,
 		tasks: map[string]*task{}, starting: map[string]bool{},
 	}
+	if cfg.CriuPath != "" {
+		opts, err := writeRuncWrapper(cfg.StateDir, cfg.CriuPath)
+		if err != nil {
+			d.log.Warn("containerd tasks cannot be checkpointed", "err", err)
+			d.cfg.CriuPath = ""
+		} else {
+			d.runtimeOpts = opts
+		}
+	}
 	d.log.Info("containerd driver ready", "socket", cfg.Socket, "version", ver.Version, "namespace", cfg.Namespace)
 	if cfg.ImageGCInterval > 0 {
 		d.wg.Add(1)
@@ -229,36 +252,71 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	for _, f := range []string{fencedFile, startedFile} {
 		os.Remove(filepath.Join(cfg.TaskDir, f))
 	}
+	container, rel, lim, err := d.createContainer(ctx, cfg, img)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	tr, err := d.runTask(ctx, cfg, container, rel, nil)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	d.log.Info("task started", "task", cfg.ID, "container", id, "image", cfg.Task.Image, "pid", tr.handle.PID, "limits", describeLimits(lim))
+	h := tr.handle
+	return &h, nil
+}
+
+// createContainer makes the task's container: a new snapshot of img, the
+// task's spec with its cgroup under the agent's parent and its limits.
+func (d *Driver) createContainer(ctx context.Context, cfg *drivers.TaskConfig, img client.Image) (client.Container, string, limits, error) {
+	id := containerID(cfg.ID)
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles,
 		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel}); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		return nil, "", limits{}, err
 	}
 	lim := limitsOf(cfg, d.noSwap)
-	container, err := d.client.NewContainer(ctx, id,
+	opts := []client.NewContainerOpts{
 		client.WithImage(img),
 		client.WithSnapshotter(d.cfg.Snapshotter),
 		client.WithNewSnapshot(id, img),
-		client.WithNewSpec(specOpts(cfg, img, rel, lim, d.cfg.AllowRootTasks)...),
+		client.WithNewSpec(append(specOpts(cfg, img, rel, lim, d.cfg.AllowRootTasks), withCriuConfig(cfg.TaskDir))...),
 		client.WithContainerLabels(map[string]string{"strata.dev/task": cfg.ID, "strata.dev/alloc": cfg.AllocID}),
-	)
+	}
+	if d.runtimeOpts != nil {
+		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, d.runtimeOpts))
+	}
+	container, err := d.client.NewContainer(ctx, id, opts...)
 	if err != nil {
 		// The snapshot is made before the spec, whose user lookup reads
 		// the image's /etc/passwd from it: a refused spec leaves it.
 		d.client.SnapshotService(d.cfg.Snapshotter).Remove(ctx, id)
-		return nil, fmt.Errorf("start %s: create container: %w", cfg.ID, err)
+		return nil, "", limits{}, fmt.Errorf("create container: %w", err)
 	}
-	t, err := container.NewTask(ctx, cio.BinaryIO(d.cfg.LogCommand[0], map[string]string{d.cfg.LogCommand[1]: cfg.TaskDir}))
+	return container, rel, lim, nil
+}
+
+// runTask creates the container's task with the task's log process as
+// its stdio, limits its huge pages, starts it (restoring it from a
+// checkpoint when opts say so) and tracks it. On failure the container is
+// removed.
+func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container client.Container, rel string, opts []client.NewTaskOpts) (*task, error) {
+	id := container.ID()
+	t, err := container.NewTask(ctx, cio.BinaryIO(d.cfg.LogCommand[0], map[string]string{d.cfg.LogCommand[1]: cfg.TaskDir}), opts...)
 	if err != nil {
 		d.removeContainer(ctx, id)
-		return nil, fmt.Errorf("start %s: create task: %w", cfg.ID, err)
+		return nil, fmt.Errorf("create task: %w", err)
 	}
-	if err := cgroup.LimitHugePages(d.version, d.cfg.CgroupRoot, rel, int(t.Pid()), hugePageLimits(cfg)); err != nil {
-		d.removeContainer(ctx, id)
-		cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, rel)
-		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	hp := hugePageLimits(cfg)
+	// A task being restored has no pid before Start; a checkpoint refuses
+	// tasks with huge pages (CheckpointTask).
+	if restoring := len(opts) > 0; !restoring {
+		if err := cgroup.LimitHugePages(d.version, d.cfg.CgroupRoot, rel, int(t.Pid()), hp); err != nil {
+			d.removeContainer(ctx, id)
+			cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, rel)
+			return nil, err
+		}
 	}
-	tr := &task{containerID: id, done: make(chan struct{})}
+	tr := &task{containerID: id, done: make(chan struct{}), hugePages: hp.HugePages2Mi > 0 || hp.HugePages1Gi > 0}
 	if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel); err == nil {
 		tr.group = g
 		tr.oomBefore, _ = g.OOMKills()
@@ -267,11 +325,11 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	exitCh, err := t.Wait(d.ctx)
 	if err != nil {
 		d.removeContainer(ctx, id)
-		return nil, fmt.Errorf("start %s: wait: %w", cfg.ID, err)
+		return nil, fmt.Errorf("wait: %w", err)
 	}
 	if err := t.Start(ctx); err != nil {
 		d.removeContainer(ctx, id)
-		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir, startedFile), nil, 0o644); err != nil {
 		d.log.Warn("cannot mark the task started; its lease fence will only kill it", "task", cfg.ID, "err", err)
@@ -284,9 +342,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		tr.handle.Cgroups = tr.group.Dirs()
 	}
 	d.track(tr, exitCh)
-	d.log.Info("task started", "task", cfg.ID, "container", id, "image", cfg.Task.Image, "pid", tr.handle.PID, "limits", describeLimits(lim))
-	h := tr.handle
-	return &h, nil
+	return tr, nil
 }
 
 func (d *Driver) track(t *task, exitCh <-chan client.ExitStatus) {

@@ -36,7 +36,8 @@ type env struct {
 	ns     string
 	parent string
 	clock  *fakeClock
-	noRoot bool // drivers refuse uid 0
+	noRoot bool   // drivers refuse uid 0
+	criu   string // the criu drivers checkpoint with (withCriu)
 }
 
 type fakeClock struct {
@@ -77,7 +78,8 @@ func (e *env) driver() *Driver {
 	}
 	d, err := New(Config{Socket: e.socket, Namespace: e.ns, CgroupParent: e.parent,
 		LogCommand: []string{self, "__containerd-log"}, ImageGCInterval: -1, ImageGCGrace: time.Hour,
-		ProgressInterval: 20 * time.Millisecond, Now: e.clock.Now, AllowRootTasks: !e.noRoot})
+		ProgressInterval: 20 * time.Millisecond, Now: e.clock.Now, AllowRootTasks: !e.noRoot,
+		CriuPath: e.criu, StateDir: e.t.TempDir()})
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
 	}

@@ -28,6 +28,10 @@ const (
 // CanCheckpoint reports whether the driver has a working criu.
 func (d *Driver) CanCheckpoint() bool { return d.cfg.CriuPath != "" }
 
+// KeepsMemory reports whether the driver starts tasks that criu can dump
+// (--checkpointable-tasks): only those keep their memory across a move.
+func (d *Driver) KeepsMemory() bool { return d.CanCheckpoint() && d.cfg.Checkpointable }
+
 // CheckpointTask dumps the task's process tree into dir (created empty).
 // With leaveRunning the task goes on afterwards; without it criu kills the
 // tree once the image is complete, and the shim reports a SIGKILL: the

@@ -1,0 +1,292 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/api/types/runc/options"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	
+	client "github.com/containerd/containerd/v2/client"
+
+	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/criu"
+	"github.com/strata-dev/strata/internal/agent/drivers"
+)
+
+// Checkpoints of containers go through containerd: the task service's
+// Checkpoint writes runc's criu image straight into a directory of the
+// agent's (runc options ImagePath), and a new task created with
+// CriuImagePath restores from it when it starts. runc knows the
+// container's namespaces, mounts and cgroups, so a container keeps its
+// isolation across a move, unlike an exec task (docs/migration.md).
+//
+// Three things the daemon does not offer are built here:
+//   - the criu to use: the shim runs runc with no --criu, so runc would
+//     find whatever criu is on the daemon's PATH. Every container the
+//     driver creates runs runc through a wrapper script that passes the
+//     criu the agent checked (writeRuncWrapper).
+//   - restoring stopped: containerd has no such option, but runc hands
+//     criu the configuration file named by the container's
+//     org.criu.config annotation, which overrides what runc asks for. The
+//     driver points it at a file in the task directory and writes
+//     "leave-stopped" there for the restore only (withCriuConfig).
+//   - the root filesystem's changes are not carried: the target makes a
+//     new snapshot of the same image. A task whose open files live only in
+//     its container's writable layer fails to restore there, and the move
+//     is aborted (the task goes on at the source).
+
+// criuConfigName is the criu configuration file in a task's directory
+// that the container's org.criu.config annotation names.
+const criuConfigName = "criu.conf"
+
+// runcWrapperName is the wrapper script in Config.StateDir.
+const runcWrapperName = "runc-with-criu"
+
+// dumpTimeout bounds one checkpoint; restoreTimeout one restore.
+const (
+	dumpTimeout    = 5 * time.Minute
+	restoreTimeout = 5 * time.Minute
+)
+
+// writeRuncWrapper writes the script that runs runc with criuPath and
+// returns the runc options that make containerd's shim use it.
+func writeRuncWrapper(stateDir, criuPath string) (*options.Options, error) {
+	if stateDir == "" {
+		return nil, errors.New("no state directory for the runc wrapper")
+	}
+	runc, err := osexec.LookPath("runc")
+	if err != nil {
+		return nil, fmt.Errorf("runc not on the agent's PATH: %w", err)
+	}
+	if runc, err = filepath.Abs(runc); err != nil {
+		return nil, err
+	}
+	for _, p := range []string{runc, criuPath} {
+		if strings.ContainsAny(p, "'\n") {
+			return nil, fmt.Errorf("path %q cannot be quoted for the runc wrapper", p)
+		}
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(stateDir, runcWrapperName)
+	script := fmt.Sprintf("#!/bin/sh\n# Written by the strata agent: runc with the criu the agent checked.\nexec '%s' --criu '%s' \"$@\"\n", runc, criuPath)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
+	}
+	return &options.Options{BinaryName: path}, nil
+}
+
+// withCriuConfig names <taskDir>/criu.conf as the container's criu
+// configuration file. The file does not exist but while a restore runs.
+func withCriuConfig(taskDir string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations["org.criu.config"] = filepath.Join(taskDir, criuConfigName)
+		return nil
+	}
+}
+
+// CanCheckpoint reports whether the driver checkpoints containers: it has
+// a working criu and the runc wrapper.
+func (d *Driver) CanCheckpoint() bool { return d.cfg.CriuPath != "" && d.runtimeOpts != nil }
+
+// KeepsMemory: runc dumps a container with its namespaces, so every
+// container this driver checkpoints keeps its memory across a move.
+func (d *Driver) KeepsMemory() bool { return d.CanCheckpoint() }
+
+// withCheckpointOptions sets runc's checkpoint options: the image and work
+// directory, and whether the container exits after the dump.
+func withCheckpointOptions(dir string, exit bool) client.CheckpointTaskOpts {
+	return func(r *client.CheckpointTaskInfo) error {
+		r.Options = &options.CheckpointOptions{ImagePath: dir, WorkPath: dir, Exit: exit}
+		return nil
+	}
+}
+
+// CheckpointTask dumps the container's processes into dir (created
+// empty). With leaveRunning the container goes on afterwards; without it
+// runc's criu kills it once the image is complete and the task reports
+// that exit: the caller must expect it. On failure the container keeps
+// running and dir is removed.
+func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunning bool) (*drivers.Checkpoint, error) {
+	if !d.CanCheckpoint() {
+		return nil, fmt.Errorf("checkpoint %s: no working criu for containerd's runc on this node", id)
+	}
+	t, err := d.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-t.done:
+		return nil, fmt.Errorf("checkpoint %s: the task has ended", id)
+	default:
+	}
+	if why := t.cannotCheckpoint(); why != "" {
+		return nil, fmt.Errorf("checkpoint %s: %s", id, why)
+	}
+	ctx, cancel := context.WithTimeout(d.namespaced(ctx), dumpTimeout)
+	defer cancel()
+	ct, err := d.loadTask(ctx, t.containerID)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: clear %s: %w", id, dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	// criu's parasite drains the memory from inside the task: not under
+	// the task's CPU quota.
+	putBack, err := cgroup.LiftCPULimit(t.group)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	defer func() {
+		// A dump that ended the container took its cgroup with it.
+		if err := putBack(); err != nil && !errors.Is(err, os.ErrNotExist) {
+			d.log.Error("checkpoint: put back the cpu limit", "task", id, "err", err)
+		}
+	}()
+	start := time.Now()
+	if _, err := ct.Checkpoint(ctx, withCheckpointOptions(dir, !leaveRunning)); err != nil {
+		why := criu.ErrorTail(dir, criu.DumpLog)
+		os.RemoveAll(dir)
+		if why == "" {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("checkpoint %s: runc checkpoint: %s", id, why)
+	}
+	took := time.Since(start)
+	size, err := criu.DirSize(dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	d.log.Info("task checkpointed", "task", id, "container", t.containerID, "dir", dir, "bytes", size, "took", took, "leave_running", leaveRunning)
+	return &drivers.Checkpoint{Dir: dir, Bytes: size, Duration: took}, nil
+}
+
+// cannotCheckpoint says why the task's container cannot be dumped here.
+func (t *task) cannotCheckpoint() string {
+	if t.hugePages {
+		return "the task uses huge pages, which this driver does not checkpoint"
+	}
+	return ""
+}
+
+// RestoreTask runs the task cfg from the image in dir in a new container
+// of its image (also on the node it was dumped on: the agent destroys a
+// container once its task ended, so a move that was aborted loses the
+// writable layer's changes as a move does). With leaveStopped its processes stay stopped until ResumeTask.
+func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error) {
+	if !d.CanCheckpoint() {
+		return nil, fmt.Errorf("restore %s: no working criu for containerd's runc on this node", cfg.ID)
+	}
+	if cfg.Task.Image == "" {
+		return nil, fmt.Errorf("restore %s: task has no image", cfg.ID)
+	}
+	ctx, cancel := context.WithTimeout(d.namespaced(ctx), restoreTimeout)
+	defer cancel()
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	img, err := d.ensureImage(ctx, cfg.Task.Image, progress)
+	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
+	id := containerID(cfg.ID)
+	d.mu.Lock()
+	if old, ok := d.tasks[cfg.ID]; ok {
+		select {
+		case <-old.done:
+			delete(d.tasks, cfg.ID) // the copy the dump ended
+		default:
+			d.mu.Unlock()
+			return nil, fmt.Errorf("restore %s: the task still runs here", cfg.ID)
+		}
+	}
+	d.starting[id] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.starting, id)
+		d.mu.Unlock()
+	}()
+	container, rel, err := d.containerForRestore(ctx, cfg, img)
+	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
+	conf := filepath.Join(cfg.TaskDir, criuConfigName)
+	if leaveStopped {
+		if err := os.WriteFile(conf, []byte("leave-stopped\n"), 0o600); err != nil {
+			d.removeContainer(ctx, id)
+			return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+		}
+	}
+	tr, err := d.runTask(ctx, cfg, container, rel, []client.NewTaskOpts{client.WithRestoreImagePath(dir), client.WithRestoreWorkPath(dir)})
+	// The file must not outlive the restore: a later dump would leave the
+	// container stopped instead of ending it.
+	os.Remove(conf)
+	if err != nil {
+		why := criu.ErrorTail(dir, criu.RestoreLog)
+		if why == "" {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
+	}
+	d.log.Info("task restored", "task", cfg.ID, "container", id, "pid", tr.handle.PID, "stopped", leaveStopped)
+	h := tr.handle
+	return &h, nil
+}
+
+// containerForRestore makes a new container for cfg from its image,
+// removing one a failed attempt may have left.
+func (d *Driver) containerForRestore(ctx context.Context, cfg *drivers.TaskConfig, img client.Image) (client.Container, string, error) {
+	if err := d.removeContainer(ctx, containerID(cfg.ID)); err != nil {
+		return nil, "", fmt.Errorf("clear old container: %w", err)
+	}
+	c, rel, _, err := d.createContainer(ctx, cfg, img)
+	return c, rel, err
+}
+
+// ResumeTask continues the processes of a container restored stopped.
+func (d *Driver) ResumeTask(id string) error {
+	t, err := d.lookup(id)
+	if err != nil {
+		return err
+	}
+	if t.group == nil {
+		return fmt.Errorf("resume %s: its cgroup cannot be read", id)
+	}
+	pids, err := t.group.Procs()
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", id, err)
+	}
+	if len(pids) == 0 {
+		return fmt.Errorf("resume %s: no process left in its cgroup", id)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("resume %s: pid %d: %w", id, pid, err)
+		}
+	}
+	return nil
+}

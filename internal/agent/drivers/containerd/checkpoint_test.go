@@ -1,0 +1,161 @@
+package containerd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/agent/criu"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
+)
+
+// withCriu makes the env's drivers checkpoint with a working criu
+// ($STRATA_CRIU or on PATH); it skips, saying why, where there is none.
+func (e *env) withCriu() *env {
+	e.t.Helper()
+	info := criu.Probe(context.Background(), os.Getenv("STRATA_CRIU"))
+	if !info.Available {
+		e.t.Skipf("no working criu: %s (.ci/build-criu builds one; set STRATA_CRIU)", info.Reason)
+	}
+	e.criu = info.Path
+	return e
+}
+
+// counterScript prints 1, 2, 3, ... every 20ms from a shell variable: its
+// only memory of where it is is the process's own memory.
+const counterScript = `i=0; while :; do i=$((i+1)); echo $i; sleep 0.02; done`
+
+// counts returns every number in the task's stdout log, in order.
+func counts(t *testing.T, taskDir string) []int {
+	t.Helper()
+	var out []int
+	for _, l := range strings.Fields(readLog(t, taskDir, "stdout")) {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			t.Fatalf("stdout holds %q, not a count", l)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func lastCount(t *testing.T, taskDir string) int {
+	c := counts(t, taskDir)
+	if len(c) == 0 {
+		return 0
+	}
+	return c[len(c)-1]
+}
+
+// TestContainerMovesWithItsMemory checkpoints a counting container on one
+// driver (the container ends), restores it stopped under another driver
+// (another containerd namespace, task directory and cgroup parent, as on
+// another node), checks that it stays stopped until resumed, and that it
+// then counts on from where it was.
+func TestContainerMovesWithItsMemory(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	src := e.driver()
+	if !src.CanCheckpoint() {
+		t.Fatal("the driver cannot checkpoint with a working criu")
+	}
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, src, cfg)
+	eventually(t, "the counter to pass 20", func() bool { return lastCount(t, cfg.TaskDir) >= 20 })
+
+	dir := filepath.Join(t.TempDir(), "image")
+	ck, err := src.CheckpointTask(context.Background(), cfg.ID, dir, false)
+	if err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	if ck.Bytes <= 0 {
+		t.Fatalf("checkpoint of %d bytes", ck.Bytes)
+	}
+	wait(t, src, cfg.ID) // the dump ends the container
+	before := lastCount(t, cfg.TaskDir)
+
+	dst := (&env{t: t, socket: e.socket, ns: ctrtest.Namespace(t, e.socket), parent: e.parent + "-target",
+		clock: e.clock, criu: e.criu}).driver()
+	moved := *cfg
+	moved.TaskDir = filepath.Join(t.TempDir(), "main")
+	os.MkdirAll(moved.TaskDir, 0o755)
+	h, err := dst.RestoreTask(context.Background(), &moved, dir, true)
+	if err != nil {
+		t.Fatalf("RestoreTask: %v", err)
+	}
+	t.Cleanup(func() { dst.StopTask(moved.ID, time.Second); dst.DestroyTask(moved.ID) })
+	if h.PID <= 0 {
+		t.Fatalf("restored task has pid %d", h.PID)
+	}
+	if _, err := os.Stat(filepath.Join(moved.TaskDir, criuConfigName)); !os.IsNotExist(err) {
+		t.Fatalf("the restore's criu configuration outlived it: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if c := counts(t, moved.TaskDir); len(c) != 0 {
+		t.Fatalf("the task counted while restored stopped: %v", c)
+	}
+	if err := dst.ResumeTask(moved.ID); err != nil {
+		t.Fatalf("ResumeTask: %v", err)
+	}
+	eventually(t, "the restored counter to count", func() bool { return len(counts(t, moved.TaskDir)) >= 5 })
+	got := counts(t, moved.TaskDir)
+	if got[0] <= before-1 || got[0] > before+2 {
+		t.Fatalf("the restored counter began at %d; the source's last count was %d", got[0], before)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("the restored counter skipped: %v", got)
+		}
+	}
+}
+
+// TestAbortedMoveRestoresOnTheSource restores a dumped container
+// on the driver that dumped it (a move that was aborted), running.
+func TestAbortedMoveRestoresOnTheSource(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, d, cfg)
+	eventually(t, "the counter to pass 10", func() bool { return lastCount(t, cfg.TaskDir) >= 10 })
+	dir := filepath.Join(t.TempDir(), "image")
+	if _, err := d.CheckpointTask(context.Background(), cfg.ID, dir, false); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	wait(t, d, cfg.ID)
+	before := lastCount(t, cfg.TaskDir)
+	if _, err := d.RestoreTask(context.Background(), cfg, dir, false); err != nil {
+		t.Fatalf("RestoreTask: %v", err)
+	}
+	eventually(t, "the counter to go on", func() bool { return lastCount(t, cfg.TaskDir) >= before+5 })
+	c := counts(t, cfg.TaskDir)
+	for i := 1; i < len(c); i++ {
+		if c[i] != c[i-1]+1 {
+			t.Fatalf("the counter restarted or skipped around %d: %v", c[i], c[max(0, i-3):min(len(c), i+3)])
+		}
+	}
+}
+
+// TestCheckpointLeavesTheContainerRunning is a checkpoint without a move:
+// the container counts on, and the image is there.
+func TestCheckpointLeavesTheContainerRunning(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, d, cfg)
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	dir := filepath.Join(t.TempDir(), "image")
+	if _, err := d.CheckpointTask(context.Background(), cfg.ID, dir, true); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	n := lastCount(t, cfg.TaskDir)
+	eventually(t, "the counter to go on", func() bool { return lastCount(t, cfg.TaskDir) >= n+5 })
+	if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err != nil {
+		t.Fatalf("no criu image: %v", err)
+	}
+}
