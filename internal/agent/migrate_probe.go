@@ -61,7 +61,7 @@ func (a *Agent) probeCheckpoint() checkpointProbe {
 		noPreCopy = "criu cannot pre-dump on this node: " + info.NoPreDump
 	}
 	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy)
-	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version, }, noPreCopy: noPreCopy}
+	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}, noPreCopy: noPreCopy}
 }
 
 // memoryKeepingDrivers names the drivers whose tasks a move keeps the

@@ -14,7 +14,7 @@ import (
 	"github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
-	
+
 	client "github.com/containerd/containerd/v2/client"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"

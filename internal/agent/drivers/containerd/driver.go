@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/containerd/api/types/runc/options"
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
-	"github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/containerd/v2/plugins"
 	"github.com/containerd/errdefs"
@@ -70,15 +70,15 @@ type Config struct {
 
 // Driver runs tasks as containers of a containerd daemon.
 type Driver struct {
-	cfg     Config
-	client  *client.Client
+	cfg    Config
+	client *client.Client
 	// runtimeOpts are the runc options of every container the driver
 	// creates: runc through the criu wrapper (checkpoint.go), or nil.
 	runtimeOpts *options.Options
-	log     *slog.Logger
-	version cgroup.Version
-	noSwap  bool
-	images  imageLocks
+	log         *slog.Logger
+	version     cgroup.Version
+	noSwap      bool
+	images      imageLocks
 
 	ctx    context.Context // namespaced; cancelled by Close
 	cancel context.CancelFunc
@@ -95,7 +95,7 @@ type task struct {
 	group       cgroup.Group // nil when the cgroup cannot be read
 	oomBefore   uint64
 	memoryMax   int64
-	hugePages   bool // the task has huge pages (not checkpointed)
+	hugePages   bool          // the task has huge pages (not checkpointed)
 	done        chan struct{} // closed once result is set
 	result      *drivers.ExitResult
 }
