@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
 )
 
 // TestMigrateBenchmark moves a counter holding STRATA_MIGRATE_RSS_MB of
@@ -32,12 +33,27 @@ func TestMigrateBenchmark(t *testing.T) {
 	// disk" for the figures before tmpfs images.
 	flags := append([]string{"--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks"},
 		strings.Fields(os.Getenv("STRATA_MIGRATE_AGENT_FLAGS"))...)
+	// STRATA_MIGRATE_DRIVER=containerd moves the counter in a container
+	// (two agents on one containerd, each in its namespace).
+	containers := os.Getenv("STRATA_MIGRATE_DRIVER") == "containerd"
+	var socket, archive string
+	if containers {
+		socket = ctrtest.Socket(t)
+		archive = ctrtest.BusyboxArchive(t)
+	}
 	for _, n := range []string{"n1", "n2"} {
+		if containers {
+			c.startAgent(n, append(flags, "--containerd-socket", socket, "--containerd-namespace", ctrtest.Namespace(t, socket))...)
+			continue
+		}
 		c.startAgent(n, flags...)
 	}
 	// The shell keeps rssMB of 'a's in a variable, then counts.
 	loop := fmt.Sprintf(`x=$(head -c %d /dev/zero | tr '\0' a); %s`, rssMB<<20, counterLoop)
 	spec := fmt.Sprintf(counterSpec, "rss", loop)
+	if containers {
+		spec = fmt.Sprintf(containerCounterSpec, "rss", "oci-archive:"+archive, loop)
+	}
 	memMB := 3*rssMB + 64
 	if v, err := strconv.Atoi(os.Getenv("STRATA_MIGRATE_MEM_MB")); err == nil && v > 0 {
 		memMB = v
