@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	client "github.com/containerd/containerd/v2/client"
@@ -29,6 +30,10 @@ const ArchivePrefix = "oci-archive:"
 const (
 	labelManaged  = "strata.dev/managed"   // "true": the collector may remove it
 	labelLastUsed = "strata.dev/last-used" // RFC 3339: when a container last used it
+	// labelArchive stamps an image imported from an archive with the
+	// file's identity when it was read (archiveStamp): while the file is
+	// unchanged, the image is used as it is, not imported again.
+	labelArchive = "strata.dev/archive"
 )
 
 // ErrBadImage is wrapped by StartTask when the image cannot be pulled,
@@ -58,8 +63,8 @@ func (l *imageLocks) lock(ref string) func() {
 }
 
 // ensureImage returns the task's image, unpacked into the driver's
-// snapshotter: imported from an archive (every time: the file may have
-// changed), found locally, or pulled. progress hears what is happening.
+// snapshotter: imported from an archive (again whenever the file
+// changed: labelArchive), found locally, or pulled. progress hears what is happening.
 func (d *Driver) ensureImage(ctx context.Context, ref string, progress func(string)) (client.Image, error) {
 	defer d.images.lock(ref)()
 	var img client.Image
@@ -109,15 +114,21 @@ func (d *Driver) importArchive(ctx context.Context, ref, path string, progress f
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		progress(fmt.Sprintf("importing image %s (%s)", ref, drivers.FormatBytes(st.Size())))
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
+	stamp := archiveStamp(st)
+	if im, err := d.client.ImageService().Get(ctx, ref); err == nil && im.Labels[labelArchive] == stamp {
+		return client.NewImage(d.client, im), nil
+	}
+	progress(fmt.Sprintf("importing image %s (%s)", ref, drivers.FormatBytes(st.Size())))
 	imgs, err := d.client.Import(ctx, f,
 		client.WithIndexName(ref),
 		// Only the index gets a name: a tag inside the archive ("latest")
 		// would become an image of its own that nothing collects.
 		client.WithImageRefTranslator(func(string) string { return "" }),
-		client.WithImageLabels(map[string]string{labelManaged: "true", labelLastUsed: d.now().UTC().Format(time.RFC3339)}),
+		client.WithImageLabels(map[string]string{labelManaged: "true", labelLastUsed: d.now().UTC().Format(time.RFC3339), labelArchive: stamp}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
@@ -261,4 +272,15 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// archiveStamp identifies the content of an archive file without reading
+// it: its size, modification time and inode (a file replaced by rename
+// has another inode; one rewritten in place another time).
+func archiveStamp(st os.FileInfo) string {
+	ino := uint64(0)
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ino = sys.Ino
+	}
+	return fmt.Sprintf("%d:%d:%d", st.Size(), st.ModTime().UnixNano(), ino)
 }
