@@ -118,21 +118,30 @@ func lastLine(out []byte) string {
 type Stdio struct {
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
+	// Status is the pipe a namespaced task's init reports the task's end
+	// on (its fd 4, to the shim); empty for a task without an init.
+	Status string `json:"status,omitempty"`
 }
+
+// StatusFD is the init's status pipe in a namespaced task (Stdio.Status).
+const StatusFD = 4
 
 // ReadStdio reads the task's fd 1 and 2 from procRoot (default /proc).
 func ReadStdio(procRoot string, pid int) Stdio {
+	return Stdio{Stdout: ReadFD(procRoot, pid, 1), Stderr: ReadFD(procRoot, pid, 2)}
+}
+
+// ReadFD names the pipe pid's fd is ("pipe:[1234]"), read from procRoot
+// (default /proc); "" when it is not a pipe.
+func ReadFD(procRoot string, pid, fd int) string {
 	if procRoot == "" {
 		procRoot = "/proc"
 	}
-	read := func(fd int) string {
-		l, err := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "fd", strconv.Itoa(fd)))
-		if err != nil || !strings.HasPrefix(l, "pipe:[") {
-			return ""
-		}
-		return l
+	l, err := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "fd", strconv.Itoa(fd)))
+	if err != nil || !strings.HasPrefix(l, "pipe:[") {
+		return ""
 	}
-	return Stdio{Stdout: read(1), Stderr: read(2)}
+	return l
 }
 
 // DumpLog and RestoreLog are criu's own logs, inside the image directory.
@@ -170,6 +179,47 @@ func RestoreArgs(criuPath, dir string, stdio Stdio, leaveStopped bool) []string 
 	if leaveStopped {
 		args = append(args, "--leave-stopped")
 	}
+	return append(args, inheritArgs(stdio)...)
+}
+
+// DumpTreeArgs is the command line that dumps a namespaced task: the tree
+// under its init (initPID, the root of the task's pid, mount, uts, ipc and
+// cgroup namespaces, its own session), with those namespaces, and with the
+// mounts externals names (--external mnt[point]:key pairs) as external:
+// their content stays on the node, the image holds only their keys.
+func DumpTreeArgs(criuPath string, initPID int, dir string, leaveRunning bool, externals []string) []string {
+	args := []string{criuPath, "dump", "--tree", strconv.Itoa(initPID), "--images-dir", dir,
+		"--manage-cgroups=ignore", "--file-locks",
+		"--log-file", DumpLog, "-v2"}
+	if leaveRunning {
+		args = append(args, "--leave-running")
+	}
+	return append(args, externals...)
+}
+
+// RestoreTreeArgs is the command line that restores a tree dumped with
+// DumpTreeArgs: in new namespaces, with the host's root as the root of the
+// mount namespace (--root /) and the external mounts bound from the paths
+// externals names (--external mnt[key]:path pairs). The init's status pipe
+// is replaced by criu's fd StatusFD, its stdout and stderr by criu's 1 and
+// 2; the restorer's cgroups and cgroup namespace become the tree's.
+func RestoreTreeArgs(criuPath, dir string, stdio Stdio, leaveStopped bool, externals []string) []string {
+	args := []string{criuPath, "restore", "--images-dir", dir, "--root", "/",
+		"--manage-cgroups=ignore", "--file-locks", "--restore-detached",
+		"--pidfile", filepath.Join(dir, PidFile),
+		"--log-file", RestoreLog, "-v2"}
+	if leaveStopped {
+		args = append(args, "--leave-stopped")
+	}
+	args = append(args, inheritArgs(stdio)...)
+	if stdio.Status != "" {
+		args = append(args, "--inherit-fd", "fd["+strconv.Itoa(StatusFD)+"]:"+stdio.Status)
+	}
+	return append(args, externals...)
+}
+
+func inheritArgs(stdio Stdio) []string {
+	var args []string
 	if stdio.Stdout != "" {
 		args = append(args, "--inherit-fd", "fd[1]:"+stdio.Stdout)
 	}

@@ -28,9 +28,10 @@ const (
 // CanCheckpoint reports whether the driver has a working criu.
 func (d *Driver) CanCheckpoint() bool { return d.cfg.CriuPath != "" }
 
-// KeepsMemory reports whether the driver starts tasks that criu can dump
-// (--checkpointable-tasks): only those keep their memory across a move.
-func (d *Driver) KeepsMemory() bool { return d.CanCheckpoint() && d.cfg.Checkpointable }
+// KeepsMemory reports whether the driver's tasks keep their memory across
+// a move: every task criu can dump, namespaced or checkpointable
+// (Config.Checkpointable), does once the node has a working criu.
+func (d *Driver) KeepsMemory() bool { return d.CanCheckpoint() }
 
 // CheckpointTask dumps the task's process tree into dir (created empty).
 // With leaveRunning the task goes on afterwards; without it criu kills the
@@ -53,9 +54,6 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	if t.handle.PID <= 0 {
 		return nil, fmt.Errorf("checkpoint %s: no task pid", id)
 	}
-	if t.handle.InitPID > 0 {
-		return nil, fmt.Errorf("checkpoint %s: %w: the task runs in its own pid, mount and cgroup namespaces, which criu cannot dump from this driver yet (start the agent with --checkpointable-tasks; docs/migration.md)", id, ErrNoCheckpoint)
-	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: clear %s: %w", id, dir, err)
 	}
@@ -63,6 +61,17 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	stdio := criu.ReadStdio("", t.handle.PID)
+	argv := criu.DumpArgs(d.cfg.CriuPath, t.handle.PID, dir, leaveRunning)
+	if t.handle.InitPID > 0 {
+		// The whole tree under the init, with its namespaces.
+		externals, err := d.dumpLayout(t, dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+		}
+		stdio.Status = criu.ReadFD("", t.handle.InitPID, criu.StatusFD)
+		argv = criu.DumpTreeArgs(d.cfg.CriuPath, t.handle.InitPID, dir, leaveRunning, externals)
+	}
 	if err := taskfile.WriteJSON(filepath.Join(dir, criu.StdioFile), stdio); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
@@ -81,7 +90,7 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 		}
 	}()
 	start := time.Now()
-	if err := criu.Run(ctx, criu.DumpArgs(d.cfg.CriuPath, t.handle.PID, dir, leaveRunning), dir, criu.DumpLog); err != nil {
+	if err := criu.Run(ctx, argv, dir, criu.DumpLog); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
@@ -96,9 +105,11 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 
 // RestoreTask restores the task cfg from the image in dir, under a new
 // shim, in a fresh cgroup with cfg's limits, like StartTask. With
-// leaveStopped the restored processes stay stopped until ResumeTask. The
-// image's pids must be free on this host (tasks share the host's pid
-// namespace; docs/migration.md).
+// leaveStopped the restored processes stay stopped until ResumeTask. A
+// namespaced task (the image has a layout) comes back in new namespaces
+// under its init, so its pids need not be free here; a checkpointable
+// task's pids must be (it shares the host's pid namespace;
+// docs/migration.md).
 func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error) {
 	if !d.CanCheckpoint() {
 		return nil, fmt.Errorf("restore %s: %w: no working criu on this node", cfg.ID, ErrNoCheckpoint)
@@ -108,12 +119,40 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 		return nil, fmt.Errorf("restore %s: image %s has no readable %s: %v", cfg.ID, dir, criu.StdioFile, err)
 	}
 	os.Remove(filepath.Join(dir, criu.PidFile))
-	argv := criu.RestoreArgs(d.cfg.CriuPath, dir, stdio, leaveStopped)
+	restore := &restoreLaunch{pidFile: filepath.Join(dir, criu.PidFile)}
+	layout, err := readLayout(dir)
+	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
+	if layout != nil {
+		restore.tree = true
+		restore.argv = func(s *spec) ([]string, error) {
+			externals, err := d.restoreExternals(layout, s)
+			if err != nil {
+				return nil, err
+			}
+			return criu.RestoreTreeArgs(d.cfg.CriuPath, dir, stdio, leaveStopped, externals), nil
+		}
+	} else {
+		restore.argv = func(*spec) ([]string, error) {
+			return criu.RestoreArgs(d.cfg.CriuPath, dir, stdio, leaveStopped), nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, restoreTimeout)
 	defer cancel()
-	h, err := d.launch(ctx, cfg, &restoreLaunch{argv: argv, pidFile: filepath.Join(dir, criu.PidFile)})
+	h, err := d.launch(ctx, cfg, restore)
 	if err != nil {
 		return nil, err
+	}
+	if layout != nil && h.PID > 0 {
+		// The restored namespace keeps the source's paths: the next
+		// dump needs them, not this node's spec.
+		layout.Externals = nil
+		if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, layoutFile), layout); err != nil {
+			d.StopTask(cfg.ID, 0)
+			d.DestroyTask(cfg.ID)
+			return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+		}
 	}
 	if !leaveStopped {
 		if err := d.putBackCPU(cfg.ID); err != nil {

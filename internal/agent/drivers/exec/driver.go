@@ -50,11 +50,13 @@ type Config struct {
 	// CriuPath is a working criu binary (criu.Probe); empty: the driver
 	// cannot checkpoint or restore.
 	CriuPath string
-	// Checkpointable starts tasks so that criu can checkpoint them: in
-	// the host's pid, mount and cgroup namespaces (still under their
-	// user, capability mask, no_new_privs and seccomp profile, in their
-	// cgroups), starting in / unless they set a working directory. criu
-	// cannot dump the namespaced layout yet (docs/migration.md).
+	// Checkpointable starts tasks in the host's pid, mount and cgroup
+	// namespaces (still under their user, capability mask, no_new_privs
+	// and seccomp profile, in their cgroups), starting in / unless they
+	// set a working directory: the layout criu dumped before it could
+	// dump namespaced tasks. Not needed for checkpoints any more (every
+	// task keeps its memory across a move); kept for nodes that chose it
+	// (docs/migration.md).
 	Checkpointable bool
 }
 
@@ -121,8 +123,12 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 
 // restoreLaunch is a criu restore that a shim runs instead of the task.
 type restoreLaunch struct {
-	argv    []string
+	// argv is criu's command line for the task's spec (its paths and
+	// cgroups on this node).
+	argv    func(s *spec) ([]string, error)
 	pidFile string
+	// tree: the image is a namespaced task, its init the tree's root.
+	tree bool
 }
 
 // launch starts the task cfg under a new shim: its command, or with
@@ -177,7 +183,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 		}
 	}
-	for _, f := range []string{runFile, exitFile} {
+	for _, f := range []string{runFile, exitFile, layoutFile} {
 		if err := os.Remove(filepath.Join(cfg.TaskDir, f)); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 		}
@@ -195,7 +201,11 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		}
 	}
 	if restore != nil {
-		s.Command, s.RestorePidFile = restore.argv, restore.pidFile
+		if s.Command, err = restore.argv(s); err != nil {
+			group.Remove()
+			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		}
+		s.RestorePidFile, s.RestoreTree = restore.pidFile, restore.tree
 	}
 	if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		group.Remove()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -12,9 +13,9 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
-// File descriptors between the stages. The shim hands the init syncFD and
-// statusFD; the init hands the task stage syncFD, specFD and the cgroup
-// files from procsFD on.
+// File descriptors between the stages. The shim hands the init stdin,
+// stdout, stderr, syncFD and statusFD; the init hands the task stage the
+// first four and specFD.
 const (
 	// syncFD is the pipe the shim waits on: every stage keeps it open
 	// until the task command's execve closes it (close-on-exec), which
@@ -26,10 +27,11 @@ const (
 	// specFD carries the spec from the init to the task stage: the task
 	// directory that holds spec.json is hidden from the task's mounts.
 	specFD = 4
-	// procsFD is the first of the task's cgroup.procs files, opened by
-	// the init before the cgroup file system became read-only.
-	procsFD = 5
 )
+
+// cgroupJoined is the argument the init re-executes itself with once it is
+// in the task's cgroups and their cgroup namespace (enterCgroups).
+const cgroupJoined = "--cgroup-joined"
 
 // taskStatus is the init's report of the task's end.
 type taskStatus struct {
@@ -42,17 +44,23 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 	syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // ExecMain is `strata __exec <spec.json>`, the init of the task's pid
-// namespace. The shim starts it in new pid, mount, uts and ipc namespaces;
-// it stays outside the task's cgroups (it is not the task's to account
-// for), builds the task's view of the file system, starts the task stage
-// (`strata __task`), forwards stop signals to every process of the
-// namespace, reaps them, and reports the task's status on statusFD. When
-// it returns, the kernel kills whatever is left in the namespace. It
-// returns 126 (could not confine) or 127 (could not run) on failure.
+// namespace. The shim starts it in new pid, mount, uts and ipc namespaces,
+// its own session; it joins the task's cgroups and enters a cgroup
+// namespace rooted there (then re-executes itself, so that every thread of
+// it is in that namespace), builds the task's view of the file system,
+// starts the task stage (`strata __task`), forwards stop signals to every
+// process of the namespace, reaps them, and reports the task's status on
+// statusFD. The whole tree is one set of namespaces under one root, the
+// layout criu dumps (checkpoint.go). When it returns, the kernel kills
+// whatever is left in the namespace. It returns 126 (could not confine) or
+// 127 (could not run) on failure.
 func ExecMain(args []string) int {
+	if len(args) == 1 {
+		return enterCgroups(args[0])
+	}
 	syscall.CloseOnExec(syncFD)
 	syscall.CloseOnExec(statusFD)
-	if len(args) != 1 {
+	if len(args) != 2 || args[1] != cgroupJoined {
 		fmt.Fprintln(os.Stderr, "usage: strata __exec <spec.json>")
 		return 127
 	}
@@ -66,17 +74,6 @@ func ExecMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 127
 	}
-	// Opened now: the task stage joins through these after the cgroup
-	// file system is read-only in this mount namespace.
-	var procs []*os.File
-	for _, f := range s.ProcsFiles {
-		pf, err := os.OpenFile(f, os.O_WRONLY, 0)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "strata exec: open cgroup: %v\n", err)
-			return 126
-		}
-		procs = append(procs, pf)
-	}
 	if s.IsolatedNetwork {
 		if err := loopbackUp(); err != nil {
 			fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
@@ -87,27 +84,32 @@ func ExecMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 126
 	}
+	// stdin was opened by the shim, in the host's mount namespace: the
+	// task gets the /dev/null of its own (a checkpoint finds every file
+	// of the tree in the tree's mount namespace).
+	if err := reopenDevNull(); err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
+		return 126
+	}
+	// The shim started it in the task directory, covered now.
+	if err := os.Chdir("/"); err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
+		return 126
+	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 126
-	}
-	files := []uintptr{0, 1, 2, syncFD, specR.Fd()}
-	for _, pf := range procs {
-		files = append(files, pf.Fd())
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwardedSignals...)
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"strata", "__task"}, &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   []string{},
-		Files: files,
+		Files: []uintptr{0, 1, 2, syncFD, specR.Fd()},
 	})
 	specR.Close()
 	syscall.Close(syncFD)
-	for _, pf := range procs {
-		pf.Close()
-	}
 	if err != nil {
 		specW.Close()
 		fmt.Fprintf(os.Stderr, "strata exec: start task stage: %v\n", err)
@@ -128,6 +130,57 @@ func ExecMain(args []string) int {
 	status.Write(report)
 	status.Close()
 	return 0
+}
+
+// enterCgroups is the init's first step: it joins the task's cgroups (a
+// task must never run outside its limits: it fails rather than go on),
+// enters a new cgroup namespace rooted there, which the task inherits and
+// in which it sees only its own cgroups as "/", and re-executes the init
+// with cgroupJoined. A cgroup namespace belongs to a thread: the execve
+// from the thread that entered it puts every thread of the new image in
+// it, and the tree's root (the init) in the same namespace as the task,
+// which criu requires.
+func enterCgroups(specPath string) int {
+	runtime.LockOSThread()
+	var s spec
+	if ok, err := taskfile.ReadJSON(specPath, &s); !ok || err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: read spec %s: %v\n", specPath, err)
+		return 127
+	}
+	for _, f := range s.ProcsFiles {
+		if err := os.WriteFile(f, []byte("0"), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "strata exec: join cgroup: %v\n", err)
+			return 126
+		}
+	}
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: cgroup namespace: %v\n", err)
+		return 126
+	}
+	// Whatever the shim's parents left open (not close-on-exec) stays
+	// out of the tree: a checkpoint would have to find it in the task's
+	// mount namespace.
+	if err := unix.CloseRange(statusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: close inherited files: %v\n", err)
+		return 126
+	}
+	err := syscall.Exec("/proc/self/exe", []string{"strata", "__exec", specPath, cgroupJoined}, []string{})
+	fmt.Fprintf(os.Stderr, "strata exec: re-exec in the cgroup namespace: %v\n", err)
+	return 127
+}
+
+// reopenDevNull replaces stdin with /dev/null opened in this mount
+// namespace.
+func reopenDevNull() error {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer f.Close()
+	if err := unix.Dup2(int(f.Fd()), 0); err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	return nil
 }
 
 // reapTask reaps every process of the namespace (orphans re-parent to the

@@ -42,6 +42,11 @@ type spec struct {
 	// --restore-detached) instead of the task: once it succeeds, the file
 	// names the restored task, which the shim, as subreaper, inherits.
 	RestorePidFile string `json:"restorePidFile,omitempty"`
+	// RestoreTree: the restore is of a namespaced task (its init is the
+	// root of the image's tree). The restorer enters a cgroup namespace
+	// in the task's cgroups first, and passes criu the init's status pipe
+	// (statusFD): the restored init reports to this shim.
+	RestoreTree bool `json:"restoreTree,omitempty"`
 }
 
 // secretFile is one secret delivered as a file.

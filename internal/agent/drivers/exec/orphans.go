@@ -113,18 +113,21 @@ func (d *Driver) describeOrphan(allocsDir string, ref cgroup.TaskRef, shimPID in
 
 // findTask finds a live shim's task among the processes of the task's
 // cgroup, and the init of the task's pid namespace: the shim's only child
-// is the init, which lives outside the cgroup, and the task is the init's
+// is the init, in a pid namespace of its own (and, since the init joins the
+// task's cgroups itself, in the cgroup too), and the task is the init's
 // first child in the cgroup (processes orphaned inside the namespace are
 // re-parented to the init too, but started later). A shim from before
-// namespaces has the task itself as its child, in the cgroup; its init is
-// 0. Both are 0 when the task is not found.
+// namespaces, or of a checkpointable task, has the task itself as its
+// child, in the shim's pid namespace; its init is 0. Both are 0 when the
+// task is not found.
 func findTask(shimPID int, cgroupPIDs []int) (pid, initPID int) {
 	inCgroup := map[int]bool{}
 	for _, p := range cgroupPIDs {
 		inCgroup[p] = true
 	}
+	shimNS := pidNamespace(shimPID)
 	for _, child := range procChildren(shimPID) {
-		if inCgroup[child] {
+		if inCgroup[child] && (shimNS == "" || pidNamespace(child) == shimNS) {
 			return child, 0
 		}
 		var first uint64
@@ -142,6 +145,13 @@ func findTask(shimPID int, cgroupPIDs []int) (pid, initPID int) {
 		}
 	}
 	return 0, 0
+}
+
+// pidNamespace names pid's pid namespace ("pid:[4026531836]"); "" when
+// it cannot be read.
+func pidNamespace(pid int) string {
+	ns, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "ns", "pid"))
+	return ns
 }
 
 // procChildren lists pid's children; any of its threads may have forked

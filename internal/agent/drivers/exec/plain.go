@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
@@ -44,12 +46,26 @@ func PlainMain(args []string) int {
 			return code
 		}
 	}
+	if s.RestoreTree {
+		// The restored tree inherits criu's cgroup namespace: rooted in
+		// the task's cgroups, as the init made it (ExecMain). This
+		// thread execs criu, so criu is in it.
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			fmt.Fprintf(os.Stderr, "strata plain: cgroup namespace: %v\n", err)
+			return 126
+		}
+	}
 	path, err := lookPath(s.Command, s.Env)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "strata plain: %v\n", err)
 		return 127
 	}
-	closeInheritedFDs()
+	if s.RestoreTree {
+		// criu gets the init's status pipe too (--inherit-fd).
+		unix.CloseRange(statusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	} else {
+		closeInheritedFDs()
+	}
 	err = syscall.Exec(path, s.Command, s.Env)
 	fmt.Fprintf(os.Stderr, "strata plain: exec %s: %v\n", path, err)
 	return 127

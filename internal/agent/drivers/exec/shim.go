@@ -119,18 +119,22 @@ func runShim(taskDir string) *drivers.ExitResult {
 		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd(), statusW.Fd()},
 		Sys: &syscall.SysProcAttr{
 			// The init of the task's own pid, mount, uts and ipc
-			// namespaces, and network when isolated (the cgroup
-			// namespace is the task stage's).
+			// namespaces, and network when isolated (it enters the
+			// cgroup namespace itself, in the task's cgroups).
 			Cloneflags: cloneFlags,
-			// Its own process group, so a stop signals the task's
-			// init but never the shim.
-			Setpgid: true,
+			// Its own session (and so process group): a stop signals
+			// the task's init but never the shim, and no process of
+			// the tree belongs to a session led from outside it.
+			Setsid: true,
 		},
 	}
 	if s.Checkpointable {
 		// `strata __plain` becomes the task (or criu restoring it) in the
-		// host's namespaces: no init, so no status report either.
-		attr.Files = attr.Files[:4]
+		// host's namespaces: no init, so no status report either, but
+		// for a restored init (criu makes its namespaces).
+		if !s.RestoreTree {
+			attr.Files = attr.Files[:4]
+		}
 		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
 	}
 	pid, err := syscall.ForkExec(argv[0], argv, attr)
@@ -165,7 +169,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	io.Copy(io.Discard, syncR)
 	close(running)
 	info := runInfo{PID: taskPID(pid), InitPID: pid, StartedAt: time.Now()}
-	if s.Checkpointable {
+	if s.Checkpointable && !s.RestoreTree {
 		info = runInfo{PID: pid, StartedAt: info.StartedAt}
 	}
 	if info.PID == 0 {

@@ -17,15 +17,14 @@ import (
 )
 
 // TaskMain is `strata __task`, the last stage before the task command. It
-// runs as root inside the task's namespaces, reads the spec from specFD,
-// joins the task's cgroups (through the files the init opened), enters a
-// cgroup namespace rooted there, becomes the task's user, keeps only the
-// capability allow-list (none for a non-root user), sets no_new_privs,
-// loads the default seccomp profile and execve's the command. It returns
-// only on failure, with 126 (could not confine) or 127 (could not run).
+// runs as root inside the task's namespaces and cgroups (the init's), reads
+// the spec from specFD, becomes the task's user, keeps only the capability
+// allow-list (none for a non-root user), sets no_new_privs, loads the
+// default seccomp profile and execve's the command. It returns only on
+// failure, with 126 (could not confine) or 127 (could not run).
 func TaskMain(args []string) int {
-	// Capabilities, no_new_privs, seccomp and the cgroup namespace belong
-	// to a thread: the one that calls execve must be the one confined.
+	// Capabilities, no_new_privs and seccomp belong to a thread: the one
+	// that calls execve must be the one confined.
 	runtime.LockOSThread()
 	syscall.CloseOnExec(syncFD)
 	var s spec
@@ -39,7 +38,7 @@ func TaskMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "strata task: read spec: %v\n", err)
 		return 127
 	}
-	if code, err := confineTask(&s); err != nil {
+	if code, err := confineUser(&s); err != nil {
 		fmt.Fprintf(os.Stderr, "strata task: %v\n", err)
 		return code
 	}
@@ -52,23 +51,6 @@ func TaskMain(args []string) int {
 	err = syscall.Exec(path, s.Command, s.Env)
 	fmt.Fprintf(os.Stderr, "strata exec: exec %s: %v\n", path, err)
 	return 127
-}
-
-// confineTask applies everything but the execve; the code says which
-// exit status a failure maps to.
-func confineTask(s *spec) (int, error) {
-	// A task must never run outside its limits: fail rather than go on.
-	for i := range s.ProcsFiles {
-		f := os.NewFile(uintptr(procsFD+i), "cgroup.procs")
-		if _, err := f.Write([]byte("0")); err != nil {
-			return 126, fmt.Errorf("join cgroup: %w", err)
-		}
-		f.Close()
-	}
-	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		return 126, fmt.Errorf("cgroup namespace: %w", err)
-	}
-	return confineUser(s)
 }
 
 // confineUser makes the calling thread the task's user with the task's
