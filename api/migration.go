@@ -120,8 +120,8 @@ type NodeCheckpoint struct {
 	Reason    string `json:"reason,omitempty"`
 	// Drivers names the task drivers whose tasks a move off this node
 	// keeps the memory of: "containerd" when its runc can use criu,
-	// "exec" when the agent starts exec tasks so that criu can dump them
-	// (--checkpointable-tasks). A move of another task falls back to
+	// "exec" when its criu works (namespaced exec tasks are dumped with
+	// their namespaces; docs/migration.md). A move of another task falls back to
 	// stop-and-restart, and drains replace such tasks instead (a surge,
 	// not a gap).
 	Drivers []string `json:"drivers,omitempty"`

@@ -154,10 +154,11 @@ type Config struct {
 	// Transport carries migration images to other agents; nil: the
 	// agents' HTTP API (HTTPImageTransport).
 	Transport ImageTransport
-	// CheckpointableTasks starts exec tasks so that criu can checkpoint
-	// them: in the host's pid, mount and cgroup namespaces (still under
-	// their user, capabilities, no_new_privs, seccomp and cgroups). criu
-	// cannot dump the namespaced layout yet (docs/migration.md).
+	// CheckpointableTasks starts exec tasks without namespaces of their
+	// own: in the host's pid, mount and cgroup namespaces (still under
+	// their user, capabilities, no_new_privs, seccomp and cgroups). Not
+	// needed to keep memory across moves any more (criu dumps namespaced
+	// tasks); kept for nodes that chose it (docs/migration.md).
 	CheckpointableTasks bool
 	// MigrateImageDir is where migration images live while the tasks
 	// are stopped: "" or "disk" the data dir, else a tmpfs mount point

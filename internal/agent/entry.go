@@ -27,5 +27,5 @@ func TaskMain(args []string) int { return exec.TaskMain(args) }
 func MicroVMShimMain(args []string) int { return microvm.ShimMain(args) }
 
 // PlainMain is the body of `strata __plain <spec>`, the one stage of a
-// checkpointable task (--checkpointable-tasks).
+// task without namespaces (--checkpointable-tasks), and of every restore.
 func PlainMain(args []string) int { return exec.PlainMain(args) }

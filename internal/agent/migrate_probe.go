@@ -13,8 +13,8 @@ import (
 type Checkpointer interface {
 	CanCheckpoint() bool
 	// KeepsMemory reports whether the driver's tasks can be dumped as it
-	// starts them here, so that a move keeps their memory (exec: only
-	// with --checkpointable-tasks; docs/migration.md).
+	// starts them here, so that a move keeps their memory (exec: with a
+	// working criu, namespaced or not; docs/migration.md).
 	KeepsMemory() bool
 	// CheckpointTask dumps the task into dir; without leaveRunning the
 	// task ends once the image is complete.

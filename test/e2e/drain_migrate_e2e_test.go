@@ -15,9 +15,9 @@ import (
 func TestDrainMigratesCounter(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
-	c.startAgent("n1", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks")
+	c.startAgent("n1", "--criu-path", criuPath, "--allow-root-tasks")
 	a := c.startCounter("drained")
-	c.startAgent("n2", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks")
+	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks")
 	before := c.counts(a.ID)
 
 	out := c.mustStrata("node", "drain", "n1", "--watch", "--deadline", "5m")

@@ -30,8 +30,10 @@ func TestMigrateBenchmark(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
 	// STRATA_MIGRATE_AGENT_FLAGS adds agent flags, e.g. "--migrate-image-dir
-	// disk" for the figures before tmpfs images.
-	flags := append([]string{"--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks"},
+	// disk" for the figures before tmpfs images, or "--checkpointable-tasks"
+	// for exec tasks in the host's namespaces (the figures before
+	// namespaced tasks could be dumped).
+	flags := append([]string{"--criu-path", criuPath, "--allow-root-tasks"},
 		strings.Fields(os.Getenv("STRATA_MIGRATE_AGENT_FLAGS"))...)
 	// STRATA_MIGRATE_DRIVER=containerd moves the counter in a container
 	// (two agents on one containerd, each in its namespace).

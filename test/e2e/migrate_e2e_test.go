@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,15 +109,25 @@ func (c *cell) startCounter(name string) *api.Allocation {
 // TestMigrateCounterKeepsMemory: a counter migrated between two agents
 // (first where the scheduler chooses, then back with --to) goes on from
 // where it was each time, under the same allocation id, the move committed
-// once, nothing left on the node it left.
+// once, nothing left on the node it left. The agents start exec tasks as
+// by default, each under an init in its own namespaces.
 func TestMigrateCounterKeepsMemory(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
 	// Images on tmpfs (the other migration tests keep them in the data dir).
-	c.startAgent("n1", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
-	c.startAgent("n2", "--criu-path", criuPath, "--checkpointable-tasks", "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
+	c.startAgent("n1", "--criu-path", criuPath, "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
+	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks", "--migrate-image-dir", "/dev/shm")
 	if out := c.mustStrata("nodes"); !strings.Contains(out, "CHECKPOINT") || strings.Count(out, "criu 4.") != 2 {
 		t.Fatalf("strata nodes does not show both nodes can checkpoint:\n%s", out)
+	}
+	nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Checkpoint == nil || !slices.Contains(n.Checkpoint.Drivers, "exec") {
+			t.Fatalf("node %s advertises %+v: want exec tasks to keep their memory without --checkpointable-tasks", n.Name, n.Checkpoint)
+		}
 	}
 
 	a := c.startCounter("counter")
@@ -231,21 +242,26 @@ func TestMigrateAbortRestoresOnSource(t *testing.T) {
 	})
 }
 
-// TestMigrateFallsBackToRestart: a task criu cannot dump (exec tasks in
-// their own namespaces, the default) moves by stop and restart, and the
+// TestMigrateFallsBackToRestart: a task criu cannot dump (here the
+// source's criu refuses every dump) moves by stop and restart, and the
 // outcome says so and why.
 func TestMigrateFallsBackToRestart(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
-	c.startAgent("n1", "--criu-path", criuPath, "--allow-root-tasks")
-	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks")
+	broken := filepath.Join(c.dir, "criu-no-dump")
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = dump ]; then echo 'Error (test): this criu does not dump' >&2; exit 1; fi\nexec %s \"$@\"\n", criuPath)
+	if err := os.WriteFile(broken, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.startAgent("n1", "--criu-path", broken, "--allow-root-tasks")
 	a := c.startCounter("fallback")
+	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks")
 	out := c.mustStrata("alloc", "migrate", a.ID, "-o", "json")
 	var m api.Migration
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("decode %q: %v", out, err)
 	}
-	if m.Outcome != api.MigrationCommitted || !m.Fallback || !strings.Contains(m.Reason, "namespaces") {
+	if m.Outcome != api.MigrationCommitted || !m.Fallback || !strings.Contains(m.Reason, "does not dump") {
 		t.Fatalf("migration %+v, want committed by fallback with its reason", m)
 	}
 	if moved := c.alloc(a.ID); moved.NodeName == a.NodeName {
