@@ -29,9 +29,15 @@ const (
 	specFD = 4
 )
 
-// cgroupJoined is the argument the init re-executes itself with once it is
-// in the task's cgroups and their cgroup namespace (enterCgroups).
-const cgroupJoined = "--cgroup-joined"
+func init() {
+	// The init enters its cgroup namespace on the thread that forks the
+	// task stage, and criu takes a process's namespaces from its main
+	// thread: locked in an init function, main (ExecMain) runs on the
+	// main thread.
+	if len(os.Args) > 1 && os.Args[1] == "__exec" {
+		runtime.LockOSThread()
+	}
+}
 
 // taskStatus is the init's report of the task's end.
 type taskStatus struct {
@@ -45,22 +51,18 @@ var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGH
 
 // ExecMain is `strata __exec <spec.json>`, the init of the task's pid
 // namespace. The shim starts it in new pid, mount, uts and ipc namespaces,
-// its own session; it joins the task's cgroups and enters a cgroup
-// namespace rooted there (then re-executes itself, so that every thread of
-// it is in that namespace), builds the task's view of the file system,
-// starts the task stage (`strata __task`), forwards stop signals to every
-// process of the namespace, reaps them, and reports the task's status on
-// statusFD. The whole tree is one set of namespaces under one root, the
-// layout criu dumps (checkpoint.go). When it returns, the kernel kills
-// whatever is left in the namespace. It returns 126 (could not confine) or
-// 127 (could not run) on failure.
+// its own session; it builds the task's view of the file system, joins the
+// task's cgroups and enters a cgroup namespace rooted there (so the task
+// sees only its own cgroups, as "/"), starts the task stage (`strata
+// __task`), forwards stop signals to every process of the namespace, reaps
+// them, and reports the task's status on statusFD. The whole tree is one
+// set of namespaces under one root, the layout criu dumps (checkpoint.go).
+// When it returns, the kernel kills whatever is left in the namespace. It
+// returns 126 (could not confine) or 127 (could not run) on failure.
 func ExecMain(args []string) int {
-	if len(args) == 1 {
-		return enterCgroups(args[0])
-	}
 	syscall.CloseOnExec(syncFD)
 	syscall.CloseOnExec(statusFD)
-	if len(args) != 2 || args[1] != cgroupJoined {
+	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: strata __exec <spec.json>")
 		return 127
 	}
@@ -73,6 +75,17 @@ func ExecMain(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 127
+	}
+	// Opened now: the init joins through these once the cgroup file
+	// system is replaced in this mount namespace.
+	var procs []*os.File
+	for _, f := range s.ProcsFiles {
+		pf, err := os.OpenFile(f, os.O_WRONLY, 0)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "strata exec: open cgroup: %v\n", err)
+			return 126
+		}
+		procs = append(procs, pf)
 	}
 	if s.IsolatedNetwork {
 		if err := loopbackUp(); err != nil {
@@ -93,6 +106,15 @@ func ExecMain(args []string) int {
 	}
 	// The shim started it in the task directory, covered now.
 	if err := os.Chdir("/"); err != nil {
+		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
+		return 126
+	}
+	// Last, so that little of the init is charged to the task: the
+	// task's cgroups and a cgroup namespace rooted there, which the task
+	// stage inherits (the init with it: criu wants one cgroup namespace
+	// for the whole tree). The files are closed at once: none stays open
+	// under the cgroup mounts of the task's view.
+	if err := enterCgroups(procs); err != nil {
 		fmt.Fprintf(os.Stderr, "strata exec: %v\n", err)
 		return 126
 	}
@@ -132,41 +154,26 @@ func ExecMain(args []string) int {
 	return 0
 }
 
-// enterCgroups is the init's first step: it joins the task's cgroups (a
-// task must never run outside its limits: it fails rather than go on),
-// enters a new cgroup namespace rooted there, which the task inherits and
-// in which it sees only its own cgroups as "/", and re-executes the init
-// with cgroupJoined. A cgroup namespace belongs to a thread: the execve
-// from the thread that entered it puts every thread of the new image in
-// it, and the tree's root (the init) in the same namespace as the task,
-// which criu requires.
-func enterCgroups(specPath string) int {
-	runtime.LockOSThread()
-	var s spec
-	if ok, err := taskfile.ReadJSON(specPath, &s); !ok || err != nil {
-		fmt.Fprintf(os.Stderr, "strata exec: read spec %s: %v\n", specPath, err)
-		return 127
-	}
-	for _, f := range s.ProcsFiles {
-		if err := os.WriteFile(f, []byte("0"), 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "strata exec: join cgroup: %v\n", err)
-			return 126
+// enterCgroups joins the task's cgroups through their cgroup.procs files
+// (a task must never run outside its limits: it fails rather than go on),
+// closes them and enters a new cgroup namespace. A cgroup namespace
+// belongs to a thread: this must be the main thread (init), which forks
+// the task stage.
+func enterCgroups(procs []*os.File) error {
+	defer func() {
+		for _, pf := range procs {
+			pf.Close()
+		}
+	}()
+	for _, pf := range procs {
+		if _, err := pf.Write([]byte("0")); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
 		}
 	}
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
-		fmt.Fprintf(os.Stderr, "strata exec: cgroup namespace: %v\n", err)
-		return 126
+		return fmt.Errorf("cgroup namespace: %w", err)
 	}
-	// Whatever the shim's parents left open (not close-on-exec) stays
-	// out of the tree: a checkpoint would have to find it in the task's
-	// mount namespace.
-	if err := unix.CloseRange(statusFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		fmt.Fprintf(os.Stderr, "strata exec: close inherited files: %v\n", err)
-		return 126
-	}
-	err := syscall.Exec("/proc/self/exe", []string{"strata", "__exec", specPath, cgroupJoined}, []string{})
-	fmt.Fprintf(os.Stderr, "strata exec: re-exec in the cgroup namespace: %v\n", err)
-	return 127
+	return nil
 }
 
 // reopenDevNull replaces stdin with /dev/null opened in this mount

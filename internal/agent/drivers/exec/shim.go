@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
@@ -58,6 +60,10 @@ func runShim(taskDir string) *drivers.ExitResult {
 		for range sigs {
 		}
 	}()
+	// Whatever the agent's own parents left open (not close-on-exec)
+	// stays out of the task's tree: a checkpoint would have to find it
+	// in the task's mount namespace.
+	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		fmt.Fprintf(os.Stderr, "strata shim: set child subreaper: %v\n", errno)
 	}
