@@ -29,6 +29,12 @@ const (
 	specFD = 4
 )
 
+// initEnv is the init's whole environment. Go's runtime would keep the
+// CPU limit files of the shim's cgroup open to follow them (cgroup-aware
+// GOMAXPROCS): files on the host's cgroup mounts, which leave the task's
+// mount namespace, so criu could not dump the init.
+const initEnv = "GODEBUG=containermaxprocs=0,updatemaxprocs=0"
+
 func init() {
 	// The init enters its cgroup namespace on the thread that forks the
 	// task stage, and criu takes a process's namespaces from its main

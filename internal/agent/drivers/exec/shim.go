@@ -119,9 +119,9 @@ func runShim(taskDir string) *drivers.ExitResult {
 	}
 	attr := &syscall.ProcAttr{
 		Dir: taskDir,
-		// The init needs no environment; the task's (secrets included)
-		// reaches the task stage through a pipe.
-		Env:   []string{},
+		// The init needs no environment of the task's (secrets
+		// included: they reach the task stage through a pipe).
+		Env:   []string{initEnv},
 		Files: []uintptr{devNull.Fd(), outW.Fd(), errW.Fd(), syncW.Fd(), statusW.Fd()},
 		Sys: &syscall.SysProcAttr{
 			// The init of the task's own pid, mount, uts and ipc
