@@ -7,6 +7,8 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -244,7 +246,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	conf := filepath.Join(cfg.TaskDir, criuConfigName)
 	if leaveStopped {
 		if err := os.WriteFile(conf, []byte("leave-stopped\n"), 0o600); err != nil {
-			d.removeContainer(ctx, id)
+			d.discardContainer(id)
 			return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 		}
 	}
@@ -253,6 +255,11 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	// container stopped instead of ending it.
 	os.Remove(conf)
 	if err != nil {
+		// criu mounts a cgroup yard in its work directory (the image's);
+		// a restore killed at its deadline leaves it mounted there.
+		if uerr := unmountBelow(dir); uerr != nil {
+			d.log.Error("unmount what the failed restore left", "dir", dir, "err", uerr)
+		}
 		why := criu.ErrorTail(dir, criu.RestoreLog)
 		if why == "" {
 			why = err.Error()
@@ -344,4 +351,57 @@ func (d *Driver) setCPUQuota(containerID string, milli int64) error {
 		return fmt.Errorf("set the cpu quota: %w", err)
 	}
 	return nil
+}
+
+// mountsBelow lists the mount points under dir, deepest first, from
+// /proc/self/mountinfo.
+func mountsBelow(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	dir = filepath.Clean(dir)
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMountPoint(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out
+}
+
+// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountPoint(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unmountBelow detaches every mount under dir, deepest first.
+func unmountBelow(dir string) error {
+	var errs []error
+	for _, mp := range mountsBelow(dir) {
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -306,7 +306,7 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	id := container.ID()
 	t, err := container.NewTask(ctx, cio.BinaryIO(d.cfg.LogCommand[0], map[string]string{d.cfg.LogCommand[1]: cfg.TaskDir}), opts...)
 	if err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, fmt.Errorf("create task: %w", err)
 	}
 	hp := hugePageLimits(cfg)
@@ -314,7 +314,7 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	// tasks with huge pages (CheckpointTask).
 	if restoring := len(opts) > 0; !restoring {
 		if err := cgroup.LimitHugePages(d.version, d.cfg.CgroupRoot, rel, int(t.Pid()), hp); err != nil {
-			d.removeContainer(ctx, id)
+			d.discardContainer(id)
 			cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, rel)
 			return nil, err
 		}
@@ -327,11 +327,11 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	// Wait before Start: an exit that comes first must not be missed.
 	exitCh, err := t.Wait(d.ctx)
 	if err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, fmt.Errorf("wait: %w", err)
 	}
 	if err := t.Start(ctx); err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir, startedFile), nil, 0o644); err != nil {
@@ -551,6 +551,16 @@ func (d *Driver) DestroyTask(id string) error {
 	delete(d.tasks, id)
 	d.mu.Unlock()
 	return nil
+}
+
+// discardContainer removes a container a failed start or restore made,
+// with a context of its own: the caller's may be what expired.
+func (d *Driver) discardContainer(id string) {
+	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	if err := d.removeContainer(ctx, id); err != nil {
+		d.log.Error("remove the container of a failed start", "container", id, "err", err)
+	}
 }
 
 // removeContainer kills and deletes the container's task, then the
