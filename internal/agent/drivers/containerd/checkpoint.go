@@ -168,14 +168,40 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 			d.log.Error("checkpoint: put back the cpu limit", "task", id, "err", err)
 		}
 	}()
+	upper, err := d.upperDir(ctx, t.containerID)
+	if err != nil {
+		d.log.Warn("checkpoint: the container's writable layer is not carried", "task", id, "err", err)
+		upper = ""
+	}
 	start := time.Now()
+	if upper != "" {
+		// Frozen first, so that the layer matches the memory; the client's
+		// Checkpoint neither pauses nor resumes a paused container.
+		if err := ct.Pause(ctx); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: pause: %w", id, err)
+		}
+		if err := writeLayerTo(filepath.Join(dir, rwLayerFile), upper); err != nil {
+			ct.Resume(ctx)
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+		}
+	}
 	if _, err := ct.Checkpoint(ctx, withCheckpointOptions(dir, !leaveRunning)); err != nil {
 		why := criu.ErrorTail(dir, criu.DumpLog)
 		os.RemoveAll(dir)
+		if upper != "" {
+			ct.Resume(ctx)
+		}
 		if why == "" {
 			why = err.Error()
 		}
 		return nil, fmt.Errorf("checkpoint %s: runc checkpoint: %s", id, why)
+	}
+	if upper != "" && leaveRunning {
+		if err := ct.Resume(ctx); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: resume: %w", id, err)
+		}
 	}
 	took := time.Since(start)
 	size, err := criu.DirSize(dir)
@@ -195,9 +221,9 @@ func (t *task) cannotCheckpoint() string {
 }
 
 // RestoreTask runs the task cfg from the image in dir in a new container
-// of its image (also on the node it was dumped on: the agent destroys a
-// container once its task ended, so a move that was aborted loses the
-// writable layer's changes as a move does). With leaveStopped its processes stay stopped until ResumeTask.
+// of its image, with the writable layer's changes the image carries (also
+// on the node it was dumped on: the agent destroys a container once its
+// task ended). With leaveStopped its processes stay stopped until ResumeTask.
 func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error) {
 	if !d.CanCheckpoint() {
 		return nil, fmt.Errorf("restore %s: no working criu for containerd's runc on this node", cfg.ID)
@@ -241,6 +267,10 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	unthrottled.Resources.CPUMilli = 0
 	container, rel, err := d.containerForRestore(ctx, &unthrottled, img)
 	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
+	if err := d.unpackLayer(ctx, container.ID(), dir); err != nil {
+		d.discardContainer(id)
 		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 	}
 	conf := filepath.Join(cfg.TaskDir, criuConfigName)
