@@ -116,12 +116,15 @@ func TestContainerMovesWithItsMemory(t *testing.T) {
 }
 
 // TestAbortedMoveRestoresOnTheSource restores a dumped container
-// on the driver that dumped it (a move that was aborted), running.
+// on the driver that dumped it (a move that was aborted), running. The
+// container has a network namespace of its own ("isolated"), which criu
+// dumps and restores too (it locks the network with iptables meanwhile).
 func TestAbortedMoveRestoresOnTheSource(t *testing.T) {
 	e := newEnv(t).withCriu()
 	archive := ctrtest.BusyboxArchive(t)
 	d := e.driver()
 	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	cfg.Task.Network = "isolated"
 	start(t, d, cfg)
 	eventually(t, "the counter to pass 10", func() bool { return lastCount(t, cfg.TaskDir) >= 10 })
 	dir := filepath.Join(t.TempDir(), "image")
