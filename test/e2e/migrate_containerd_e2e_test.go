@@ -104,19 +104,7 @@ func containerCell(t *testing.T, criuOf map[string]string) (*cell, string, map[s
 func (c *cell) startContainerCounter(name, image string) *api.Allocation {
 	c.t.Helper()
 	loop := `exec 3>>/tmp/count.log; ` + strings.Replace(counterLoop, "echo $i;", "echo $i; echo $i >&3;", 1)
-	c.mustStrata("run", "-f", c.writeSpec(name, fmt.Sprintf(containerCounterSpec, name, image, loop)), "--wait", "--timeout", "90s")
-	running := runningAllocs(c.allocs(name))
-	if len(running) != 1 {
-		c.t.Fatalf("want 1 running counter, got %d", len(running))
-	}
-	a := running[0]
-	c.eventually(20*time.Second, "the counter counts", func() error {
-		if n := c.counts(a.ID); len(n) < 20 {
-			return fmt.Errorf("%d lines", len(n))
-		}
-		return nil
-	})
-	return a
+	return c.startCounterSpec(name, fmt.Sprintf(containerCounterSpec, name, image, loop))
 }
 
 // TestContainerMoveAbortedRestoresOnSource: the target's runc cannot
@@ -165,17 +153,5 @@ func TestDrainMigratesContainer(t *testing.T) {
 	c, socket, _, image := containerCell(t, map[string]string{"n1": criuPath})
 	a := c.startContainerCounter("drained", image)
 	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks", "--containerd-socket", socket, "--containerd-namespace", ctrtest.Namespace(t, socket))
-	before := c.counts(a.ID)
-	out := c.mustStrata("node", "drain", "n1", "--watch", "--deadline", "5m")
-	if !strings.Contains(out, "drain of n1 done") {
-		t.Fatalf("drain --watch said:\n%s", out)
-	}
-	moved := c.alloc(a.ID)
-	if moved.NodeName != "n2" || moved.DesiredStatus != api.DesiredRun {
-		t.Fatalf("after the drain the allocation is on %s, desired %s", moved.NodeName, moved.DesiredStatus)
-	}
-	if m := moved.Migration; m == nil || m.Outcome != api.MigrationCommitted || m.Fallback {
-		t.Fatalf("migration record %+v, want a committed live migration", m)
-	}
-	c.checkContinues(a.ID, before[len(before)-1])
+	c.drainMovesWithMemory(a, "n1", "n2")
 }

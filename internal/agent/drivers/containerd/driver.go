@@ -227,23 +227,12 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	ctx = namespaces.WithNamespace(ctx, d.cfg.Namespace)
-	progress := cfg.Progress
-	if progress == nil {
-		progress = func(string) {}
-	}
-	img, err := d.ensureImage(ctx, cfg.Task.Image, progress)
+	img, err := d.taskImage(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	id := containerID(cfg.ID)
-	d.mu.Lock()
-	d.starting[id] = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.starting, id)
-		d.mu.Unlock()
-	}()
+	defer d.markStarting(id)()
 	// A previous attempt (or an agent that died mid-start) may have left
 	// the container behind.
 	if err := d.removeContainer(ctx, id); err != nil {
@@ -266,6 +255,29 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	d.log.Info("task started", "task", cfg.ID, "container", id, "image", cfg.Task.Image, "pid", tr.handle.PID, "limits", describeLimits(lim))
 	h := tr.handle
 	return &h, nil
+}
+
+// taskImage is ensureImage for the task's image, telling the task's
+// progress callback.
+func (d *Driver) taskImage(ctx context.Context, cfg *drivers.TaskConfig) (client.Image, error) {
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	return d.ensureImage(ctx, cfg.Task.Image, progress)
+}
+
+// markStarting marks container id as being made (the collector keeps its
+// image) until the returned function is called.
+func (d *Driver) markStarting(id string) func() {
+	d.mu.Lock()
+	d.starting[id] = true
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		delete(d.starting, id)
+		d.mu.Unlock()
+	}
 }
 
 // createContainer makes the task's container: a new snapshot of img, the
