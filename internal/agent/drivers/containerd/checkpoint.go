@@ -288,9 +288,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
 	}
 	if milli := cfg.Resources.CPUMilli; milli > 0 {
-		d.mu.Lock()
-		tr.putBackCPU = func() error { return d.setCPUQuota(tr.containerID, milli) }
-		d.mu.Unlock()
+		tr.putBackCPU.Set(func() error { return d.setCPUQuota(tr.containerID, milli) })
 	}
 	if !leaveStopped {
 		if err := d.putBackCPU(cfg.ID); err != nil {
@@ -329,21 +327,14 @@ func (d *Driver) ResumeTask(id string) error {
 	return nil
 }
 
-// putBackCPU gives a restored task its CPU quota (RestoreTask made its
-// container without one), once.
+// putBackCPU gives a restored task its CPU quota back (lifted while criu
+// restored it), once.
 func (d *Driver) putBackCPU(id string) error {
 	t, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	putBack := t.putBackCPU
-	t.putBackCPU = nil
-	d.mu.Unlock()
-	if putBack == nil {
-		return nil
-	}
-	return putBack()
+	return t.putBackCPU.Run()
 }
 
 // setCPUQuota sets the container's CFS quota to milli CPUs through

@@ -98,9 +98,9 @@ type task struct {
 	hugePages   bool          // the task has huge pages (not checkpointed)
 	done        chan struct{} // closed once result is set
 	result      *drivers.ExitResult
-	// putBackCPU sets the CPU quota of a task restored without it; nil
-	// once done (checkpoint.go).
-	putBackCPU func() error
+	// putBackCPU sets the CPU quota of a task restored without it
+	// (checkpoint.go).
+	putBackCPU drivers.Undo
 }
 
 // New connects to the daemon and returns a driver when it answers within

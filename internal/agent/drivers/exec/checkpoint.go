@@ -149,18 +149,11 @@ func (d *Driver) ResumeTask(id string) error {
 }
 
 // putBackCPU gives a restored task its CPU quota back (lifted while criu
-// restored it, launch).
+// restored it), once.
 func (d *Driver) putBackCPU(id string) error {
 	t, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	putBack := t.putBackCPU
-	t.putBackCPU = nil
-	d.mu.Unlock()
-	if putBack == nil {
-		return nil
-	}
-	return putBack()
+	return t.putBackCPU.Run()
 }
