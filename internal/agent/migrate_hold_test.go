@@ -23,6 +23,7 @@ type ckptDriver struct {
 }
 
 func (d *ckptDriver) CanCheckpoint() bool { return true }
+func (d *ckptDriver) KeepsMemory() bool   { return true }
 
 func (d *ckptDriver) CheckpointTask(_ context.Context, id, dir string, leaveRunning bool) (*drivers.Checkpoint, error) {
 	if !leaveRunning {

@@ -6,6 +6,8 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
+	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 )
 
 // Checkpointer is implemented by drivers that can checkpoint and restore
@@ -24,6 +26,13 @@ type Checkpointer interface {
 	RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error)
 	ResumeTask(id string) error
 }
+
+// The drivers that checkpoint: an interface change must not quietly make
+// one of them stop (a type assertion would just fail at run time).
+var (
+	_ Checkpointer = (*exec.Driver)(nil)
+	_ Checkpointer = (*containerd.Driver)(nil)
+)
 
 // MigrationAPI is what migrations need from the control plane, beside
 // ServerAPI; the API client has it. An agent whose ServerAPI lacks it

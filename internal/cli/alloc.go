@@ -23,8 +23,10 @@ func newAllocCmd(g *globals) *cobra.Command {
   migrate     move it to another node keeping its processes' memory (checkpoint,
               send, restore), or by stop and restart when it cannot be checkpointed
 
-Both need criu on the nodes involved (strata nodes shows CHECKPOINT).
-See docs/migration.md.`,
+Exec tasks and containers (driver containerd) can be checkpointed. Both
+commands need criu on the nodes involved: strata nodes shows CHECKPOINT, with
+the drivers whose tasks a move keeps the memory of ("criu 4.2 (memory:
+containerd,exec)"). See docs/migration.md.`,
 	}
 	cmd.AddCommand(newAllocCheckpointCmd(g), newAllocMigrateCmd(g))
 	return cmd

@@ -18,21 +18,29 @@ func TestDrainMigratesCounter(t *testing.T) {
 	c.startAgent("n1", "--criu-path", criuPath, "--allow-root-tasks")
 	a := c.startCounter("drained")
 	c.startAgent("n2", "--criu-path", criuPath, "--allow-root-tasks")
-	before := c.counts(a.ID)
+	c.drainMovesWithMemory(a, "n1", "n2")
+}
 
-	out := c.mustStrata("node", "drain", "n1", "--watch", "--deadline", "5m")
-	if !strings.Contains(out, "drain of n1 done") {
-		t.Fatalf("drain --watch said:\n%s", out)
+// drainMovesWithMemory drains node from, the node of the counter a, and
+// checks that a itself moved to node to by a committed live migration and
+// counts on from where it was, the only running allocation of its
+// workload.
+func (c *cell) drainMovesWithMemory(a *api.Allocation, from, to string) {
+	c.t.Helper()
+	before := c.counts(a.ID)
+	out := c.mustStrata("node", "drain", from, "--watch", "--deadline", "5m")
+	if !strings.Contains(out, "drain of "+from+" done") {
+		c.t.Fatalf("drain --watch said:\n%s", out)
 	}
 	moved := c.alloc(a.ID)
-	if moved.NodeName != "n2" || moved.DesiredStatus != api.DesiredRun {
-		t.Fatalf("after the drain the allocation is on %s, desired %s: want the same allocation running on n2", moved.NodeName, moved.DesiredStatus)
+	if moved.NodeName != to || moved.DesiredStatus != api.DesiredRun {
+		c.t.Fatalf("after the drain the allocation is on %s, desired %s: want the same allocation running on %s", moved.NodeName, moved.DesiredStatus, to)
 	}
 	if m := moved.Migration; m == nil || m.Outcome != api.MigrationCommitted || m.Fallback {
-		t.Fatalf("migration record %+v, want a committed live migration", m)
+		c.t.Fatalf("migration record %+v, want a committed live migration", m)
 	}
 	c.checkContinues(a.ID, before[len(before)-1])
-	if got := runningAllocs(c.allocs("drained")); len(got) != 1 || got[0].ID != a.ID {
-		t.Fatalf("running after the drain: %d allocations, want only %s", len(got), a.ID)
+	if got := runningAllocs(c.allocs(a.Workload)); len(got) != 1 || got[0].ID != a.ID {
+		c.t.Fatalf("running after the drain: %d allocations, want only %s", len(got), a.ID)
 	}
 }

@@ -91,7 +91,14 @@ func consecutive(n []int) error {
 // startCounter runs a counter workload and waits until it has counted to 20.
 func (c *cell) startCounter(name string) *api.Allocation {
 	c.t.Helper()
-	c.mustStrata("run", "-f", c.writeSpec(name, fmt.Sprintf(counterSpec, name, counterLoop)), "--wait", "--timeout", "60s")
+	return c.startCounterSpec(name, fmt.Sprintf(counterSpec, name, counterLoop))
+}
+
+// startCounterSpec runs the counter workload spec and waits until it has
+// counted to 20.
+func (c *cell) startCounterSpec(name, spec string) *api.Allocation {
+	c.t.Helper()
+	c.mustStrata("run", "-f", c.writeSpec(name, spec), "--wait", "--timeout", "90s")
 	running := runningAllocs(c.allocs(name))
 	if len(running) != 1 {
 		c.t.Fatalf("want 1 running counter, got %d", len(running))

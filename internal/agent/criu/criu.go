@@ -40,6 +40,13 @@ func checkDirtyTrack(ctx context.Context, path string) string {
 // probeTimeout bounds `criu check` and `criu --version`.
 const probeTimeout = 30 * time.Second
 
+// checkAttempts is how many times Probe runs `criu check` before it
+// believes a failure, checkRetryDelay the pause between them.
+const (
+	checkAttempts   = 3
+	checkRetryDelay = 300 * time.Millisecond
+)
+
 // Probe finds criu (path, else on PATH) and checks that it works on this
 // kernel. It never fails: Info says what is missing.
 func Probe(ctx context.Context, path string) Info {
@@ -74,10 +81,20 @@ func Probe(ctx context.Context, path string) Info {
 		info.Reason = "checkpoint needs root (the agent runs as uid " + strconv.Itoa(os.Geteuid()) + ")"
 		return info
 	}
-	out, err = osexec.CommandContext(ctx, abs, "check").CombinedOutput()
-	if err != nil {
-		info.Reason = fmt.Sprintf("criu check failed: %v: %s", err, lastLine(out))
-		return info
+	// `criu check` has been seen to fail once and pass the next moment on
+	// a busy machine ("Could not initialize kernel features detection"):
+	// a node must not lose checkpointing for the agent's life to that, so
+	// a failure is tried again; a missing feature fails every time.
+	for attempt := 1; ; attempt++ {
+		out, err = osexec.CommandContext(ctx, abs, "check").CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == checkAttempts || ctx.Err() != nil {
+			info.Reason = fmt.Sprintf("criu check failed: %v: %s", err, lastLine(out))
+			return info
+		}
+		time.Sleep(checkRetryDelay)
 	}
 	info.Available = true
 	info.NoPreDump = checkDirtyTrack(ctx, abs)
@@ -229,8 +246,9 @@ func inheritArgs(stdio Stdio) []string {
 	return args
 }
 
-// ErrorTail returns the last error lines of a criu log in dir, for
-// messages: criu explains its failures there, not on stderr.
+// ErrorTail returns the error lines of a criu log in dir, for messages
+// (criu explains its failures there, not on stderr): all of them up to
+// three, else the first two and the last.
 func ErrorTail(dir, log string) string {
 	data, err := os.ReadFile(filepath.Join(dir, log))
 	if err != nil {
@@ -242,8 +260,10 @@ func ErrorTail(dir, log string) string {
 			errs = append(errs, strings.TrimSpace(string(line)))
 		}
 	}
+	// The first errors are the cause ("Head magic doesn't match for
+	// core-1.img"); the last says how it ended ("Restoring FAILED").
 	if len(errs) > 3 {
-		errs = errs[len(errs)-3:]
+		errs = []string{errs[0], errs[1], "…", errs[len(errs)-1]}
 	}
 	return strings.Join(errs, "; ")
 }

@@ -2,6 +2,7 @@ package criu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,51 @@ func TestErrorTail(t *testing.T) {
 	if got, want := ErrorTail(dir, RestoreLog), "Error (a.c:1): first; Error (b.c:2): second"; got != want {
 		t.Errorf("ErrorTail = %q, want %q", got, want)
 	}
+	log = "Error (a.c:1): cause\nError (b.c:2): then\nError (c.c:3): and\nError (d.c:4): FAILED\n"
+	os.WriteFile(filepath.Join(dir, DumpLog), []byte(log), 0o600)
+	if got, want := ErrorTail(dir, DumpLog), "Error (a.c:1): cause; Error (b.c:2): then; …; Error (d.c:4): FAILED"; got != want {
+		t.Errorf("ErrorTail of four errors = %q, want %q", got, want)
+	}
 	if got := ErrorTail(dir, "missing.log"); got != "" {
 		t.Errorf("ErrorTail of a missing log = %q", got)
+	}
+}
+
+// fakeCriu writes a criu that says it is 4.2 and whose `check` fails the
+// first failures times (counted in a file), then passes.
+func fakeCriu(t *testing.T, failures int) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "criu")
+	script := fmt.Sprintf(`#!/bin/sh
+case "$1" in
+--version) echo "Version: 4.2"; exit 0;;
+check)
+  n=$(cat %[1]s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s/count
+  if [ "$n" -le %[2]d ]; then echo "Error (criu/crtools.c:260): Could not initialize kernel features detection." >&2; exit 1; fi
+  case "$2" in --feature) exit 1;; esac
+  echo "Looks good."; exit 0;;
+esac
+exit 1
+`, dir, failures)
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestProbeTriesACheckAgain: a `criu check` that fails once (seen on a
+// busy machine) does not take checkpointing from the node; one that keeps
+// failing does, with criu's reason.
+func TestProbeTriesACheckAgain(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("Probe checks only as root")
+	}
+	if info := Probe(context.Background(), fakeCriu(t, 1)); !info.Available {
+		t.Fatalf("a check that failed once: %+v, want available", info)
+	}
+	info := Probe(context.Background(), fakeCriu(t, checkAttempts))
+	if info.Available || !strings.Contains(info.Reason, "Could not initialize kernel features detection") {
+		t.Fatalf("a check that always fails: %+v, want unavailable with criu's reason", info)
 	}
 }

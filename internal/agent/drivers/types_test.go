@@ -31,3 +31,17 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestUndoRunsOnce(t *testing.T) {
+	var u Undo
+	if err := u.Run(); err != nil {
+		t.Fatalf("Run with nothing set = %v", err)
+	}
+	n := 0
+	u.Set(func() error { n++; return nil })
+	u.Run()
+	u.Run()
+	if n != 1 {
+		t.Fatalf("undone %d times, want once", n)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -166,14 +168,40 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 			d.log.Error("checkpoint: put back the cpu limit", "task", id, "err", err)
 		}
 	}()
+	upper, err := d.upperDir(ctx, t.containerID)
+	if err != nil {
+		d.log.Warn("checkpoint: the container's writable layer is not carried", "task", id, "err", err)
+		upper = ""
+	}
 	start := time.Now()
+	if upper != "" {
+		// Frozen first, so that the layer matches the memory; the client's
+		// Checkpoint neither pauses nor resumes a paused container.
+		if err := ct.Pause(ctx); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: pause: %w", id, err)
+		}
+		if err := writeLayerTo(filepath.Join(dir, rwLayerFile), upper); err != nil {
+			ct.Resume(ctx)
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+		}
+	}
 	if _, err := ct.Checkpoint(ctx, withCheckpointOptions(dir, !leaveRunning)); err != nil {
 		why := criu.ErrorTail(dir, criu.DumpLog)
 		os.RemoveAll(dir)
+		if upper != "" {
+			ct.Resume(ctx)
+		}
 		if why == "" {
 			why = err.Error()
 		}
 		return nil, fmt.Errorf("checkpoint %s: runc checkpoint: %s", id, why)
+	}
+	if upper != "" && leaveRunning {
+		if err := ct.Resume(ctx); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: resume: %w", id, err)
+		}
 	}
 	took := time.Since(start)
 	size, err := criu.DirSize(dir)
@@ -193,9 +221,9 @@ func (t *task) cannotCheckpoint() string {
 }
 
 // RestoreTask runs the task cfg from the image in dir in a new container
-// of its image (also on the node it was dumped on: the agent destroys a
-// container once its task ended, so a move that was aborted loses the
-// writable layer's changes as a move does). With leaveStopped its processes stay stopped until ResumeTask.
+// of its image, with the writable layer's changes the image carries (also
+// on the node it was dumped on: the agent destroys a container once its
+// task ended). With leaveStopped its processes stay stopped until ResumeTask.
 func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error) {
 	if !d.CanCheckpoint() {
 		return nil, fmt.Errorf("restore %s: no working criu for containerd's runc on this node", cfg.ID)
@@ -205,11 +233,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	}
 	ctx, cancel := context.WithTimeout(d.namespaced(ctx), restoreTimeout)
 	defer cancel()
-	progress := cfg.Progress
-	if progress == nil {
-		progress = func(string) {}
-	}
-	img, err := d.ensureImage(ctx, cfg.Task.Image, progress)
+	img, err := d.taskImage(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 	}
@@ -224,13 +248,8 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 			return nil, fmt.Errorf("restore %s: the task still runs here", cfg.ID)
 		}
 	}
-	d.starting[id] = true
 	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.starting, id)
-		d.mu.Unlock()
-	}()
+	defer d.markStarting(id)()
 	// criu's restorer runs in the container's cgroup, which runc limits
 	// before criu starts: under a small CPU quota a restore of 100 MiB
 	// took 6–7 s instead of under one. The container is made without the
@@ -241,10 +260,14 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	if err != nil {
 		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 	}
+	if err := d.unpackLayer(ctx, container.ID(), dir); err != nil {
+		d.discardContainer(id)
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
 	conf := filepath.Join(cfg.TaskDir, criuConfigName)
 	if leaveStopped {
 		if err := os.WriteFile(conf, []byte("leave-stopped\n"), 0o600); err != nil {
-			d.removeContainer(ctx, id)
+			d.discardContainer(id)
 			return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 		}
 	}
@@ -253,6 +276,11 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	// container stopped instead of ending it.
 	os.Remove(conf)
 	if err != nil {
+		// criu mounts a cgroup yard in its work directory (the image's);
+		// a restore killed at its deadline leaves it mounted there.
+		if uerr := unmountBelow(dir); uerr != nil {
+			d.log.Error("unmount what the failed restore left", "dir", dir, "err", uerr)
+		}
 		why := criu.ErrorTail(dir, criu.RestoreLog)
 		if why == "" {
 			why = err.Error()
@@ -260,9 +288,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
 	}
 	if milli := cfg.Resources.CPUMilli; milli > 0 {
-		d.mu.Lock()
-		tr.putBackCPU = func() error { return d.setCPUQuota(tr.containerID, milli) }
-		d.mu.Unlock()
+		tr.putBackCPU.Set(func() error { return d.setCPUQuota(tr.containerID, milli) })
 	}
 	if !leaveStopped {
 		if err := d.putBackCPU(cfg.ID); err != nil {
@@ -292,42 +318,23 @@ func (d *Driver) ResumeTask(id string) error {
 	if err != nil {
 		return err
 	}
-	if t.group == nil {
-		return fmt.Errorf("resume %s: its cgroup cannot be read", id)
-	}
 	if err := d.putBackCPU(id); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
-	pids, err := t.group.Procs()
-	if err != nil {
+	if err := cgroup.Continue(t.group); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
-	}
-	if len(pids) == 0 {
-		return fmt.Errorf("resume %s: no process left in its cgroup", id)
-	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("resume %s: pid %d: %w", id, pid, err)
-		}
 	}
 	return nil
 }
 
-// putBackCPU gives a restored task its CPU quota (RestoreTask made its
-// container without one), once.
+// putBackCPU gives a restored task its CPU quota back (lifted while criu
+// restored it), once.
 func (d *Driver) putBackCPU(id string) error {
 	t, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	putBack := t.putBackCPU
-	t.putBackCPU = nil
-	d.mu.Unlock()
-	if putBack == nil {
-		return nil
-	}
-	return putBack()
+	return t.putBackCPU.Run()
 }
 
 // setCPUQuota sets the container's CFS quota to milli CPUs through
@@ -344,4 +351,57 @@ func (d *Driver) setCPUQuota(containerID string, milli int64) error {
 		return fmt.Errorf("set the cpu quota: %w", err)
 	}
 	return nil
+}
+
+// mountsBelow lists the mount points under dir, deepest first, from
+// /proc/self/mountinfo.
+func mountsBelow(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	dir = filepath.Clean(dir)
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMountPoint(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out
+}
+
+// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountPoint(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unmountBelow detaches every mount under dir, deepest first.
+func unmountBelow(dir string) error {
+	var errs []error
+	for _, mp := range mountsBelow(dir) {
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -2,6 +2,8 @@ package containerd
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,12 +116,15 @@ func TestContainerMovesWithItsMemory(t *testing.T) {
 }
 
 // TestAbortedMoveRestoresOnTheSource restores a dumped container
-// on the driver that dumped it (a move that was aborted), running.
+// on the driver that dumped it (a move that was aborted), running. The
+// container has a network namespace of its own ("isolated"), which criu
+// dumps and restores too (it locks the network with iptables meanwhile).
 func TestAbortedMoveRestoresOnTheSource(t *testing.T) {
 	e := newEnv(t).withCriu()
 	archive := ctrtest.BusyboxArchive(t)
 	d := e.driver()
 	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	cfg.Task.Network = "isolated"
 	start(t, d, cfg)
 	eventually(t, "the counter to pass 10", func() bool { return lastCount(t, cfg.TaskDir) >= 10 })
 	dir := filepath.Join(t.TempDir(), "image")
@@ -157,5 +162,117 @@ func TestCheckpointLeavesTheContainerRunning(t *testing.T) {
 	eventually(t, "the counter to go on", func() bool { return lastCount(t, cfg.TaskDir) >= n+5 })
 	if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err != nil {
 		t.Fatalf("no criu image: %v", err)
+	}
+}
+
+// TestFailedCheckpointLeavesTheContainerRunning: a container criu will not
+// dump (an established TCP connection, which a move would break) fails the
+// checkpoint with criu's reason; the container counts on and no image is
+// left.
+func TestFailedCheckpointLeavesTheContainerRunning(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	// The host's network (the default): the connection is to the test.
+	script := fmt.Sprintf(`(while :; do sleep 1; done) | nc 127.0.0.1 %d & %s`, port, counterScript)
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", script).build()
+	start(t, d, cfg)
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(20 * time.Second):
+		t.Fatal("the container did not connect")
+	}
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	dir := filepath.Join(t.TempDir(), "image")
+	_, err = d.CheckpointTask(context.Background(), cfg.ID, dir, false)
+	if err == nil || !strings.Contains(err.Error(), "TCP") {
+		t.Fatalf("CheckpointTask: %v, want criu's refusal of the TCP connection", err)
+	}
+	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+		t.Fatalf("the failed checkpoint left %s (%v)", dir, serr)
+	}
+	n := lastCount(t, cfg.TaskDir)
+	eventually(t, "the counter to go on", func() bool { return lastCount(t, cfg.TaskDir) >= n+5 })
+}
+
+// TestCorruptImageFailsTheRestoreAndLeavesNothing: a restore from a
+// corrupt image fails with criu's reason and leaves no container, task or
+// mount behind.
+func TestCorruptImageFailsTheRestoreAndLeavesNothing(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	src := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, src, cfg)
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	dir := filepath.Join(t.TempDir(), "image")
+	if _, err := src.CheckpointTask(context.Background(), cfg.ID, dir, false); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	// Garbage where the processes' registers and state are. (Truncated
+	// memory pages were tried first: criu's restorer then spun at full
+	// CPU until the restore's deadline, which a transfer's digest check
+	// keeps from happening in a migration.)
+	cores, _ := filepath.Glob(filepath.Join(dir, "core-*.img"))
+	if len(cores) == 0 {
+		t.Fatal("the image has no core files")
+	}
+	for _, p := range cores {
+		if err := os.WriteFile(p, []byte("not a criu image, not a protobuf either"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dstNS := ctrtest.Namespace(t, e.socket)
+	dst := (&env{t: t, socket: e.socket, ns: dstNS, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver()
+	moved := *cfg
+	moved.TaskDir = filepath.Join(t.TempDir(), "main")
+	os.MkdirAll(moved.TaskDir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := dst.RestoreTask(ctx, &moved, dir, true)
+	if err == nil {
+		dst.StopTask(moved.ID, time.Second)
+		dst.DestroyTask(moved.ID)
+		t.Fatal("a restore from an image without its pages succeeded")
+	}
+	t.Logf("restore failed as it should: %v", err)
+	if log, rerr := os.ReadFile(filepath.Join(dir, criu.RestoreLog)); rerr == nil {
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		t.Logf("restore.log tail:\n%s", strings.Join(lines[max(0, len(lines)-15):], "\n"))
+	}
+	if ids := ctrtest.Containers(t, e.socket, dstNS); len(ids) != 0 {
+		t.Fatalf("the failed restore left containers %v", ids)
+	}
+	if _, err := dst.WaitTask(context.Background(), moved.ID); err == nil {
+		t.Fatal("the driver tracks a task of the failed restore")
+	}
+	if m := mountsBelow(dir); len(m) != 0 {
+		t.Fatalf("the failed restore left mounts %v", m)
+	}
+}
+
+func TestUnescapeMountPoint(t *testing.T) {
+	for in, want := range map[string]string{
+		`/tmp/a`:             "/tmp/a",
+		`/tmp/with\040space`: "/tmp/with space",
+		`/tmp/tab\011x\134y`: "/tmp/tab\tx\\y",
+		`/tmp/short\04`:      `/tmp/short\04`,
+	} {
+		if got := unescapeMountPoint(in); got != want {
+			t.Errorf("unescapeMountPoint(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -98,9 +98,9 @@ type task struct {
 	hugePages   bool          // the task has huge pages (not checkpointed)
 	done        chan struct{} // closed once result is set
 	result      *drivers.ExitResult
-	// putBackCPU sets the CPU quota of a task restored without it; nil
-	// once done (checkpoint.go).
-	putBackCPU func() error
+	// putBackCPU sets the CPU quota of a task restored without it
+	// (checkpoint.go).
+	putBackCPU drivers.Undo
 }
 
 // New connects to the daemon and returns a driver when it answers within
@@ -227,23 +227,12 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	ctx = namespaces.WithNamespace(ctx, d.cfg.Namespace)
-	progress := cfg.Progress
-	if progress == nil {
-		progress = func(string) {}
-	}
-	img, err := d.ensureImage(ctx, cfg.Task.Image, progress)
+	img, err := d.taskImage(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	id := containerID(cfg.ID)
-	d.mu.Lock()
-	d.starting[id] = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		delete(d.starting, id)
-		d.mu.Unlock()
-	}()
+	defer d.markStarting(id)()
 	// A previous attempt (or an agent that died mid-start) may have left
 	// the container behind.
 	if err := d.removeContainer(ctx, id); err != nil {
@@ -266,6 +255,29 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	d.log.Info("task started", "task", cfg.ID, "container", id, "image", cfg.Task.Image, "pid", tr.handle.PID, "limits", describeLimits(lim))
 	h := tr.handle
 	return &h, nil
+}
+
+// taskImage is ensureImage for the task's image, telling the task's
+// progress callback.
+func (d *Driver) taskImage(ctx context.Context, cfg *drivers.TaskConfig) (client.Image, error) {
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	return d.ensureImage(ctx, cfg.Task.Image, progress)
+}
+
+// markStarting marks container id as being made (the collector keeps its
+// image) until the returned function is called.
+func (d *Driver) markStarting(id string) func() {
+	d.mu.Lock()
+	d.starting[id] = true
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		delete(d.starting, id)
+		d.mu.Unlock()
+	}
 }
 
 // createContainer makes the task's container: a new snapshot of img, the
@@ -306,7 +318,7 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	id := container.ID()
 	t, err := container.NewTask(ctx, cio.BinaryIO(d.cfg.LogCommand[0], map[string]string{d.cfg.LogCommand[1]: cfg.TaskDir}), opts...)
 	if err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, fmt.Errorf("create task: %w", err)
 	}
 	hp := hugePageLimits(cfg)
@@ -314,7 +326,7 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	// tasks with huge pages (CheckpointTask).
 	if restoring := len(opts) > 0; !restoring {
 		if err := cgroup.LimitHugePages(d.version, d.cfg.CgroupRoot, rel, int(t.Pid()), hp); err != nil {
-			d.removeContainer(ctx, id)
+			d.discardContainer(id)
 			cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, rel)
 			return nil, err
 		}
@@ -327,11 +339,11 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 	// Wait before Start: an exit that comes first must not be missed.
 	exitCh, err := t.Wait(d.ctx)
 	if err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, fmt.Errorf("wait: %w", err)
 	}
 	if err := t.Start(ctx); err != nil {
-		d.removeContainer(ctx, id)
+		d.discardContainer(id)
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir, startedFile), nil, 0o644); err != nil {
@@ -551,6 +563,16 @@ func (d *Driver) DestroyTask(id string) error {
 	delete(d.tasks, id)
 	d.mu.Unlock()
 	return nil
+}
+
+// discardContainer removes a container a failed start or restore made,
+// with a context of its own: the caller's may be what expired.
+func (d *Driver) discardContainer(id string) {
+	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	if err := d.removeContainer(ctx, id); err != nil {
+		d.log.Error("remove the container of a failed start", "container", id, "err", err)
+	}
 }
 
 // removeContainer kills and deletes the container's task, then the

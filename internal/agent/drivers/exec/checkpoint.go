@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/strata-dev/strata/internal/agent/cgroup"
@@ -182,34 +181,18 @@ func (d *Driver) ResumeTask(id string) error {
 	if err := d.putBackCPU(id); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
-	pids, err := t.group.Procs()
-	if err != nil {
+	if err := cgroup.Continue(t.group); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
-	}
-	if len(pids) == 0 {
-		return fmt.Errorf("resume %s: no process left in its cgroup", id)
-	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("resume %s: pid %d: %w", id, pid, err)
-		}
 	}
 	return nil
 }
 
 // putBackCPU gives a restored task its CPU quota back (lifted while criu
-// restored it, launch).
+// restored it), once.
 func (d *Driver) putBackCPU(id string) error {
 	t, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	putBack := t.putBackCPU
-	t.putBackCPU = nil
-	d.mu.Unlock()
-	if putBack == nil {
-		return nil
-	}
-	return putBack()
+	return t.putBackCPU.Run()
 }

@@ -79,7 +79,7 @@ type task struct {
 	result *drivers.ExitResult
 	// putBackCPU, set while a restored task waits for ResumeTask, puts
 	// its CPU quota back (checkpoint.go).
-	putBackCPU func() error
+	putBackCPU drivers.Undo
 }
 
 // New returns a driver for the cgroup hierarchy found under cfg.CgroupRoot.
@@ -235,9 +235,9 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		h.StartedAt = time.Now()
 	}
 	t := d.track(h, group)
-	d.mu.Lock()
-	t.putBackCPU = putBackCPU
-	d.mu.Unlock()
+	if putBackCPU != nil {
+		t.putBackCPU.Set(putBackCPU)
+	}
 	d.log.Info("task started", "task", cfg.ID, "pid", h.PID, "shim_pid", shimPID, "cgroup", rel)
 	return &h, nil
 }
