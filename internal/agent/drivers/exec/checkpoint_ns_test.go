@@ -220,3 +220,37 @@ func TestCheckpointNamespacedLeaveRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointNamespacedIsolatedNetwork: a task with a network namespace
+// of its own (network: isolated) moves with it: restored in a new network
+// namespace, not the host's, counting on.
+func TestCheckpointNamespacedIsolatedNetwork(t *testing.T) {
+	d := newNamespacedCheckpointDriver(t)
+	cfg := rootTask(t, "counter", api.Resources{MemoryBytes: 64 << 20}, "sh", "-c", counterScript)
+	cfg.Task.Network = "isolated"
+	h, err := d.StartTask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, cfg.TaskDir, 3)
+	img := filepath.Join(cfg.TaskDir, "ck")
+	if _, err := d.CheckpointTask(context.Background(), h.ID, img, false); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, d, h.ID)
+	d.DestroyTask(h.ID)
+	before := lastCount(t, cfg.TaskDir)
+	h2, err := d.RestoreTask(context.Background(), cfg, img, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		d.StopTask(h2.ID, time.Second)
+		d.DestroyTask(h2.ID)
+	}()
+	hostNet, _ := os.Readlink("/proc/self/ns/net")
+	if ns, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(h2.PID), "ns", "net")); ns == "" || ns == hostNet {
+		t.Errorf("the restored task is in network namespace %q, the host's is %q", ns, hostNet)
+	}
+	checkCounting(t, cfg.TaskDir, before+5, nil)
+}
