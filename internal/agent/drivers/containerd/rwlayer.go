@@ -64,11 +64,14 @@ func (d *Driver) upperDir(ctx context.Context, containerID string) (string, erro
 }
 
 // writeLayer writes the tree under dir to w as a tar: regular files,
-// directories, symbolic links, hard links and character devices (overlay
-// whiteouts), with owner, mode, times and the trusted.* and user.*
-// extended attributes (overlay's opaque marks).
+// directories, symbolic links, hard links, fifos and character devices
+// (overlay whiteouts), with owner, mode, times and the extended attributes
+// carriedXattr allows (overlay's opaque marks). Unix sockets are left out:
+// criu binds a listening socket's path again when it restores it. A layer
+// of more than maxRWLayerBytes fails: the target would refuse it.
 func writeLayer(w io.Writer, dir string) error {
 	tw := tar.NewWriter(w)
+	var written int64
 	links := map[[2]uint64]string{} // (dev, ino) of a file with several links -> first name
 	err := filepath.WalkDir(dir, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -81,6 +84,14 @@ func writeLayer(w io.Writer, dir string) error {
 		fi, err := os.Lstat(path)
 		if err != nil {
 			return err
+		}
+		if fi.Mode()&fs.ModeSocket != 0 {
+			return nil // criu binds a listening socket's path again itself
+		}
+		if fi.Mode().IsRegular() {
+			if written += fi.Size(); written > maxRWLayerBytes {
+				return fmt.Errorf("larger than %d bytes: not carried", int64(maxRWLayerBytes))
+			}
 		}
 		target := ""
 		if fi.Mode()&fs.ModeSymlink != 0 {
@@ -133,8 +144,8 @@ func writeLayer(w io.Writer, dir string) error {
 	return tw.Close()
 }
 
-// readXattrs returns the trusted.* and user.* extended attributes of path
-// (not following a symbolic link).
+// readXattrs returns the extended attributes of path that a layer carries
+// (carriedXattr), not following a symbolic link.
 func readXattrs(path string) (map[string]string, error) {
 	size, err := unix.Llistxattr(path, nil)
 	if errors.Is(err, unix.ENOTSUP) {
@@ -150,7 +161,7 @@ func readXattrs(path string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
-		if !strings.HasPrefix(name, "trusted.") && !strings.HasPrefix(name, "user.") {
+		if !carriedXattr(name) {
 			continue
 		}
 		vs, err := unix.Lgetxattr(path, name, nil)
@@ -167,12 +178,19 @@ func readXattrs(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// readLayer unpacks a tar written by writeLayer into dir, which must
-// exist. Names must stay inside dir: no absolute paths, no "..", and no
-// entry below a symbolic link.
+// readLayer unpacks a tar written by writeLayer into dir, the upper
+// directory of a new snapshot (empty). The tar comes from another node and
+// is treated as untrusted: names must stay inside dir (no absolute paths,
+// no "..", nothing below a symbolic link), every name appears once and is
+// created exclusively (so nothing the tar made earlier is followed), hard
+// links point at regular files of the layer, the only devices are
+// overlay's whiteouts (character devices 0/0), the only extended
+// attributes overlay's own (trusted.overlay.*) and user.*, and times are
+// set without following links.
 func readLayer(r io.Reader, dir string) error {
 	tr := tar.NewReader(r)
 	var total int64
+	seen := map[string]byte{} // cleaned name -> entry type
 	type dirTimes struct {
 		path string
 		hdr  *tar.Header
@@ -190,6 +208,13 @@ func readLayer(r io.Reader, dir string) error {
 		if err != nil {
 			return err
 		}
+		if _, dup := seen[path]; dup {
+			return fmt.Errorf("writable layer: entry %q appears twice", hdr.Name)
+		}
+		if len(seen) >= maxRWLayerEntries {
+			return fmt.Errorf("writable layer: more than %d entries", maxRWLayerEntries)
+		}
+		seen[path] = hdr.Typeflag
 		total += hdr.Size
 		if total > maxRWLayerBytes {
 			return fmt.Errorf("writable layer: larger than %d bytes", int64(maxRWLayerBytes))
@@ -197,33 +222,39 @@ func readLayer(r io.Reader, dir string) error {
 		mode := uint32(hdr.Mode) & 0o7777
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
+			if err := os.Mkdir(path, 0o700); err != nil {
+				return fmt.Errorf("writable layer: %w", err)
 			}
 		case tar.TypeReg:
 			if err := writeLayerFile(path, tr, hdr.Size); err != nil {
-				return err
+				return fmt.Errorf("writable layer: %w", err)
 			}
 		case tar.TypeSymlink:
-			os.Remove(path)
 			if err := os.Symlink(hdr.Linkname, path); err != nil {
-				return err
+				return fmt.Errorf("writable layer: %w", err)
 			}
 		case tar.TypeLink:
 			first, err := layerPath(dir, hdr.Linkname)
 			if err != nil {
 				return err
 			}
-			os.Remove(path)
+			if seen[first] != tar.TypeReg {
+				return fmt.Errorf("writable layer: hard link %q to %q, not a file of the layer", hdr.Name, hdr.Linkname)
+			}
 			if err := os.Link(first, path); err != nil {
-				return err
+				return fmt.Errorf("writable layer: %w", err)
 			}
 			continue // the first name carries owner, mode and attributes
-		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
-			kind := map[byte]uint32{tar.TypeChar: unix.S_IFCHR, tar.TypeBlock: unix.S_IFBLK, tar.TypeFifo: unix.S_IFIFO}[hdr.Typeflag]
-			os.Remove(path)
-			if err := unix.Mknod(path, kind|mode, int(unix.Mkdev(uint32(hdr.Devmajor), uint32(hdr.Devminor)))); err != nil {
-				return fmt.Errorf("%s: %w", hdr.Name, err)
+		case tar.TypeChar:
+			if hdr.Devmajor != 0 || hdr.Devminor != 0 {
+				return fmt.Errorf("writable layer: %s: device %d:%d (only whiteouts, 0:0, are carried)", hdr.Name, hdr.Devmajor, hdr.Devminor)
+			}
+			if err := unix.Mknod(path, unix.S_IFCHR|mode&0o777, 0); err != nil {
+				return fmt.Errorf("writable layer: %s: %w", hdr.Name, err)
+			}
+		case tar.TypeFifo:
+			if err := unix.Mknod(path, unix.S_IFIFO|mode&0o777, 0); err != nil {
+				return fmt.Errorf("writable layer: %s: %w", hdr.Name, err)
 			}
 		default:
 			return fmt.Errorf("writable layer: %s: unsupported entry type %q", hdr.Name, hdr.Typeflag)
@@ -232,32 +263,58 @@ func readLayer(r io.Reader, dir string) error {
 			return err
 		}
 		for k, v := range hdr.PAXRecords {
-			if name, ok := strings.CutPrefix(k, xattrPrefix); ok {
-				if err := unix.Lsetxattr(path, name, []byte(v), 0); err != nil {
-					return fmt.Errorf("%s: xattr %s: %w", hdr.Name, name, err)
-				}
+			name, ok := strings.CutPrefix(k, xattrPrefix)
+			if !ok {
+				continue
+			}
+			if !carriedXattr(name) {
+				return fmt.Errorf("writable layer: %s: extended attribute %s is not carried", hdr.Name, name)
+			}
+			if err := unix.Lsetxattr(path, name, []byte(v), 0); err != nil {
+				return fmt.Errorf("writable layer: %s: xattr %s: %w", hdr.Name, name, err)
 			}
 		}
-		if hdr.Typeflag == tar.TypeSymlink {
-			continue
-		}
-		if err := os.Chmod(path, fs.FileMode(mode&0o777)|modeBits(mode)); err != nil {
-			return err
+		if hdr.Typeflag != tar.TypeSymlink {
+			// The object at path is the one made above (exclusively, under
+			// parents that are not links): chmod does not leave the layer.
+			if err := os.Chmod(path, fs.FileMode(mode&0o777)|modeBits(mode)); err != nil {
+				return err
+			}
 		}
 		if hdr.Typeflag == tar.TypeDir {
 			dirs = append(dirs, dirTimes{path, hdr})
 			continue
 		}
-		if err := os.Chtimes(path, hdr.AccessTime, hdr.ModTime); err != nil {
+		if err := setTimes(path, hdr); err != nil {
 			return err
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Chtimes(dirs[i].path, dirs[i].hdr.AccessTime, dirs[i].hdr.ModTime); err != nil {
+		if err := setTimes(dirs[i].path, dirs[i].hdr); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// maxRWLayerEntries bounds how many entries a target unpacks.
+const maxRWLayerEntries = 1 << 20
+
+// carriedXattr says whether an extended attribute moves with a layer:
+// overlay's own marks and user attributes; never security.* (file
+// capabilities, labels) or other trusted.* names.
+func carriedXattr(name string) bool {
+	return strings.HasPrefix(name, "trusted.overlay.") || strings.HasPrefix(name, "user.")
+}
+
+// setTimes sets path's access and modification times from hdr without
+// following a symbolic link.
+func setTimes(path string, hdr *tar.Header) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(hdr.AccessTime.UnixNano()), unix.NsecToTimespec(hdr.ModTime.UnixNano())}
+	if hdr.AccessTime.IsZero() {
+		ts[0] = ts[1]
+	}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // modeBits turns setuid, setgid and sticky bits of a tar mode into Go's.
@@ -276,7 +333,6 @@ func modeBits(mode uint32) fs.FileMode {
 }
 
 func writeLayerFile(path string, r io.Reader, size int64) error {
-	os.Remove(path)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err

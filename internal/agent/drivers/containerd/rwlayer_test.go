@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,43 +77,112 @@ func TestLayerRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLayerRefusesEntriesOutsideIt: a tar entry may not leave the layer,
-// by name or through a symbolic link the tar made first.
-func TestLayerRefusesEntriesOutsideIt(t *testing.T) {
+// TestLayerRefusesWhatItMustNotUnpack: a layer comes from another node;
+// no entry may reach outside the layer (by name, through a link the tar
+// made first, or by chmod through a link of the same name), and devices
+// other than whiteouts and attributes other than overlay's and user.* are
+// refused.
+func TestLayerRefusesWhatItMustNotUnpack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("device nodes and owners need root")
+	}
 	tests := []struct {
 		name    string
-		entries []tar.Header
+		entries func(parent string) []tar.Header
+		want    string
 	}{
-		{"dot-dot", []tar.Header{{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644}}},
-		{"absolute", []tar.Header{{Name: "/etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644}}},
-		{"through a symlink", []tar.Header{
-			{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/", Mode: 0o777},
-			{Name: "link/escape", Typeflag: tar.TypeReg, Mode: 0o644},
-		}},
-		{"hard link to outside", []tar.Header{{Name: "h", Typeflag: tar.TypeLink, Linkname: "../../etc/passwd"}}},
+		{"dot-dot", func(string) []tar.Header {
+			return []tar.Header{{Name: "../escape", Typeflag: tar.TypeReg, Mode: 0o644}}
+		}, "leaves the layer"},
+		{"absolute", func(string) []tar.Header {
+			return []tar.Header{{Name: "/escape", Typeflag: tar.TypeReg, Mode: 0o644}}
+		}, "leaves the layer"},
+		{"through a symlink", func(parent string) []tar.Header {
+			return []tar.Header{
+				{Name: "link", Typeflag: tar.TypeSymlink, Linkname: parent, Mode: 0o777},
+				{Name: "link/escape", Typeflag: tar.TypeReg, Mode: 0o644},
+			}
+		}, "below a symbolic link"},
+		{"chmod through a symlink of the same name", func(parent string) []tar.Header {
+			return []tar.Header{
+				{Name: "x", Typeflag: tar.TypeSymlink, Linkname: filepath.Join(parent, "victim"), Mode: 0o777},
+				{Name: "x", Typeflag: tar.TypeDir, Mode: 0o4777},
+			}
+		}, "appears twice"},
+		{"hard link to outside", func(string) []tar.Header {
+			return []tar.Header{{Name: "h", Typeflag: tar.TypeLink, Linkname: "../../etc/passwd"}}
+		}, "leaves the layer"},
+		{"hard link to a name the layer has not", func(string) []tar.Header {
+			return []tar.Header{{Name: "h", Typeflag: tar.TypeLink, Linkname: "victim"}}
+		}, "not a file of the layer"},
+		{"block device", func(string) []tar.Header {
+			return []tar.Header{{Name: "sda", Typeflag: tar.TypeBlock, Devmajor: 8, Mode: 0o600}}
+		}, "unsupported entry type"},
+		{"character device other than a whiteout", func(string) []tar.Header {
+			return []tar.Header{{Name: "mem", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 1, Mode: 0o600}}
+		}, "only whiteouts"},
+		{"file capabilities", func(string) []tar.Header {
+			return []tar.Header{{Name: "sh", Typeflag: tar.TypeReg, Mode: 0o755,
+				PAXRecords: map[string]string{xattrPrefix + "security.capability": "\x01"}}}
+		}, "is not carried"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			victim := filepath.Join(parent, "victim")
+			if err := os.WriteFile(victim, []byte("outside"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			var buf bytes.Buffer
 			tw := tar.NewWriter(&buf)
-			for _, h := range tt.entries {
+			for _, h := range tt.entries(parent) {
 				h := h
 				if err := tw.WriteHeader(&h); err != nil {
 					t.Fatal(err)
 				}
 			}
 			tw.Close()
-			parent := t.TempDir()
 			dst := filepath.Join(parent, "layer")
 			os.Mkdir(dst, 0o755)
 			err := readLayer(&buf, dst)
-			if err == nil || !strings.Contains(err.Error(), "writable layer") {
-				t.Fatalf("readLayer: %v, want a refusal", err)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("readLayer: %v, want a refusal saying %q", err, tt.want)
 			}
 			if _, err := os.Lstat(filepath.Join(parent, "escape")); !os.IsNotExist(err) {
 				t.Fatalf("an entry escaped the layer (%v)", err)
 			}
+			if fi, err := os.Stat(victim); err != nil || fi.Mode() != 0o600 {
+				t.Fatalf("the file outside the layer changed: %v, %v", fi.Mode(), err)
+			}
 		})
+	}
+}
+
+// TestLayerLeavesSocketsOut: a unix socket in the layer (an application's
+// under /tmp) does not fail the tar: criu binds its path again.
+func TestLayerLeavesSocketsOut(t *testing.T) {
+	src := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(src, "app.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.WriteFile(filepath.Join(src, "data"), []byte("x"), 0o644)
+	var buf bytes.Buffer
+	if err := writeLayer(&buf, src); err != nil {
+		t.Fatalf("writeLayer with a socket: %v", err)
+	}
+	var names []string
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+	}
+	if strings.Join(names, ",") != "data" {
+		t.Fatalf("layer entries %v, want only data", names)
 	}
 }
 
