@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
@@ -262,6 +263,17 @@ func TestCorruptImageFailsTheRestoreAndLeavesNothing(t *testing.T) {
 	}
 	if m := mountsBelow(dir); len(m) != 0 {
 		t.Fatalf("the failed restore left mounts %v", m)
+	}
+	rel := cgroup.TaskRef{AllocID: moved.AllocID, Task: moved.Name}.Rel(e.parent + "-target")
+	left, _ := filepath.Glob(filepath.Join(cgroup.DefaultRoot, "*", rel))
+	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, rel)); err == nil {
+		left = append(left, filepath.Join(cgroup.DefaultRoot, rel))
+	}
+	if len(left) != 0 {
+		t.Fatalf("the failed restore left cgroups %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(moved.TaskDir, criuConfigName)); !os.IsNotExist(err) {
+		t.Fatalf("the failed restore left %s (%v)", criuConfigName, err)
 	}
 }
 
