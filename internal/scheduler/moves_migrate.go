@@ -28,6 +28,9 @@ func DrainMigrates(a *api.Allocation, n *api.Node, drain *api.DrainSpec) bool {
 	if a.DesiredStatus != api.DesiredRun || a.ClientStatus != api.AllocRunning || a.TaskGroup.Gang != nil {
 		return false
 	}
+	if len(a.TaskGroup.Tasks) == 0 {
+		return false
+	}
 	for _, t := range a.TaskGroup.Tasks {
 		if !n.Checkpoint.KeepsMemoryOf(t.Driver) {
 			return false // a move would be a stop-and-restart: a replacement beside it is better

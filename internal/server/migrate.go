@@ -143,6 +143,9 @@ func cannotRestore(a *api.Allocation, source, target *api.Node) string {
 	if why := cannotCheckpoint(target); why != "" {
 		return why
 	}
+	if source == nil {
+		return "the allocation's node is gone"
+	}
 	for _, t := range a.TaskGroup.Tasks {
 		if source.Checkpoint.KeepsMemoryOf(t.Driver) && !target.Checkpoint.KeepsMemoryOf(t.Driver) {
 			return fmt.Sprintf("task %s: the node does not restore %s tasks with their memory", t.Name, driverName(t.Driver))

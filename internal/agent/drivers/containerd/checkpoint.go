@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	client "github.com/containerd/containerd/v2/client"
@@ -23,6 +25,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
 )
 
 // Checkpoints of containers go through containerd: the task service's
@@ -89,6 +92,13 @@ func writeRuncWrapper(stateDir, criuPath string) (*options.Options, error) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return nil, err
+	}
+	// Every container runs runc through it: one that cannot run (a data
+	// dir mounted noexec) must not break starts, only checkpoints.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := osexec.CommandContext(ctx, path, "--version").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("the runc wrapper %s does not run: %v: %s", path, err, strings.TrimSpace(string(out)))
 	}
 	return &options.Options{BinaryName: path}, nil
 }
@@ -168,12 +178,25 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 			d.log.Error("checkpoint: put back the cpu limit", "task", id, "err", err)
 		}
 	}()
+	// A criu.conf an agent died before removing would turn this dump's
+	// end of the container into a stop (withCriuConfig).
+	if err := removeCriuConfig(t.handle.TaskDir); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	// The layer must come along where there is one: memory restored over
+	// a root file system without its changes would run on wrong files.
 	upper, err := d.upperDir(ctx, t.containerID)
 	if err != nil {
-		d.log.Warn("checkpoint: the container's writable layer is not carried", "task", id, "err", err)
-		upper = ""
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("checkpoint %s: find the writable layer: %w", id, err)
+	}
+	if err := d.writeImageRef(ctx, t.containerID, dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	start := time.Now()
+	paused := false
 	if upper != "" {
 		// Frozen first, so that the layer matches the memory; the client's
 		// Checkpoint neither pauses nor resumes a paused container.
@@ -181,8 +204,9 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("checkpoint %s: pause: %w", id, err)
 		}
+		paused = true
 		if err := writeLayerTo(filepath.Join(dir, rwLayerFile), upper); err != nil {
-			ct.Resume(ctx)
+			d.resumeContainer(t.containerID)
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 		}
@@ -190,17 +214,21 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	if _, err := ct.Checkpoint(ctx, withCheckpointOptions(dir, !leaveRunning)); err != nil {
 		why := criu.ErrorTail(dir, criu.DumpLog)
 		os.RemoveAll(dir)
-		if upper != "" {
-			ct.Resume(ctx)
+		if paused {
+			d.resumeContainer(t.containerID)
 		}
 		if why == "" {
 			why = err.Error()
 		}
 		return nil, fmt.Errorf("checkpoint %s: runc checkpoint: %s", id, why)
 	}
-	if upper != "" && leaveRunning {
-		if err := ct.Resume(ctx); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: resume: %w", id, err)
+	if paused {
+		// After a leave-running dump the container goes on; after one that
+		// ended it, a frozen cgroup (v1) would keep its killed processes
+		// from dying.
+		if err := d.resumeContainer(t.containerID); err != nil && leaveRunning {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("checkpoint %s: resume after the dump: %w", id, err)
 		}
 	}
 	took := time.Since(start)
@@ -233,8 +261,20 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	}
 	ctx, cancel := context.WithTimeout(d.namespaced(ctx), restoreTimeout)
 	defer cancel()
+	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
+	}
+	for _, f := range []string{fencedFile, startedFile} {
+		os.Remove(filepath.Join(cfg.TaskDir, f))
+	}
+	if err := removeCriuConfig(cfg.TaskDir); err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
 	img, err := d.taskImage(ctx, cfg)
 	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
+	}
+	if err := checkImageRef(dir, img); err != nil {
 		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 	}
 	id := containerID(cfg.ID)
@@ -273,8 +313,11 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	}
 	tr, err := d.runTask(ctx, cfg, container, rel, []client.NewTaskOpts{client.WithRestoreImagePath(dir), client.WithRestoreWorkPath(dir)})
 	// The file must not outlive the restore: a later dump would leave the
-	// container stopped instead of ending it.
-	os.Remove(conf)
+	// container stopped instead of ending it (and CheckpointTask removes
+	// one an agent that died here left).
+	if rerr := removeCriuConfig(cfg.TaskDir); rerr != nil {
+		d.log.Error("remove the restore's criu configuration", "task", cfg.ID, "err", rerr)
+	}
 	if err != nil {
 		// criu mounts a cgroup yard in its work directory (the image's);
 		// a restore killed at its deadline leaves it mounted there.
@@ -318,8 +361,10 @@ func (d *Driver) ResumeTask(id string) error {
 	if err != nil {
 		return err
 	}
+	// Continue whatever happens to the quota: a committed task must run.
+	// Without its quota it runs unthrottled, which is logged.
 	if err := d.putBackCPU(id); err != nil {
-		return fmt.Errorf("resume %s: %w", id, err)
+		d.log.Error("restored container runs without its cpu quota", "task", id, "err", err)
 	}
 	if err := cgroup.Continue(t.group); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
@@ -340,14 +385,16 @@ func (d *Driver) putBackCPU(id string) error {
 // setCPUQuota sets the container's CFS quota to milli CPUs through
 // containerd (runc update), as applyLimits would have in its spec.
 func (d *Driver) setCPUQuota(containerID string, milli int64) error {
-	ct, err := d.loadTask(d.ctx, containerID)
+	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	ct, err := d.loadTask(ctx, containerID)
 	if err != nil {
 		return err
 	}
 	quota := max(milli*cfsPeriod/1000, 1000)
 	period := uint64(cfsPeriod)
 	res := &specs.LinuxResources{CPU: &specs.LinuxCPU{Quota: &quota, Period: &period}}
-	if err := ct.Update(d.ctx, client.WithResources(res)); err != nil {
+	if err := ct.Update(ctx, client.WithResources(res)); err != nil {
 		return fmt.Errorf("set the cpu quota: %w", err)
 	}
 	return nil
@@ -404,4 +451,70 @@ func unmountBelow(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeCriuConfig removes the task's criu.conf; not there is fine.
+func removeCriuConfig(taskDir string) error {
+	if err := os.Remove(filepath.Join(taskDir, criuConfigName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", criuConfigName, err)
+	}
+	return nil
+}
+
+// resumeContainer thaws a container the driver paused, with a context of
+// its own: the caller's may be what ended (its deadline, the agent's
+// shutdown), and a container left frozen is not thawed by anyone else.
+func (d *Driver) resumeContainer(containerID string) error {
+	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	ct, err := d.loadTask(ctx, containerID)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		err = ct.Resume(ctx)
+	}
+	if err != nil && !errdefs.IsNotFound(err) {
+		d.log.Error("resume a container paused for a checkpoint", "container", containerID, "err", err)
+		return err
+	}
+	return nil
+}
+
+// imageRefFile records, in a checkpoint image, the digest of the
+// container image it was dumped from: memory and writable layer restored
+// over another image (a tag moved, an archive rewritten) would run on the
+// wrong files.
+const imageRefFile = "container-image.json"
+
+type imageRef struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+}
+
+func (d *Driver) writeImageRef(ctx context.Context, containerID, dir string) error {
+	c, err := d.client.LoadContainer(ctx, containerID)
+	if err != nil {
+		return err
+	}
+	img, err := c.Image(ctx)
+	if err != nil {
+		return fmt.Errorf("the container's image: %w", err)
+	}
+	return taskfile.WriteJSON(filepath.Join(dir, imageRefFile), imageRef{Name: img.Name(), Digest: img.Target().Digest.String()})
+}
+
+// checkImageRef refuses a restore onto an image other than the one the
+// checkpoint in dir was dumped from. An image without the record (an
+// older agent's) is taken as it is.
+func checkImageRef(dir string, img client.Image) error {
+	var ref imageRef
+	ok, err := taskfile.ReadJSON(filepath.Join(dir, imageRefFile), &ref)
+	if err != nil || !ok {
+		return err
+	}
+	if got := img.Target().Digest.String(); got != ref.Digest {
+		return fmt.Errorf("image %s is %s here but the checkpoint was dumped from %s: the image changed", ref.Name, got, ref.Digest)
+	}
+	return nil
 }

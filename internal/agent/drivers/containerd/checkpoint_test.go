@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/criu"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
 )
 
@@ -262,6 +264,17 @@ func TestCorruptImageFailsTheRestoreAndLeavesNothing(t *testing.T) {
 	if m := mountsBelow(dir); len(m) != 0 {
 		t.Fatalf("the failed restore left mounts %v", m)
 	}
+	rel := cgroup.TaskRef{AllocID: moved.AllocID, Task: moved.Name}.Rel(e.parent + "-target")
+	left, _ := filepath.Glob(filepath.Join(cgroup.DefaultRoot, "*", rel))
+	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, rel)); err == nil {
+		left = append(left, filepath.Join(cgroup.DefaultRoot, rel))
+	}
+	if len(left) != 0 {
+		t.Fatalf("the failed restore left cgroups %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(moved.TaskDir, criuConfigName)); !os.IsNotExist(err) {
+		t.Fatalf("the failed restore left %s (%v)", criuConfigName, err)
+	}
 }
 
 func TestUnescapeMountPoint(t *testing.T) {
@@ -274,5 +287,103 @@ func TestUnescapeMountPoint(t *testing.T) {
 		if got := unescapeMountPoint(in); got != want {
 			t.Errorf("unescapeMountPoint(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestStaleCriuConfigDoesNotStopADump: a criu.conf with leave-stopped that
+// an agent died before removing (mid-restore) must not turn the next
+// dump's end of the container into a stop: the container would live on,
+// stopped, beside its restored copy.
+func TestStaleCriuConfigDoesNotStopADump(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, d, cfg)
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, criuConfigName), []byte("leave-stopped\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CheckpointTask(context.Background(), cfg.ID, filepath.Join(t.TempDir(), "image"), false); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := d.WaitTask(ctx, cfg.ID); err != nil {
+		t.Fatalf("the dumped container did not end: %v", err)
+	}
+}
+
+// TestRestoredContainerGetsItsCPUQuotaBack: a container is restored
+// without its CPU quota (criu's restorer runs under it) and gets it back
+// once it runs.
+func TestRestoredContainerGetsItsCPUQuotaBack(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).cpu(250).build()
+	start(t, d, cfg)
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	dir := filepath.Join(t.TempDir(), "image")
+	if _, err := d.CheckpointTask(context.Background(), cfg.ID, dir, false); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	wait(t, d, cfg.ID)
+	h, err := d.RestoreTask(context.Background(), cfg, dir, false)
+	if err != nil {
+		t.Fatalf("RestoreTask: %v", err)
+	}
+	got := cpuQuota(t, h)
+	if got != "25000" && got != "25000 100000" {
+		t.Fatalf("restored container's cpu quota %q, want 25000 (250m)", got)
+	}
+}
+
+// cpuQuota reads the CFS quota of the task's cgroup (v1 cpu.cfs_quota_us
+// or v2 cpu.max).
+func cpuQuota(t *testing.T, h *drivers.TaskHandle) string {
+	t.Helper()
+	for _, dir := range h.Cgroups {
+		for _, f := range []string{"cpu.cfs_quota_us", "cpu.max"} {
+			if data, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+				return strings.TrimSpace(string(data))
+			}
+		}
+	}
+	t.Fatalf("no cpu quota file in %v", h.Cgroups)
+	return ""
+}
+
+// TestRestoreRefusesAnotherImage: a checkpoint restored where the task's
+// image reference now names another image (an archive rewritten, a tag
+// moved) is refused: its memory and writable layer belong to the first.
+func TestRestoreRefusesAnotherImage(t *testing.T) {
+	e := newEnv(t).withCriu()
+	archive := ctrtest.BusyboxArchive(t)
+	src := e.driver()
+	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", counterScript).build()
+	start(t, src, cfg)
+	eventually(t, "the counter to pass 5", func() bool { return lastCount(t, cfg.TaskDir) >= 5 })
+	dir := filepath.Join(t.TempDir(), "image")
+	if _, err := src.CheckpointTask(context.Background(), cfg.ID, dir, false); err != nil {
+		t.Fatalf("CheckpointTask: %v", err)
+	}
+	wait(t, src, cfg.ID)
+	other, err := ctrtest.BuildBusyboxArchive(t.TempDir(), ctrtest.ImageOptions{Cmd: []string{"/bin/true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(other)
+	if err := os.WriteFile(archive, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dstNS := ctrtest.Namespace(t, e.socket)
+	dst := (&env{t: t, socket: e.socket, ns: dstNS, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver()
+	_, err = dst.RestoreTask(context.Background(), cfg, dir, true)
+	if err == nil || !strings.Contains(err.Error(), "the image changed") {
+		t.Fatalf("RestoreTask onto another image: %v, want refused", err)
+	}
+	if ids := ctrtest.Containers(t, e.socket, dstNS); len(ids) != 0 {
+		t.Fatalf("the refused restore left containers %v", ids)
 	}
 }

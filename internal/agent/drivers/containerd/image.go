@@ -275,12 +275,13 @@ func humanBytes(n int64) string {
 }
 
 // archiveStamp identifies the content of an archive file without reading
-// it: its size, modification time and inode (a file replaced by rename
-// has another inode; one rewritten in place another time).
+// it: its size, inode and change time (ctime: a file rewritten in place or
+// replaced by rename changes it, and unlike the modification time no copy
+// tool can set it back).
 func archiveStamp(st os.FileInfo) string {
-	ino := uint64(0)
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ino = sys.Ino
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Sprintf("%d:%d", st.Size(), st.ModTime().UnixNano())
 	}
-	return fmt.Sprintf("%d:%d:%d", st.Size(), st.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%d:%d:%d.%09d", st.Size(), sys.Ino, sys.Ctim.Sec, sys.Ctim.Nsec)
 }

@@ -376,9 +376,10 @@ func writeLayerTo(path, upper string) error {
 
 // unpackLayer puts the writable layer a checkpoint image in dir carries
 // into the upper directory of the container's new snapshot. An image
-// without one (a checkpoint on a node whose snapshotter has no upperdir)
-// is fine; so is a node whose snapshotter has none, with a warning: a
-// process that had a file open there fails its restore with criu's reason.
+// without one (dumped on a node whose snapshotter keeps no upper
+// directory) is fine; a layer this node cannot put anywhere fails the
+// restore (the move is aborted): memory restored without the files it
+// was using would run on the image's.
 func (d *Driver) unpackLayer(ctx context.Context, containerID, dir string) error {
 	f, err := os.Open(filepath.Join(dir, rwLayerFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -393,8 +394,7 @@ func (d *Driver) unpackLayer(ctx context.Context, containerID, dir string) error
 		return err
 	}
 	if upper == "" {
-		d.log.Warn("the checkpoint carries the container's writable layer, but this node's snapshotter keeps no upper directory: not restored", "container", containerID)
-		return nil
+		return fmt.Errorf("the checkpoint carries the container's writable layer, but this node's snapshotter keeps no upper directory to restore it into")
 	}
 	return readLayer(f, upper)
 }
