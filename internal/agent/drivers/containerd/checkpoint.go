@@ -222,14 +222,22 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 		}
 		return nil, fmt.Errorf("checkpoint %s: runc checkpoint: %s", id, why)
 	}
-	if paused {
-		// After a leave-running dump the container goes on; after one that
-		// ended it, a frozen cgroup (v1) would keep its killed processes
-		// from dying.
-		if err := d.resumeContainer(t.containerID); err != nil && leaveRunning {
+	switch {
+	case paused && leaveRunning:
+		// The container goes on.
+		if err := d.resumeContainer(t.containerID); err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("checkpoint %s: resume after the dump: %w", id, err)
 		}
+	case paused:
+		// runc destroys a container its dump ended; should its cgroup
+		// still be frozen (v1), the killed processes could not die. Off
+		// the move's critical path: the image is complete.
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.resumeContainer(t.containerID)
+		}()
 	}
 	took := time.Since(start)
 	size, err := criu.DirSize(dir)
