@@ -8,8 +8,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +24,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/criu"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/taskfile"
+	"github.com/strata-dev/strata/internal/agent/mountinfo"
 )
 
 // Checkpoints of containers go through containerd: the task service's
@@ -408,46 +407,14 @@ func (d *Driver) setCPUQuota(containerID string, milli int64) error {
 	return nil
 }
 
-// mountsBelow lists the mount points under dir, deepest first, from
-// /proc/self/mountinfo.
+// mountsBelow lists the mount points under dir in this process's mount
+// namespace, deepest first.
 func mountsBelow(dir string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	entries, err := mountinfo.Read("self")
 	if err != nil {
 		return nil
 	}
-	dir = filepath.Clean(dir)
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := unescapeMountPoint(f[4])
-		if strings.HasPrefix(mp, dir+"/") {
-			out = append(out, mp)
-		}
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(out)))
-	return out
-}
-
-// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPoint(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mountinfo.Below(entries, dir)
 }
 
 // unmountBelow detaches every mount under dir, deepest first.

@@ -277,19 +277,6 @@ func TestCorruptImageFailsTheRestoreAndLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestUnescapeMountPoint(t *testing.T) {
-	for in, want := range map[string]string{
-		`/tmp/a`:             "/tmp/a",
-		`/tmp/with\040space`: "/tmp/with space",
-		`/tmp/tab\011x\134y`: "/tmp/tab\tx\\y",
-		`/tmp/short\04`:      `/tmp/short\04`,
-	} {
-		if got := unescapeMountPoint(in); got != want {
-			t.Errorf("unescapeMountPoint(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestStaleCriuConfigDoesNotStopADump: a criu.conf with leave-stopped that
 // an agent died before removing (mid-restore) must not turn the next
 // dump's end of the container into a stop: the container would live on,

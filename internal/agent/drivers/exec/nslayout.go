@@ -1,8 +1,8 @@
 package exec
 
 import (
-	"bufio"
 	"fmt"
+	"github.com/strata-dev/strata/internal/agent/mountinfo"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,64 +86,10 @@ func layoutOf(s *spec) *nsLayout {
 }
 
 // mountEntry is one line of a mountinfo file.
-type mountEntry struct {
-	ID, Parent int
-	Root       string
-	Point      string
-	FSType     string
-}
+type mountEntry = mountinfo.Entry
 
 // readMountInfo parses /proc/<proc>/mountinfo (proc: a pid or "self").
-func readMountInfo(proc string) ([]mountEntry, error) {
-	f, err := os.Open(filepath.Join("/proc", proc, "mountinfo"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []mountEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
-			return nil, fmt.Errorf("mountinfo of %s: malformed line %q", proc, sc.Text())
-		}
-		id, err1 := strconv.Atoi(fields[0])
-		parent, err2 := strconv.Atoi(fields[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("mountinfo of %s: malformed line %q", proc, sc.Text())
-		}
-		out = append(out, mountEntry{ID: id, Parent: parent, Root: unescapeMount(fields[3]),
-			Point: unescapeMount(fields[4]), FSType: fields[sep+1]})
-	}
-	return out, sc.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func readMountInfo(proc string) ([]mountEntry, error) { return mountinfo.Read(proc) }
 
 // topmost returns, for each mount point, the mount mounted last there (the
 // one no other mount at the same point sits on).

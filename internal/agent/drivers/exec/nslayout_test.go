@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"github.com/strata-dev/strata/internal/agent/mountinfo"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,8 +132,8 @@ func TestUnescapeMount(t *testing.T) {
 		`/trail\04`:   `/trail\04`,
 		`/back\134s`:  `/back\s`,
 	} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		if got := mountinfo.Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
