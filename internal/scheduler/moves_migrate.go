@@ -9,7 +9,8 @@ import "github.com/strata-dev/strata/api"
 var CheckpointableDrivers = map[string]bool{"": true, "exec": true, "containerd": true}
 
 // DrainMigrates reports whether drain moves allocation a off its node n by
-// live migration rather than by stop-and-replace: a runs, n checkpoints
+// live migration rather than by stop-and-replace: a runs, its group offers
+// no service (those are replaced, without a gap), n checkpoints
 // every task's driver keeping its memory (api.NodeCheckpoint.Drivers), a holds no exclusive cores, GPUs
 // or devices (their move is not supported), and no move of a from n was
 // tried since the drain began (one that was tried and ended with a still
@@ -29,6 +30,14 @@ func DrainMigrates(a *api.Allocation, n *api.Node, drain *api.DrainSpec) bool {
 		return false
 	}
 	if len(a.TaskGroup.Tasks) == 0 {
+		return false
+	}
+	if len(a.TaskGroup.Services) > 0 {
+		// A replica that serves through the registry moves with no gap by
+		// a replacement beside it (the registry shifts traffic, the old one
+		// drains for shutdownDelay); a migration would refuse connections
+		// for its downtime (TestDrainOfAServiceUnderTraffic: 133 of 5,783
+		// requests refused when drains migrated services).
 		return false
 	}
 	for _, t := range a.TaskGroup.Tasks {

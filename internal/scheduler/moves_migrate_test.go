@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,12 +41,16 @@ func TestDrainLeavesMigrationsToTheDrainer(t *testing.T) {
 		{"containerd tasks are the drainer's", "containerd", true, 1, nil, false, "place [] stop []", nil},
 		{"containerd tasks where its runc has no criu are replaced", "containerd", true, 1, nil, false, "place [0] stop []", []string{"exec"}},
 		{"exec tasks where only containerd keeps memory are replaced", "exec", true, 1, nil, false, "place [0] stop []", []string{"containerd"}},
+		{"a replica offering a service is replaced, not migrated", "exec", true, 1, nil, false, "place [0] stop []", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tg := taskGroup("g").replicas(3).cpu(1000)
 			tg.task().Driver = tt.driver
 			tg.g.Disruption = budget(tt.budget)
+			if strings.Contains(tt.name, "offering a service") {
+				tg.g.Services = []api.Service{{Name: "web", Port: "http"}}
+			}
 			w := workload("w", tg)
 			f := drainRig(t, w, 3)
 			for _, id := range []string{"a", "b", "c"} {

@@ -16,7 +16,9 @@ import (
 // ineligible, new work avoids it, and enabling it makes it eligible again.
 func TestNodeDrainThroughTheCLI(t *testing.T) {
 	c := newCell(t, 10*time.Second)
-	c.startAgent("a1")
+	// Stop-and-replace moves: with a working criu the drain would migrate
+	// these exec tasks instead (TestDrainMigratesCounter).
+	c.startAgent("a1", "--criu-path", "none")
 	c.strata("run", "-f", c.writeSpec("web", `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -37,7 +39,7 @@ spec:
 		}
 		return nil
 	})
-	c.startAgent("a2")
+	c.startAgent("a2", "--criu-path", "none")
 
 	out := c.mustStrata("node", "drain", "a1", "--watch", "--deadline", "2m")
 	if !strings.Contains(out, "drain of a1 done") {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,8 +130,47 @@ func (p *Process) Kill() {
 
 // Pause sends SIGSTOP: the process keeps its sockets and state but runs
 // no code, as in a long GC pause or a stalled VM.
+// It returns once every thread of the process is stopped: a signal is
+// delivered asynchronously, and a request sent right after the kill could
+// still be answered (TestPauseKillRestart failed so under load).
 func (p *Process) Pause() {
 	p.signal(syscall.SIGSTOP)
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !allThreadsStopped(cmd.Process.Pid) && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in the stopped
+// state (T or t in /proc/<pid>/task/<tid>/stat), or pid is gone.
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		// The state follows the command name in parentheses, which may
+		// itself hold spaces and parentheses.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) {
+			return false
+		}
+		if st := s[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+			return false
+		}
+	}
+	return true
 }
 
 // Resume sends SIGCONT to a paused process.
