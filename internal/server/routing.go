@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -269,7 +270,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, addr raft.Serve
 				return // the client went away
 			}
 			var de *dialError
-			if errors.As(err, &de) {
+			// EPIPE: the leader closed a kept-alive connection while the
+			// request was still being written (it was stopping), so it never
+			// read a whole request and applied nothing: unreachable, like a
+			// refused dial. A reset or EOF while reading the answer is not
+			// (the write may have been applied).
+			if errors.As(err, &de) || errors.Is(err, syscall.EPIPE) {
 				unreachable = fmt.Errorf("%w: the leader at %s is unreachable: %v", ErrNotLeader, addr, err)
 				if last {
 					s.fail(w, unreachable)
