@@ -29,6 +29,15 @@ func (e *env) withCriu() *env {
 	return e
 }
 
+// target opens a driver as another node would have it on the same daemon:
+// its own containerd namespace and cgroup parent; it returns the driver
+// and its namespace.
+func (e *env) target() (*Driver, string) {
+	e.t.Helper()
+	ns := ctrtest.Namespace(e.t, e.socket)
+	return (&env{t: e.t, socket: e.socket, ns: ns, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver(), ns
+}
+
 // counterScript prints 1, 2, 3, ... every 20ms from a shell variable: its
 // only memory of where it is is the process's own memory.
 const counterScript = `i=0; while :; do i=$((i+1)); echo $i; sleep 0.02; done`
@@ -82,8 +91,7 @@ func TestContainerMovesWithItsMemory(t *testing.T) {
 	wait(t, src, cfg.ID) // the dump ends the container
 	before := lastCount(t, cfg.TaskDir)
 
-	dst := (&env{t: t, socket: e.socket, ns: ctrtest.Namespace(t, e.socket), parent: e.parent + "-target",
-		clock: e.clock, criu: e.criu}).driver()
+	dst, _ := e.target()
 	moved := *cfg
 	moved.TaskDir = filepath.Join(t.TempDir(), "main")
 	os.MkdirAll(moved.TaskDir, 0o755)
@@ -237,8 +245,7 @@ func TestCorruptImageFailsTheRestoreAndLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dstNS := ctrtest.Namespace(t, e.socket)
-	dst := (&env{t: t, socket: e.socket, ns: dstNS, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver()
+	dst, dstNS := e.target()
 	moved := *cfg
 	moved.TaskDir = filepath.Join(t.TempDir(), "main")
 	os.MkdirAll(moved.TaskDir, 0o755)
@@ -364,8 +371,7 @@ func TestRestoreRefusesAnotherImage(t *testing.T) {
 	if err := os.WriteFile(archive, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dstNS := ctrtest.Namespace(t, e.socket)
-	dst := (&env{t: t, socket: e.socket, ns: dstNS, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver()
+	dst, dstNS := e.target()
 	_, err = dst.RestoreTask(context.Background(), cfg, dir, true)
 	if err == nil || !strings.Contains(err.Error(), "the image changed") {
 		t.Fatalf("RestoreTask onto another image: %v, want refused", err)

@@ -212,8 +212,7 @@ func TestContainerMovesWithItsWritableLayer(t *testing.T) {
 		t.Fatalf("the image does not carry the writable layer: %v", err)
 	}
 
-	dstNS := ctrtest.Namespace(t, e.socket)
-	dst := (&env{t: t, socket: e.socket, ns: dstNS, parent: e.parent + "-target", clock: e.clock, criu: e.criu}).driver()
+	dst, _ := e.target()
 	moved := *cfg
 	moved.TaskDir = filepath.Join(t.TempDir(), "main")
 	os.MkdirAll(moved.TaskDir, 0o755)
