@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // labelledWorkload is bigWorkload confined to nodes labelled check=<check>,
@@ -77,7 +78,7 @@ func TestPropertyAllocationIDsAreNeverReused(t *testing.T) {
 				n := &api.Node{ID: fmt.Sprintf("%s-n%d", check, nodes), Name: fmt.Sprintf("%s-n%d", check, nodes), Status: api.NodeReady,
 					Labels:   map[string]string{"check": check},
 					Capacity: api.Resources{CPUMilli: cpu, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
-				if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: n}); err != nil {
+				if _, err := s.propose(&fsm.UpsertNode{Node: n}); err != nil {
 					rt.Fatal(err)
 				}
 				if rapid.Bool().Draw(rt, "unblock") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -132,7 +133,7 @@ func (s *Server) runAuditor(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		if _, err := s.propose(cmdAppendAudit, &appendAuditCmd{Entries: batch}); err != nil {
+		if _, err := s.propose(&fsm.AppendAudit{Entries: batch}); err != nil {
 			s.logger.Warn("audit entries lost", "entries", len(batch), "err", err)
 		}
 		batch = nil

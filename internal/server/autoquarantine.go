@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/quarantine"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -60,11 +61,11 @@ func (q *autoQuarantine) step() {
 		if n == nil {
 			continue
 		}
-		cmd := &nodeOpCmd{Op: nodeOpQuarantine, NodeID: n.ID, Time: now, SeenIndex: n.ModifyIndex,
+		cmd := &fsm.NodeOp{Op: fsm.NodeOpQuarantine, NodeID: n.ID, Time: now, SeenIndex: n.ModifyIndex,
 			Quarantine: &api.Quarantine{Reason: v.Reason, Since: now, Auto: true},
 			Drain:      &api.DrainSpec{StartedAt: now, Deadline: now.Add(api.DefaultDrainDeadline)},
 			Evals:      s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodeDrain, n.ID)}
-		if _, err := s.propose(cmdNodeOp, cmd); err != nil {
+		if _, err := s.propose(cmd); err != nil {
 			s.logger.Warn("automatic quarantine; will retry", "node", n.ID, "err", err)
 			continue
 		}
@@ -111,7 +112,7 @@ func quarantineView(snap *state.Snapshot, now time.Time, p quarantine.Policy) []
 		qn := quarantine.Node{ID: n.ID, Name: n.Name, Quarantined: n.Quarantine != nil, Auto: n.Quarantine != nil && n.Quarantine.Auto,
 			Lifted: n.QuarantineLifted, Downs: n.Downs}
 		for _, a := range snap.AllocsByNode(n.ID) {
-			alloc := quarantine.Alloc{Workload: qualified(a.Namespace, a.Workload)}
+			alloc := quarantine.Alloc{Workload: fsm.Qualified(a.Namespace, a.Workload)}
 			if a.Terminal() {
 				if a.ClientStatusTime.IsZero() || a.ClientStatusTime.Before(start) {
 					continue // ended before the window (or when, unknown)

@@ -3,9 +3,9 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -16,12 +16,6 @@ import (
 // bootstraps a new one) or from a server behind what it has already seen
 // (invariant 7; docs/agent-safety.md).
 
-// setCellIDCmd records the cell's identity; the FSM keeps the first one.
-type setCellIDCmd struct {
-	ID   string    `json:"id"`
-	Time time.Time `json:"time"` // stamped by the proposer, for events
-}
-
 // ensureCellID gives the cell its identity if it has none yet. It runs on a
 // leader after the barrier, so a cell that has an identity shows it here;
 // the id is made before proposing, never in Apply.
@@ -30,7 +24,7 @@ func (s *Server) ensureCellID() error {
 		return nil
 	}
 	id := newID()
-	if _, err := s.propose(cmdSetCellID, &setCellIDCmd{ID: id, Time: s.cfg.Now()}); err != nil {
+	if _, err := s.propose(&fsm.SetCellID{ID: id, Time: s.cfg.Now()}); err != nil {
 		return err
 	}
 	s.logger.Info("cell identity", "cell", s.State().Snapshot().CellID())

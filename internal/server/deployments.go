@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -17,55 +17,6 @@ import (
 // promote or fail it, and the leader reverts a failed one with autoRevert
 // to the last stable version.
 
-// The raft commands of deployments. Their type values start at 112, apart
-// from the others (the tenants' start at 96). Values are persisted: never
-// renumber (TestCommandTypesAreDistinct).
-const (
-	// cmdPromoteDeployment promotes a deployment's canaries.
-	cmdPromoteDeployment commandType = 112 + iota
-	// cmdFailDeployment fails a deployment and, with Revert, registers
-	// the last stable version again in the same entry.
-	cmdFailDeployment
-)
-
-// promoteDeploymentCmd promotes the canaries of Groups (all when empty).
-type promoteDeploymentCmd struct {
-	ID     string          `json:"id"`
-	Groups []string        `json:"groups,omitempty"`
-	Eval   *api.Evaluation `json:"eval"`
-	Time   time.Time       `json:"time"`
-}
-
-// failDeploymentCmd fails a deployment; Revert registers the version it
-// reverts to.
-type failDeploymentCmd struct {
-	ID     string             `json:"id"`
-	Reason string             `json:"reason"`
-	Revert *upsertWorkloadCmd `json:"revert,omitempty"`
-	Eval   *api.Evaluation    `json:"eval,omitempty"`
-	Time   time.Time          `json:"time"`
-}
-
-func deploymentCommandName(c commandType) string {
-	switch c {
-	case cmdPromoteDeployment:
-		return "promote-deployment"
-	case cmdFailDeployment:
-		return "fail-deployment"
-	}
-	return ""
-}
-
-func newDeploymentBody(t commandType) any {
-	switch t {
-	case cmdPromoteDeployment:
-		return &promoteDeploymentCmd{}
-	case cmdFailDeployment:
-		return &failDeploymentCmd{}
-	}
-	return nil
-}
-
 // The scheduler reads deployments through an optional interface: a
 // signature that drifts would silently turn deployments off.
 var (
@@ -73,61 +24,11 @@ var (
 	_ scheduler.DeploymentReader = (*plannedState)(nil)
 )
 
-// errWorkloadChanged refuses a registration whose check index is stale.
-var errWorkloadChanged = errors.New("the workload changed since the plan")
-
-// checkWorkloadIndex applies upsertWorkloadCmd.CheckIndex.
-func checkWorkloadIndex(snap *state.Snapshot, c *upsertWorkloadCmd) error {
-	if c.CheckIndex == nil {
-		return nil
-	}
-	var cur uint64
-	if old := snap.Workload(c.Workload.Namespace, c.Workload.Name); old != nil {
-		cur = old.ModifyIndex
-	}
-	if cur != *c.CheckIndex {
-		return fmt.Errorf("%w: check index %d, workload %s is at %d", errWorkloadChanged, *c.CheckIndex, c.Workload.Name, cur)
-	}
-	return nil
-}
-
-// applyDeployment applies a deployment command; handled is false for a
-// body that is not one.
-func applyDeployment(w *state.WriteTxn, body any) (handled bool, err error) {
-	switch c := body.(type) {
-	case *promoteDeploymentCmd:
-		if err := w.PromoteDeployment(c.ID, c.Groups, c.Time); err != nil {
-			return true, err
-		}
-		return true, upsertEvals(w, []*api.Evaluation{c.Eval})
-	case *failDeploymentCmd:
-		if err := w.FailDeployment(c.ID, c.Reason, 0, c.Time); err != nil {
-			return true, err
-		}
-		if c.Revert != nil {
-			if err := w.RegisterWorkload(c.Revert.Workload, c.Revert.Deployment, c.Revert.Workload.SubmitTime); err != nil {
-				return true, err
-			}
-			if err := w.FailDeployment(c.ID, c.Reason, c.Revert.Workload.Version, c.Time); err != nil {
-				return true, err
-			}
-			if err := w.UpsertEval(c.Revert.Eval); err != nil {
-				return true, err
-			}
-		}
-		if c.Eval != nil {
-			return true, w.UpsertEval(c.Eval)
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
 // registration builds the command that registers wl (validated, secrets
 // sealed): its evaluation and, when it replaces the allocations of a
 // running workload, its deployment.
-func (s *Server) registration(wl *api.Workload, old *api.Workload, trigger string) *upsertWorkloadCmd {
-	cmd := &upsertWorkloadCmd{Workload: wl, Eval: s.newEval(wl.Namespace, wl.Name, wl.Priority, trigger, "")}
+func (s *Server) registration(wl *api.Workload, old *api.Workload, trigger string) *fsm.UpsertWorkload {
+	cmd := &fsm.UpsertWorkload{Workload: wl, Eval: s.newEval(wl.Namespace, wl.Name, wl.Priority, trigger, "")}
 	cmd.Deployment = newDeployment(old, wl, s.cfg.Now())
 	if cmd.Deployment != nil {
 		cmd.Deployment.ID = newID()
@@ -166,9 +67,9 @@ func newDeployment(old, wl *api.Workload, now time.Time) *api.Deployment {
 
 // revertCommand builds the command that fails d and, when asked and a
 // stable version is kept, registers that version again.
-func (s *Server) revertCommand(snap *state.Snapshot, d *api.Deployment, reason string, revert bool) (*failDeploymentCmd, error) {
+func (s *Server) revertCommand(snap *state.Snapshot, d *api.Deployment, reason string, revert bool) (*fsm.FailDeployment, error) {
 	now := s.cfg.Now()
-	cmd := &failDeploymentCmd{ID: d.ID, Reason: reason, Time: now}
+	cmd := &fsm.FailDeployment{ID: d.ID, Reason: reason, Time: now}
 	cur := snap.Workload(d.Namespace, d.Workload)
 	if cur != nil {
 		cmd.Eval = s.newEval(d.Namespace, d.Workload, cur.Priority, api.TriggerDeployment, "")
@@ -221,7 +122,7 @@ func (s *Server) watchReverts(ctx context.Context) {
 			tried[d.ID] = true
 			cmd, err := s.revertCommand(snap, d, d.StatusDescription, true)
 			if err == nil && cmd.Revert != nil {
-				_, err = s.propose(cmdFailDeployment, cmd)
+				_, err = s.propose(cmd)
 			}
 			if err != nil {
 				s.logger.Error("auto-revert", "deployment", d.ID, "workload", d.Workload, "err", err)
@@ -255,47 +156,4 @@ func deploymentWatches(snap *state.Snapshot, old *api.Allocation, u *api.AllocUp
 	}
 	d := snap.LatestDeployment(old.Namespace, old.Workload)
 	return d != nil && !api.DeploymentTerminal(d.Status)
-}
-
-// deploymentEvents are the events of deployment changes: a start (with
-// the version it replaces), each status a plan moves it to, a promotion,
-// a failure and the revert it made.
-func deploymentEvents(snap *state.Snapshot, body any) []api.Event {
-	event := func(at time.Time, d *api.Deployment, format string, args ...any) api.Event {
-		return api.Event{Time: at, Type: api.EventDeployment, Namespace: api.NamespaceOf(d.Namespace), Workload: d.Workload, Message: fmt.Sprintf(format, args...)}
-	}
-	var out []api.Event
-	switch c := body.(type) {
-	case *upsertWorkloadCmd:
-		if d := c.Deployment; d != nil {
-			out = append(out, event(c.Workload.SubmitTime, d, "deployment %s started: version %d replaces version %d",
-				shortDeploymentID(d.ID), state.NextWorkloadVersion(snap.Workload(c.Workload.Namespace, d.Workload)), d.FromVersion))
-		}
-	case *applyPlanCmd:
-		if p := c.Deployment; p != nil {
-			if cur := snap.Deployment(p.ID); cur != nil && !api.DeploymentTerminal(cur.Status) && cur.Status != p.Status {
-				msg := fmt.Sprintf("deployment %s %s", shortDeploymentID(p.ID), p.Status)
-				if p.StatusDescription != "" {
-					msg += ": " + p.StatusDescription
-				}
-				out = append(out, event(c.Time, cur, "%s", msg))
-			}
-		}
-	case *promoteDeploymentCmd:
-		if cur := snap.Deployment(c.ID); cur != nil {
-			out = append(out, event(c.Time, cur, "deployment %s promoted", shortDeploymentID(c.ID)))
-		}
-	case *failDeploymentCmd:
-		if cur := snap.Deployment(c.ID); cur != nil {
-			out = append(out, event(c.Time, cur, "deployment %s failed: %s", shortDeploymentID(c.ID), c.Reason))
-		}
-	}
-	return out
-}
-
-func shortDeploymentID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }

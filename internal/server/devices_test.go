@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -71,7 +72,7 @@ func TestDevicesSurviveThePlanEntry(t *testing.T) {
 			{ID: "0000:af:00.0", Class: "fpga", NUMA: 1},
 		}}
 	key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: node, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, fmt.Sprintf(fpgaWorkload, "w", 3))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -65,7 +66,7 @@ func (d *drainer) run(ctx context.Context) {
 
 // wantsEval reports whether workload has allocations left on a draining
 // node, so that a change of its allocations may let a drain move on.
-func (d *drainer) wantsEval(workload string) bool { // workload: qualified(namespace, name)
+func (d *drainer) wantsEval(workload string) bool { // workload: fsm.Qualified(namespace, name)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.workloads[workload]
@@ -84,11 +85,11 @@ func (d *drainer) step() {
 		}
 		left := leftOnNode(snap, n)
 		for _, a := range left {
-			workloads[qualified(a.Namespace, a.Workload)] = true
+			workloads[fsm.Qualified(a.Namespace, a.Workload)] = true
 		}
 		if len(left) == 0 {
 			done := *n.Drain
-			if _, err := s.propose(cmdNodeOp, &nodeOpCmd{Op: nodeOpDrainDone, NodeID: n.ID, Drain: &done, Time: now}); err != nil {
+			if _, err := s.propose(&fsm.NodeOp{Op: fsm.NodeOpDrainDone, NodeID: n.ID, Drain: &done, Time: now}); err != nil {
 				s.logger.Warn("end drain; will retry", "node", n.ID, "err", err)
 			} else {
 				s.logger.Info("drain complete", "node", n.ID, "name", n.Name)
@@ -103,7 +104,7 @@ func (d *drainer) step() {
 			continue
 		}
 		evals := s.evalsForNode(left, api.TriggerNodeDrain, n.ID)
-		if _, err := s.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: evals}); err != nil {
+		if _, err := s.propose(&fsm.UpsertEvals{Evals: evals}); err != nil {
 			s.logger.Warn("drain deadline evaluations; will retry", "node", n.ID, "err", err)
 			continue
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/disruption"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -51,12 +52,12 @@ func (d *drainer) migrations(snap *state.Snapshot, n *api.Node, left []*api.Allo
 			m = &api.Migration{ID: newID(), Kind: api.MigrationMove, SourceNode: n.ID, RequestedAt: now, EndedAt: now,
 				Outcome: api.MigrationAborted, Reason: "drain of node " + n.Name + ": " + err.Error(), TargetAssignment: api.Assignment{NUMANode: -1}}
 		}
-		_, answer, err := s.proposeFor(cmdMigrate, &migrateCmd{AllocID: a.ID, Op: migrationOpBegin, Migration: m, Time: m.RequestedAt})
+		_, answer, err := s.proposeFor(&fsm.Migrate{AllocID: a.ID, Op: fsm.MigrationOpBegin, Migration: m, Time: m.RequestedAt})
 		if err != nil {
 			s.logger.Warn("drain: begin migration; will retry", "node", n.ID, "alloc", a.ID, "err", err)
 			continue
 		}
-		if ans, _ := answer.(migrated); ans.Applied && m.Active() {
+		if ans, _ := answer.(fsm.Migrated); ans.Applied && m.Active() {
 			allowed--
 			s.logger.Info("drain: migrating", "node", n.ID, "alloc", a.ID, "migration", m.ID, "to", m.TargetNodeName)
 		}
@@ -65,7 +66,7 @@ func (d *drainer) migrations(snap *state.Snapshot, n *api.Node, left []*api.Allo
 	if len(fellBack) == 0 {
 		return
 	}
-	if _, err := s.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: s.evalsForNode(fellBack, api.TriggerNodeDrain, n.ID)}); err != nil {
+	if _, err := s.propose(&fsm.UpsertEvals{Evals: s.evalsForNode(fellBack, api.TriggerNodeDrain, n.ID)}); err != nil {
 		s.logger.Warn("drain: evaluations after failed migrations; will retry", "node", n.ID, "err", err)
 		d.mu.Lock()
 		for _, a := range fellBack {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fieldpath"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
@@ -63,7 +64,7 @@ func (s *Server) handleACLBootstrap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, rec := s.newToken("bootstrap management token", nil, true, 0)
-	if _, err := s.propose(cmdACLBootstrap, &aclTokenCmd{Token: rec, Bootstrap: true}); err != nil {
+	if _, err := s.propose(&fsm.ACLBootstrap{Token: rec, Bootstrap: true}); err != nil {
 		if errors.Is(err, state.ErrACLBootstrapped) {
 			err = &httpError{status: http.StatusConflict, code: "acl-bootstrapped", msg: "the cell's ACLs are already bootstrapped"}
 		}
@@ -149,7 +150,7 @@ func (s *Server) handleApplyACLPolicy(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if _, err := s.propose(cmdUpsertACLPolicy, &aclPolicyCmd{Policy: &p}); err != nil {
+	if _, err := s.propose(&fsm.UpsertACLPolicy{Policy: &p}); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -166,7 +167,7 @@ func (s *Server) handleDeleteACLPolicy(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, notFound("policy %q not found", name))
 		return
 	}
-	idx, err := s.propose(cmdDeleteACLPolicy, &aclPolicyCmd{Name: name})
+	idx, err := s.propose(&fsm.DeleteACLPolicy{Name: name})
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -234,7 +235,7 @@ func (s *Server) handleCreateACLToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, rec := s.newToken(req.Name, req.Policies, req.Management, ttl)
-	if _, err := s.propose(cmdUpsertACLToken, &aclTokenCmd{Token: rec}); err != nil {
+	if _, err := s.propose(&fsm.UpsertACLToken{Token: rec}); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -259,7 +260,7 @@ func (s *Server) handleRevokeACLToken(w http.ResponseWriter, r *http.Request) {
 	rec := *old
 	now := s.cfg.Now().UTC()
 	rec.Revoked, rec.RevokeTime = true, &now
-	if _, err := s.propose(cmdUpsertACLToken, &aclTokenCmd{Token: &rec}); err != nil {
+	if _, err := s.propose(&fsm.UpsertACLToken{Token: &rec}); err != nil {
 		s.fail(w, err)
 		return
 	}

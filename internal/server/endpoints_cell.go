@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -33,7 +34,7 @@ func (s *Server) handleSetCellConfig(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, he)
 		return
 	}
-	idx, err := s.propose(cmdSetCellConfig, &setCellConfigCmd{Config: cfg, Time: s.cfg.Now()})
+	idx, err := s.propose(&fsm.SetCellConfig{Config: cfg, Time: s.cfg.Now()})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -89,12 +90,12 @@ func (s *Server) handleRevertWorkload(w http.ResponseWriter, r *http.Request) {
 	wl := copyWorkload(v.Workload)
 	wl.SubmitTime, wl.Stopped = s.cfg.Now(), false
 	cmd := s.registration(wl, cur, api.TriggerWorkloadRegister)
-	idx, answer, err := s.proposeFor(cmdUpsertWorkload, cmd)
+	idx, answer, err := s.proposeFor(cmd)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if a, ok := answer.(registered); ok {
+	if a, ok := answer.(fsm.Registered); ok {
 		wl.Version = a.Version
 	}
 	resp := &api.RegisterResponse{Name: name, Version: wl.Version, EvalID: cmd.Eval.ID, Index: idx}
@@ -233,8 +234,8 @@ func (s *Server) handlePromoteDeployment(w http.ResponseWriter, r *http.Request)
 	if wl := snap.Workload(d.Namespace, d.Workload); wl != nil {
 		prio = wl.Priority
 	}
-	cmd := &promoteDeploymentCmd{ID: d.ID, Groups: req.Groups, Eval: s.newEval(d.Namespace, d.Workload, prio, api.TriggerDeployment, ""), Time: s.cfg.Now()}
-	idx, err := s.propose(cmdPromoteDeployment, cmd)
+	cmd := &fsm.PromoteDeployment{ID: d.ID, Groups: req.Groups, Eval: s.newEval(d.Namespace, d.Workload, prio, api.TriggerDeployment, ""), Time: s.cfg.Now()}
+	idx, err := s.propose(cmd)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -281,7 +282,7 @@ func (s *Server) handleFailDeployment(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	idx, err := s.propose(cmdFailDeployment, cmd)
+	idx, err := s.propose(cmd)
 	if err != nil {
 		s.fail(w, err)
 		return

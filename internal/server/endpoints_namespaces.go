@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -114,7 +115,7 @@ func (s *Server) handleApplyNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.CreateIndex, n.ModifyIndex = 0, 0
-	if _, err := s.propose(cmdUpsertNamespace, &namespaceCmd{Namespace: &n}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNamespace{Namespace: &n}); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -136,7 +137,7 @@ func (s *Server) handleDeleteNamespace(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, namespaceNotEmpty(name, n))
 		return
 	}
-	idx, err := s.propose(cmdDeleteNamespace, &namespaceCmd{Name: name})
+	idx, err := s.propose(&fsm.DeleteNamespace{Name: name})
 	if errors.Is(err, state.ErrNamespaceNotEmpty) { // a workload came meanwhile
 		err = namespaceNotEmpty(name, len(s.State().Snapshot().WorkloadsIn(nil, name)))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -51,7 +52,7 @@ func parseDrainDeadline(field, text string, now time.Time) (time.Time, error) {
 // nodeOp runs one node operation: build makes the command from the node
 // as the leader sees it (or refuses), and the answer is the node as the
 // command left it.
-func (s *Server) nodeOp(w http.ResponseWriter, r *http.Request, body any, build func(snap *state.Snapshot, n *api.Node, now time.Time) (*nodeOpCmd, error)) {
+func (s *Server) nodeOp(w http.ResponseWriter, r *http.Request, body any, build func(snap *state.Snapshot, n *api.Node, now time.Time) (*fsm.NodeOp, error)) {
 	id, err := pathID(r, "id")
 	if err != nil {
 		s.fail(w, err)
@@ -77,19 +78,19 @@ func (s *Server) nodeOp(w http.ResponseWriter, r *http.Request, body any, build 
 	}
 	cmd.NodeID, cmd.Time = n.ID, now
 	lost := 0
-	if cmd.Op == nodeOpPurge {
+	if cmd.Op == fsm.NodeOpPurge {
 		for _, a := range snap.AllocsByNode(n.ID) {
 			if !a.Terminal() {
 				lost++
 			}
 		}
 	}
-	idx, err := s.propose(cmdNodeOp, cmd)
+	idx, err := s.propose(cmd)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if cmd.Op == nodeOpPurge {
+	if cmd.Op == fsm.NodeOpPurge {
 		s.beats.Forget(n.ID)
 	}
 	s.logger.Info("node operation", "op", cmd.Op, "node", n.ID, "name", n.Name, "evals", len(cmd.Evals))
@@ -98,9 +99,9 @@ func (s *Server) nodeOp(w http.ResponseWriter, r *http.Request, body any, build 
 
 func (s *Server) handleNodeEligibility(w http.ResponseWriter, r *http.Request) {
 	var req api.EligibilityRequest
-	s.nodeOp(w, r, &req, func(_ *state.Snapshot, n *api.Node, _ time.Time) (*nodeOpCmd, error) {
+	s.nodeOp(w, r, &req, func(_ *state.Snapshot, n *api.Node, _ time.Time) (*fsm.NodeOp, error) {
 		if !req.Eligible {
-			return &nodeOpCmd{Op: nodeOpDisable}, nil
+			return &fsm.NodeOp{Op: fsm.NodeOpDisable}, nil
 		}
 		switch {
 		case n.Quarantine != nil:
@@ -108,13 +109,13 @@ func (s *Server) handleNodeEligibility(w http.ResponseWriter, r *http.Request) {
 		case n.Drain != nil:
 			return nil, nodeConflict("node %s is draining: cancel the drain first (strata node drain %s --cancel)", n.Name, n.Name)
 		}
-		return &nodeOpCmd{Op: nodeOpEnable}, nil
+		return &fsm.NodeOp{Op: fsm.NodeOpEnable}, nil
 	})
 }
 
 func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) {
 	var req api.DrainRequest
-	s.nodeOp(w, r, &req, func(snap *state.Snapshot, n *api.Node, now time.Time) (*nodeOpCmd, error) {
+	s.nodeOp(w, r, &req, func(snap *state.Snapshot, n *api.Node, now time.Time) (*fsm.NodeOp, error) {
 		if n.Quarantine != nil {
 			return nil, nodeConflict("node %s is quarantined, which drains it: lift the quarantine to change that", n.Name)
 		}
@@ -125,20 +126,20 @@ func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) {
 			if n.Drain == nil {
 				return nil, nodeConflict("node %s is not draining", n.Name)
 			}
-			return &nodeOpCmd{Op: nodeOpDrainCancel}, nil
+			return &fsm.NodeOp{Op: fsm.NodeOpDrainCancel}, nil
 		}
 		deadline, err := parseDrainDeadline("deadline", req.Deadline, now)
 		if err != nil {
 			return nil, err
 		}
-		return &nodeOpCmd{Op: nodeOpDrain, Drain: &api.DrainSpec{StartedAt: now, Deadline: deadline, KeepSystem: req.KeepSystem},
+		return &fsm.NodeOp{Op: fsm.NodeOpDrain, Drain: &api.DrainSpec{StartedAt: now, Deadline: deadline, KeepSystem: req.KeepSystem},
 			Evals: s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodeDrain, n.ID)}, nil
 	})
 }
 
 func (s *Server) handleNodeQuarantine(w http.ResponseWriter, r *http.Request) {
 	var req api.QuarantineRequest
-	s.nodeOp(w, r, &req, func(snap *state.Snapshot, n *api.Node, now time.Time) (*nodeOpCmd, error) {
+	s.nodeOp(w, r, &req, func(snap *state.Snapshot, n *api.Node, now time.Time) (*fsm.NodeOp, error) {
 		if req.Lift {
 			if req.Reason != "" || req.Deadline != "" {
 				return nil, invalid("invalid-node-op", []api.FieldError{{Path: "lift", Message: "a lift takes no reason or deadline"}})
@@ -146,7 +147,7 @@ func (s *Server) handleNodeQuarantine(w http.ResponseWriter, r *http.Request) {
 			if n.Quarantine == nil {
 				return nil, nodeConflict("node %s is not quarantined", n.Name)
 			}
-			return &nodeOpCmd{Op: nodeOpLift}, nil
+			return &fsm.NodeOp{Op: fsm.NodeOpLift}, nil
 		}
 		reason := strings.TrimSpace(req.Reason)
 		switch {
@@ -159,18 +160,18 @@ func (s *Server) handleNodeQuarantine(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return &nodeOpCmd{Op: nodeOpQuarantine, Quarantine: &api.Quarantine{Reason: reason, Since: now},
+		return &fsm.NodeOp{Op: fsm.NodeOpQuarantine, Quarantine: &api.Quarantine{Reason: reason, Since: now},
 			Drain: &api.DrainSpec{StartedAt: now, Deadline: deadline},
 			Evals: s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodeDrain, n.ID)}, nil
 	})
 }
 
 func (s *Server) handleNodePurge(w http.ResponseWriter, r *http.Request) {
-	s.nodeOp(w, r, nil, func(snap *state.Snapshot, n *api.Node, _ time.Time) (*nodeOpCmd, error) {
+	s.nodeOp(w, r, nil, func(snap *state.Snapshot, n *api.Node, _ time.Time) (*fsm.NodeOp, error) {
 		if n.Alive() {
 			return nil, nodeConflict("node %s is %s: purge is for dead nodes; drain it, stop its agent, and purge it once it is marked down", n.Name, n.Status)
 		}
-		return &nodeOpCmd{Op: nodeOpPurge, Evals: s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodePurged, n.ID)}, nil
+		return &fsm.NodeOp{Op: fsm.NodeOpPurge, Evals: s.evalsForNode(snap.AllocsByNode(n.ID), api.TriggerNodePurged, n.ID)}, nil
 	})
 }
 
@@ -201,7 +202,7 @@ func (s *Server) handleNodeStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		sort.Slice(out.Allocations, func(i, j int) bool { return out.Allocations[i].ID < out.Allocations[j].ID })
 		if n.Drain != nil {
-			out.Remaining = moveable(snap, n.ID, n.Drain)
+			out.Remaining = fsm.DrainRemaining(snap, n.ID, n.Drain)
 		}
 		return out, max(snap.TableIndex(ws, state.TableNodes), snap.TableIndex(ws, state.TableAllocs)), nil
 	})

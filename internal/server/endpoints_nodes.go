@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/disruption"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 	n.LastHeartbeat = s.cfg.Now()
 	notices := n.AgentNotices
 	n.AgentNotices = nil
-	idx, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: &n, Time: n.LastHeartbeat, Notices: notices, Key: key})
+	idx, err := s.propose(&fsm.UpsertNode{Node: &n, Time: n.LastHeartbeat, Notices: notices, Key: key})
 	if err != nil {
 		s.fail(w, registrationError(n.ID, err))
 		return
@@ -100,9 +101,9 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		// unknown and were replaced meanwhile are resolved (one is
 		// stopped) as soon as the node is back.
 		snap := s.State().Snapshot()
-		cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now(),
+		cmd := &fsm.NodeStatus{NodeID: id, Status: api.NodeReady, Reason: "heartbeat resumed", Time: s.cfg.Now(),
 			Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeReconnect, id)}
-		if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
+		if _, err := s.propose(cmd); err != nil {
 			s.fail(w, err)
 			return
 		}
@@ -162,7 +163,7 @@ func (s *Server) movesOn(snap *state.Snapshot, old *api.Allocation, u *api.Alloc
 	if prev := snap.Alloc(old.PreviousAlloc); prev != nil && prev.DesiredStatus == api.DesiredRun && !prev.Terminal() {
 		return true
 	}
-	return s.drainer.wantsEval(qualified(old.Namespace, old.Workload))
+	return s.drainer.wantsEval(fsm.Qualified(old.Namespace, old.Workload))
 }
 
 // handleAllocUpdates applies agents' reports. An allocation that newly
@@ -193,7 +194,7 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cmd := &allocClientUpdateCmd{Time: s.cfg.Now()}
+	cmd := &fsm.AllocClientUpdate{Time: s.cfg.Now()}
 	failed := map[workloadKey]bool{}
 	var refused []api.RefusedUpdate
 	for _, u := range req.Updates {
@@ -225,7 +226,7 @@ func (s *Server) handleAllocUpdates(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, &api.AllocUpdatesResponse{Index: snap.Index(), Refused: refused})
 		return
 	}
-	idx, err := s.propose(cmdAllocClientUpdate, cmd)
+	idx, err := s.propose(cmd)
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -71,7 +71,7 @@ func (s *Server) handleRemovePeer(w http.ResponseWriter, r *http.Request) {
 // MVCC snapshot, taken after the leader confirmed it leads (or, with
 // ?stale, of this server's state).
 func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
-	snap := s.State().Snapshot()
+	snap := s.fsm.Snapshot()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set(indexHeader, fmt.Sprint(max(snap.Index(), 1)))
 	// As long as the client keeps reading: a large state takes a while.
@@ -89,7 +89,7 @@ func (s *Server) handleSnapshotSave(w http.ResponseWriter, r *http.Request) {
 // a bad one is refused with 400 and changes nothing.
 func (s *Server) handleSnapshotRestore(w http.ResponseWriter, r *http.Request) {
 	httplimit.Extend(w, snapshotTransfer) // the API's read timeout would cut a large upload
-	v, err := readSnapshotFile(http.MaxBytesReader(w, r.Body, maxSnapshotBytes), s.cfg.DataDir)
+	v, err := readSnapshotFile(http.MaxBytesReader(w, r.Body, maxSnapshotBytes), s.cfg.DataDir, s.fsm.Verify)
 	if err != nil {
 		if errors.Is(err, ErrBadSnapshot) {
 			writeError(w, http.StatusBadRequest, "bad-snapshot", err.Error())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -109,7 +110,7 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	node := &api.Node{ID: "node-a", Name: "a", Status: api.NodeReady, HTTPAddr: "http://192.0.2.10:4690",
 		Capacity: api.Resources{CPUMilli: 8000, MemoryBytes: 8 << 30}}
 	key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: node, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, servedWorkload)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -47,8 +48,8 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		cmd.CheckIndex = &index
 	}
 	eval := cmd.Eval
-	idx, answer, err := s.proposeFor(cmdUpsertWorkload, cmd)
-	if errors.Is(err, errWorkloadChanged) {
+	idx, answer, err := s.proposeFor(cmd)
+	if errors.Is(err, fsm.ErrWorkloadChanged) {
 		s.fail(w, &httpError{status: http.StatusConflict, code: "workload-changed", msg: err.Error() + "; plan again",
 			fields: []api.FieldError{{Path: "checkIndex", Message: "the workload changed since this index"}}})
 		return
@@ -60,7 +61,7 @@ func (s *Server) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, err)
 		return
 	}
-	if r, ok := answer.(registered); ok {
+	if r, ok := answer.(fsm.Registered); ok {
 		wl.Version = r.Version // assigned by the FSM, in log order
 	}
 	resp := &api.RegisterResponse{Name: wl.Name, Version: wl.Version, EvalID: eval.ID, Index: idx, Unenforced: wl.Unenforced}
@@ -148,12 +149,12 @@ func (s *Server) handleStopWorkload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	eval := s.newEval(ns, name, wl.Priority, api.TriggerWorkloadStop, "")
-	idx, answer, err := s.proposeFor(cmdStopWorkload, &stopWorkloadCmd{Namespace: ns, Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
+	idx, answer, err := s.proposeFor(&fsm.StopWorkload{Namespace: ns, Name: name, Purge: purge, Eval: eval, Time: s.cfg.Now()})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if a, ok := answer.(stopped); ok && !a.Found {
+	if a, ok := answer.(fsm.Stopped); ok && !a.Found {
 		s.fail(w, notFound("workload %q not found in namespace %q", name, ns))
 		return
 	}

@@ -4,51 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/gc"
-	"github.com/strata-dev/strata/internal/state"
 )
-
-// The raft commands of garbage collection. Their type values start at
-// 128, apart from the others (deployments' start at 112). Values are
-// persisted: never renumber (TestCommandTypesAreDistinct).
-const (
-	// cmdCollectGarbage deletes finished allocations, evaluations and
-	// deployments that internal/gc chose.
-	cmdCollectGarbage commandType = 128 + iota
-)
-
-// collectGarbageCmd names what to delete; the FSM deletes each only if it
-// is still finished (state.CollectGarbage).
-type collectGarbageCmd struct {
-	gc.Garbage
-	Time time.Time `json:"time"`
-}
-
-func gcCommandName(c commandType) string {
-	if c == cmdCollectGarbage {
-		return "collect-garbage"
-	}
-	return ""
-}
-
-// newGCBody returns the body to decode a garbage command into, nil for
-// another command type.
-func newGCBody(t commandType) any {
-	if t == cmdCollectGarbage {
-		return &collectGarbageCmd{}
-	}
-	return nil
-}
-
-// applyGC applies a garbage command; handled is false for another body.
-func applyGC(w *state.WriteTxn, body any) (handled bool, err error) {
-	c, ok := body.(*collectGarbageCmd)
-	if !ok {
-		return false, nil
-	}
-	_, err = w.CollectGarbage(c.Allocs, c.Evals, c.Deployments)
-	return true, err
-}
 
 // maxGarbagePerCommand bounds one command, so a first pass over a large
 // backlog stays many small raft entries rather than one huge one.
@@ -81,7 +39,7 @@ func (s *Server) collectGarbage() error {
 	now := s.cfg.Now()
 	g := gc.Collect(gc.Input{Workload: snap.Workload, Allocs: snap.Allocs(nil), Evals: snap.Evals(nil), Deployments: snap.Deployments(nil)}, s.cfg.GC, now)
 	for _, part := range splitGarbage(g, maxGarbagePerCommand) {
-		if _, err := s.propose(cmdCollectGarbage, &collectGarbageCmd{Garbage: part, Time: now}); err != nil {
+		if _, err := s.propose(&fsm.CollectGarbage{Garbage: part, Time: now}); err != nil {
 			return err
 		}
 		s.metrics.collected.WithLabelValues("allocation").Add(float64(len(part.Allocs)))

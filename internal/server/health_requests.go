@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
@@ -56,47 +55,4 @@ func validateHealth(f *fieldErrors, p string, h *api.AllocHealth) {
 			f.add(cp+".failures", "must not be negative, got %d", c.Failures)
 		}
 	}
-}
-
-// healthEvents are the events of an agent's report about one allocation:
-// its health changing to healthy or unhealthy, and each check whose
-// status changed, with its last output.
-func healthEvents(old *api.Allocation, u *api.AllocUpdate) []api.Event {
-	if u.Health == nil {
-		return nil
-	}
-	var out []api.Event
-	where := fmt.Sprintf("%s[%d] on %s", old.Group, old.Index, old.NodeName)
-	ev := func(typ, msg string) api.Event {
-		return api.Event{Type: typ, Workload: old.Workload, NodeID: old.NodeID, AllocID: old.ID, Message: msg}
-	}
-	before := map[string]string{}
-	if old.Health != nil {
-		for _, c := range old.Health.Checks {
-			before[c.Task+"/"+c.Service+"/"+c.Name] = c.Status
-		}
-	}
-	for _, c := range u.Health.Checks {
-		prev, known := before[c.Task+"/"+c.Service+"/"+c.Name]
-		if c.Status == api.CheckPending || (known && prev == c.Status) {
-			continue
-		}
-		owner := "task " + c.Task
-		if c.Task == "" {
-			owner = "service " + c.Service
-		}
-		out = append(out, ev(api.EventCheck, fmt.Sprintf("%s: %s check %s of %s is %s: %s", where, c.Purpose, c.Name, owner, c.Status, c.Output)))
-	}
-	was := ""
-	if old.Health != nil {
-		was = old.Health.Status
-	}
-	if now := u.Health.Status; now != was && now != api.HealthPending {
-		msg := where + " is " + now
-		if u.Health.Reason != "" {
-			msg += ": " + u.Health.Reason
-		}
-		out = append(out, ev(api.EventAllocHealth, msg))
-	}
-	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // heartbeats tracks node liveness on the leader. Heartbeats are not written
@@ -244,10 +245,10 @@ func (s *Server) markNodeDown(id, reason string) error {
 	if n == nil || n.Status == api.NodeDown {
 		return nil
 	}
-	cmd := &nodeStatusCmd{NodeID: id, Status: api.NodeDown, Reason: reason, Time: s.cfg.Now(),
+	cmd := &fsm.NodeStatus{NodeID: id, Status: api.NodeDown, Reason: reason, Time: s.cfg.Now(),
 		Evals: s.evalsForNode(snap.AllocsByNode(id), api.TriggerNodeDown, id)}
 	cmd.LastHeartbeat, cmd.Lease = s.beats.Renewed(id)
-	if _, err := s.propose(cmdNodeStatus, cmd); err != nil {
+	if _, err := s.propose(cmd); err != nil {
 		return err
 	}
 	s.logger.Warn("node down", "node", id, "name", n.Name, "reason", reason, "evals", len(cmd.Evals))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
@@ -71,12 +72,12 @@ func (s *Server) handleMigrateAlloc(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	idx, answer, err := s.proposeFor(cmdMigrate, &migrateCmd{AllocID: a.ID, Op: migrationOpBegin, Migration: m, Time: m.RequestedAt})
+	idx, answer, err := s.proposeFor(&fsm.Migrate{AllocID: a.ID, Op: fsm.MigrationOpBegin, Migration: m, Time: m.RequestedAt})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if ans, _ := answer.(migrated); !ans.Applied {
+	if ans, _ := answer.(fsm.Migrated); !ans.Applied {
 		s.fail(w, conflict("allocation %s: %s", a.ID, ans.Reason))
 		return
 	}
@@ -344,7 +345,7 @@ func (s *Server) handleMigrationOutcome(w http.ResponseWriter, r *http.Request) 
 		s.fail(w, err)
 		return
 	}
-	cmd := &migrateCmd{AllocID: id, Op: req.Op, MigrationID: req.MigrationID, Reason: req.Reason,
+	cmd := &fsm.Migrate{AllocID: id, Op: req.Op, MigrationID: req.MigrationID, Reason: req.Reason,
 		Fallback: req.Fallback, Report: req.Report, Time: s.cfg.Now()}
 	var idx uint64
 	var answer any
@@ -361,7 +362,7 @@ func (s *Server) handleMigrationOutcome(w http.ResponseWriter, r *http.Request) 
 					cmd.Op, cmd.Reason = api.MigrationOpAbort, "the target node no longer has room: "+why
 				}
 			}
-			i, ans, err := s.proposeFor(cmdMigrate, cmd)
+			i, ans, err := s.proposeFor(cmd)
 			return [2]any{i, ans}, err
 		})
 		if err == nil {
@@ -369,13 +370,13 @@ func (s *Server) handleMigrationOutcome(w http.ResponseWriter, r *http.Request) 
 			idx, answer = pair[0].(uint64), pair[1]
 		}
 	} else {
-		idx, answer, err = s.proposeFor(cmdMigrate, cmd)
+		idx, answer, err = s.proposeFor(cmd)
 	}
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	ans, _ := answer.(migrated)
+	ans, _ := answer.(fsm.Migrated)
 	writeJSON(w, http.StatusOK, &api.MigrationOutcomeResponse{Applied: ans.Applied && cmd.Op == req.Op, Outcome: ans.Outcome, Reason: ans.Reason, Index: idx})
 }
 

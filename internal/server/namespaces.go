@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -24,15 +25,6 @@ type workloadKey struct{ ns, name string }
 
 func keyOfAlloc(a *api.Allocation) workloadKey {
 	return workloadKey{api.NamespaceOf(a.Namespace), a.Workload}
-}
-
-// qualified is "namespace/name" ('/' is in no name), unqualified its
-// inverse; used as sortable map keys of events.
-func qualified(ns, name string) string { return api.NamespaceOf(ns) + "/" + name }
-
-func unqualified(q string) (ns, name string) {
-	ns, name, _ = strings.Cut(q, "/")
-	return ns, name
 }
 
 // namespace reads ?namespace= (DefaultNamespace when absent).
@@ -171,4 +163,4 @@ func aclNamespace(r *http.Request, pattern string) string {
 // evalKey is the broker's key of an evaluation's workload: evaluations of
 // one workload are serialized and supersede each other, never those of a
 // workload of the same name in another namespace.
-func evalKey(e *api.Evaluation) string { return qualified(e.Namespace, e.Workload) }
+func evalKey(e *api.Evaluation) string { return fsm.Qualified(e.Namespace, e.Workload) }

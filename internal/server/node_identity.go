@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -60,7 +61,7 @@ func (s *Server) ensureJoinToken() {
 	case want == have:
 		return
 	}
-	if _, err := s.propose(cmdSetCellSecret, &setCellSecretCmd{Name: state.CellSecretJoinToken, Value: want}); err != nil {
+	if _, err := s.propose(&fsm.SetCellSecret{Name: state.CellSecretJoinToken, Value: want}); err != nil {
 		s.logger.Error("set the cell's join token", "err", err)
 		return
 	}

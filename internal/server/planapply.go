@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/planapply"
 )
 
@@ -100,7 +101,7 @@ func (p *planApplier) run(ctx context.Context) {
 func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 	snap := p.srv.State().Snapshot()
 	plan := pp.plan
-	cmd := &applyPlanCmd{Time: p.srv.cfg.Now()}
+	cmd := &fsm.ApplyPlan{Time: p.srv.cfg.Now()}
 	d := planapply.Decide(snap, plan)
 	res := &api.PlanResult{Committed: d.Committed, Rejected: d.Rejected, RejectReasons: d.Reasons}
 	cmd.Place, cmd.Stop = d.Place, d.Stop
@@ -124,17 +125,17 @@ func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {
 		res.Index = snap.Index()
 		return res, nil
 	}
-	parts, err := planParts(cmd, maxPlanPartBytes, func(id string) stoppedAlloc {
+	parts, err := fsm.PlanParts(cmd, fsm.MaxPlanPartBytes, func(id string) fsm.StoppedAlloc {
 		a := snap.Alloc(id)
 		if a == nil {
-			return stoppedAlloc{}
+			return fsm.StoppedAlloc{}
 		}
-		return stoppedAlloc{Workload: a.Workload, Node: a.NodeID, Gang: gangKey(a.Workload, a.TaskGroup)}
+		return fsm.StoppedAlloc{Workload: a.Workload, Node: a.NodeID, Gang: fsm.GangKey(a.Workload, a.TaskGroup)}
 	})
 	if err != nil {
 		return nil, err
 	}
-	idx, _, err := p.srv.proposeEncoded(cmdApplyPlanPart, parts...)
+	idx, err := p.srv.proposer.ProposePlan(parts)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 func planAlloc(id, node string, cpu int64, gang bool) *api.Allocation {
@@ -24,7 +25,11 @@ func TestPlanApplierGangIsAllOrNothing(t *testing.T) {
 	registerNodes(t, s, 2) // 32 cores each
 	victim := planAlloc("victim", "node-00000", 1000, false)
 	victim.Workload, victim.Priority = "low", 100
-	if _, err := s.propose(cmdApplyPlan, &applyPlanCmd{Place: []*api.Allocation{victim}}); err != nil {
+	parts, err := fsm.PlanParts(&fsm.ApplyPlan{Place: []*api.Allocation{victim}}, fsm.MaxPlanPartBytes, func(string) fsm.StoppedAlloc { return fsm.StoppedAlloc{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.proposer.ProposePlan(parts); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

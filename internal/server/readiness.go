@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // readiness decides whether this server may answer from its state
@@ -30,7 +32,7 @@ import (
 type readiness struct {
 	raft     *raft.Raft
 	logs     raft.LogStore
-	fsm      *fsm
+	fsm      *fsm.FSM
 	observer *commitObserver // nil for the in-memory transport
 
 	// leaderTerm is the term whose barrier completed on this server.
@@ -41,7 +43,7 @@ type readiness struct {
 	ready chan struct{} // closed the first time the server is ready
 }
 
-func newReadiness(r *raft.Raft, logs raft.LogStore, f *fsm, obs *commitObserver) *readiness {
+func newReadiness(r *raft.Raft, logs raft.LogStore, f *fsm.FSM, obs *commitObserver) *readiness {
 	return &readiness{raft: r, logs: logs, fsm: f, observer: obs, ready: make(chan struct{})}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/gc"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/keyring"
@@ -129,10 +130,11 @@ type Server struct {
 	id      string
 	keyring *keyring.Keyring
 
-	fsm    *fsm
-	raft   *raftNode
-	broker *evalBroker
-	plans  *planApplier
+	fsm      *fsm.FSM
+	proposer *fsm.Proposer
+	raft     *raftNode
+	broker   *evalBroker
+	plans    *planApplier
 	// revertKick wakes the leader's auto-revert loop (deployments.go).
 	revertKick chan struct{}
 	beats      *heartbeats
@@ -229,10 +231,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.fsm = newFSM(s.logger)
+	s.fsm = fsm.New(s.logger)
+	s.proposer = fsm.NewProposer(s)
 	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
-	s.fsm.onApply = s.afterApply
-	s.fsm.beforeApply = cfg.fsmApplyHook
+	s.fsm.OnApply = s.afterApply
+	s.fsm.BeforeApply = cfg.fsmApplyHook
 	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
 		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
 	s.audit = newAuditor()
@@ -257,7 +260,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
 		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger,
-		tls: s.tls}, s.fsm)
+		tls: s.tls}, raftFSM{s.fsm})
 	if err != nil {
 		return nil, err
 	}
@@ -507,27 +510,23 @@ var ErrNotLeader = errors.New("this server is not the leader")
 // idempotent.
 var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
 
-// propose commits one command through raft and returns its index.
-func (s *Server) propose(t commandType, body any) (uint64, error) {
-	idx, _, err := s.proposeFor(t, body)
+// propose commits one command (a pointer to a command's body, see
+// fsm.Commands) through raft and returns its index.
+func (s *Server) propose(body any) (uint64, error) {
+	idx, _, err := s.proposer.Propose(body)
 	return idx, err
 }
 
 // proposeFor is propose that also returns the FSM's answer to the command
-// (see registered): what the entry did as it was applied, in log order.
-func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
-	buf, err := encodeCommand(t, body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return s.proposeEncoded(t, buf)
-}
+// (fsm.Registered, fsm.Stopped, fsm.Migrated): what the entry did as it
+// was applied, in log order.
+func (s *Server) proposeFor(body any) (uint64, any, error) { return s.proposer.Propose(body) }
 
-// proposeEncoded commits encoded commands of type t in order, handing them
-// to raft together so that they share its batches, and returns the index
-// of the last and the FSM's answer to it. An error names the first entry
-// that failed; the entries before it are committed.
-func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
+// Commit commits encoded entries in order, handing them to raft together
+// so that they share its batches, and returns the index of the last and
+// the FSM's answer to it (fsm.Log). An error names the first entry that
+// failed; the entries before it are committed.
+func (s *Server) Commit(name string, entries ...[]byte) (uint64, any, error) {
 	start := time.Now()
 	defer func() { s.metrics.raftCommit.Observe(time.Since(start).Seconds()) }()
 	futures := make([]raft.ApplyFuture, len(entries))
@@ -538,11 +537,11 @@ func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, 
 	var resp any
 	for i, f := range futures {
 		if err := s.raft.wait(f); err != nil {
-			return 0, nil, proposeError(t, i, err)
+			return 0, nil, proposeError(name, i, err)
 		}
 		resp = f.Response()
 		if err, ok := resp.(error); ok && err != nil {
-			return 0, nil, fmt.Errorf("apply %s: %w", t, err)
+			return 0, nil, fmt.Errorf("apply %s: %w", name, err)
 		}
 		index = f.Index()
 	}
@@ -552,7 +551,7 @@ func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, 
 // proposeError maps raft's error for entry i of a proposal: ErrNotLeader
 // (a client may retry) only when nothing of it can have been applied,
 // ErrOutcomeUnknown when some of it may have been.
-func proposeError(t commandType, i int, err error) error {
+func proposeError(t string, i int, err error) error {
 	notAppended := errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout)
 	switch {
 	case notAppended && i == 0:
@@ -563,64 +562,22 @@ func proposeError(t commandType, i int, err error) error {
 	return fmt.Errorf("raft apply %s: %w", t, err)
 }
 
-// afterApply runs on every server after the FSM applied a command; on the
+// afterApply runs on every server after the FSM applied an entry; on the
 // leader it feeds the broker. It must not block.
-func (s *Server) afterApply(t commandType, body any, index uint64) {
-	enqueue := func(evals []*api.Evaluation) {
-		for _, e := range evals {
-			if e != nil && e.Status == api.EvalPending {
-				s.broker.Enqueue(e)
-			}
+func (s *Server) afterApply(_ uint64, e fsm.Effects) {
+	for _, ev := range e.Evals {
+		if ev.Status == api.EvalPending {
+			s.broker.Enqueue(ev)
 		}
 	}
-	switch c := body.(type) {
-	case *upsertWorkloadCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *stopWorkloadCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *upsertNodeCmd:
-		enqueue(c.Evals)
+	if e.DeploymentFailed {
+		s.kickReverts()
+	}
+	if e.Unblock {
 		s.broker.Unblock()
-	case *nodeStatusCmd:
-		enqueue(c.Evals)
-		if c.Status == api.NodeReady {
-			s.broker.Unblock()
-		}
-	case *upsertEvalsCmd:
-		enqueue(c.Evals)
-	case *promoteDeploymentCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *failDeploymentCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-		if c.Revert != nil {
-			enqueue([]*api.Evaluation{c.Revert.Eval})
-		}
-	case *nodeOpCmd:
-		enqueue(c.Evals)
-		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
-			s.broker.Unblock() // the node takes work again
-		}
-	case *setCellSecretCmd:
-		if c.Name == state.CellSecretJoinToken {
-			s.writeJoinTokenFile(c.Value)
-		}
-	case *applyPlanCmd:
-		enqueue(c.Evals)
-		if c.Deployment != nil && c.Deployment.Status == api.DeploymentFailed {
-			s.kickReverts()
-		}
-		if len(c.Stop) > 0 {
-			s.broker.Unblock()
-		}
-	case *allocClientUpdateCmd:
-		enqueue(c.Evals)
-		for _, u := range c.Updates {
-			switch u.ClientStatus {
-			case api.AllocComplete, api.AllocFailed, api.AllocLost:
-				s.broker.Unblock()
-				return
-			}
-		}
+	}
+	if e.JoinToken != "" {
+		s.writeJoinTokenFile(e.JoinToken)
 	}
 }
 

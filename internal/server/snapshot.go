@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/state"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // An operator snapshot file (`strata operator snapshot save`) is one JSON
@@ -46,7 +46,7 @@ type snapshotHeader struct {
 
 // writeSnapshotFile writes a snapshot file of snap to w, spooling the
 // payload through a temporary file in dir to learn its checksum first.
-func writeSnapshotFile(w io.Writer, snap *state.Snapshot, dir string, now time.Time) (*snapshotHeader, error) {
+func writeSnapshotFile(w io.Writer, snap *fsm.Snapshot, dir string, now time.Time) (*snapshotHeader, error) {
 	tmp, err := os.CreateTemp(dir, "snapshot-save-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool snapshot: %w", err)
@@ -55,7 +55,7 @@ func writeSnapshotFile(w io.Writer, snap *state.Snapshot, dir string, now time.T
 	defer tmp.Close()
 	sum := sha256.New()
 	counted := &countWriter{w: io.MultiWriter(tmp, sum)}
-	if err := encodeSnapshot(counted, snap.Dump()); err != nil {
+	if err := snap.Encode(counted); err != nil {
 		return nil, fmt.Errorf("encode snapshot: %w", err)
 	}
 	h := &snapshotHeader{Format: snapshotFormat, Version: snapshotVersion, Index: snap.Index(), CreateTime: now.UTC(),
@@ -91,9 +91,9 @@ func (v *verifiedSnapshot) Close() {
 
 // readSnapshotFile checks a snapshot file completely — header, size,
 // checksum, and that the payload decodes into a state store — spooling
-// the payload into dir. Any failure wraps ErrBadSnapshot and leaves
-// nothing behind.
-func readSnapshotFile(r io.Reader, dir string) (*verifiedSnapshot, error) {
+// the payload into dir; verify decodes it. Any failure wraps
+// ErrBadSnapshot and leaves nothing behind.
+func readSnapshotFile(r io.Reader, dir string, verify func(io.Reader) error) (*verifiedSnapshot, error) {
 	tmp, err := os.CreateTemp(dir, "snapshot-restore-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool snapshot: %w", err)
@@ -111,7 +111,7 @@ func readSnapshotFile(r io.Reader, dir string) (*verifiedSnapshot, error) {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if _, err := decodeSnapshot(tmp); err != nil {
+	if err := verify(tmp); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {

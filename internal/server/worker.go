@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/scheduler"
 )
 
@@ -102,7 +103,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 	final.Attempts = attempts
 	final.Status = api.EvalBlocked
 	final.StatusDescription = "plan rejected repeatedly by the plan applier"
-	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: []*api.Evaluation{&final}}); err != nil {
+	if _, err := w.srv.propose(&fsm.UpsertEvals{Evals: []*api.Evaluation{&final}}); err != nil {
 		return true, err
 	}
 	return true, errors.New(final.StatusDescription)
@@ -130,7 +131,7 @@ func (w *worker) completeSuperseded(evals []*api.Evaluation, by string) {
 		c.Status, c.StatusDescription, c.Failures = api.EvalComplete, "superseded by "+by, nil
 		updates = append(updates, &c)
 	}
-	if _, err := w.srv.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: updates}); err != nil {
+	if _, err := w.srv.propose(&fsm.UpsertEvals{Evals: updates}); err != nil {
 		w.srv.logger.Error("complete superseded evaluations", "err", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // workerWorkload registers a workload of replicas × cpu millicores without
@@ -16,7 +17,7 @@ func workerWorkload(t *testing.T, s *Server, name string, replicas int, cpu int6
 	w := &api.Workload{Name: name, Priority: 50, Groups: []*api.TaskGroup{{Name: "g", Replicas: replicas,
 		Tasks: []*api.Task{{Name: "t", Driver: "mock", Command: []string{"sleep"}, Resources: api.Resources{CPUMilli: cpu, MemoryBytes: 1 << 20}}}}}}
 	placeholder := &api.Evaluation{ID: "reg-" + name, Workload: name, Status: api.EvalComplete}
-	if _, err := s.propose(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: w, Eval: placeholder}); err != nil {
+	if _, err := s.propose(&fsm.UpsertWorkload{Workload: w, Eval: placeholder}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -52,7 +53,7 @@ func TestWorkerProcess(t *testing.T) {
 				for a := range tt.earlier {
 					stored.Attempts = append(stored.Attempts, api.ScheduleAttempt{Seed: int64(a)})
 				}
-				if _, err := s.propose(cmdUpsertEvals, &upsertEvalsCmd{Evals: []*api.Evaluation{&stored}}); err != nil {
+				if _, err := s.propose(&fsm.UpsertEvals{Evals: []*api.Evaluation{&stored}}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"github.com/strata-dev/strata/api"
 )
 
-// A committed plan goes to raft in parts (cmdApplyPlanPart) of about
-// maxPlanPartBytes each, in a compact form: what a part's allocations share
+// A committed plan goes to raft in parts (apply-plan-part) of about
+// MaxPlanPartBytes each, in a compact form: what a part's allocations share
 // (the group spec, workload, version, resources, statuses, time) is written
 // once per part as a template, and each allocation adds only its id,
 // replica index, node and, where it differs, its hardware assignment. A
@@ -29,20 +29,20 @@ import (
 // last part, so a leader that fails between parts leaves the evaluation
 // pending with whole units committed; the next leader re-runs it on the
 // state it finds, as it re-runs any plan the applier committed in part.
-// A unit larger than maxPlanPartBytes (a gang of many thousands) is one
+// A unit larger than MaxPlanPartBytes (a gang of many thousands) is one
 // part of its own.
 
-// maxPlanPartBytes is the size the plan applier aims its entries at.
-const maxPlanPartBytes = 1 << 20
+// MaxPlanPartBytes is the size the plan applier aims its entries at.
+const MaxPlanPartBytes = 1 << 20
 
 // partOverhead bounds what an entry holds besides its records: the type
 // byte, part numbers, time and JSON framing.
 const partOverhead = 128
 
-// applyPlanPartCmd is the wire form of one part. The encoder fills the raw
+// planPartEntry is the wire form of one part. The encoder fills the raw
 // fields with JSON it made once per record; planPartWire reads the same
 // shape.
-type applyPlanPartCmd struct {
+type planPartEntry struct {
 	Part  int `json:"part"`  // 1..Parts
 	Parts int `json:"parts"` // entries the plan was written in
 	// Templates are the shared parts of this entry's allocations, by the
@@ -127,27 +127,27 @@ type planUnit struct {
 	bytes     int
 }
 
-// stoppedAlloc is what planParts needs to know of a stopped allocation,
+// StoppedAlloc is what PlanParts needs to know of a stopped allocation,
 // read from the state the plan was checked against.
-type stoppedAlloc struct {
+type StoppedAlloc struct {
 	Workload, Node string
-	// Gang is the allocation's gang (gangKey), empty for none.
+	// Gang is the allocation's gang (GangKey), empty for none.
 	Gang string
 }
 
-// gangKey names the gang an allocation of group belongs to, or "".
-func gangKey(workload string, tg *api.TaskGroup) string {
+// GangKey names the gang an allocation of group belongs to, or "".
+func GangKey(workload string, tg *api.TaskGroup) string {
 	if tg == nil || tg.Gang == nil {
 		return ""
 	}
 	return "gang\x00" + workload + "\x00" + tg.Name
 }
 
-// planParts encodes the committed part of a plan (cmd) as entries of about
+// PlanParts encodes the committed part of a plan (cmd) as entries of about
 // limit bytes each, cut between units (see the top of this file). stopped
-// describes a stopped allocation. Every entry is a cmdApplyPlanPart; the
-// evaluation's outcome is in the last.
-func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppedAlloc) ([][]byte, error) {
+// describes a stopped allocation. Every entry is an apply-plan-part; the
+// evaluation's outcome is in the last. Proposer.ProposePlan commits them.
+func PlanParts(cmd *ApplyPlan, limit int, stopped func(allocID string) StoppedAlloc) ([][]byte, error) {
 	// Units are the classes of a union-find over keys: node ids, gangs,
 	// and stops of allocations the state no longer knows.
 	parent := map[string]string{}
@@ -180,12 +180,12 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 		byNode[a.NodeID] = append(byNode[a.NodeID], a)
 		allocNode[a.ID] = a.NodeID
 		find(a.NodeID)
-		if g := gangKey(a.Workload, a.TaskGroup); g != "" {
+		if g := GangKey(a.Workload, a.TaskGroup); g != "" {
 			union(a.NodeID, g)
 		}
 	}
 	stopKey := make([]string, len(cmd.Stop))
-	victims := make([]stoppedAlloc, len(cmd.Stop))
+	victims := make([]StoppedAlloc, len(cmd.Stop))
 	for i, st := range cmd.Stop {
 		v := stopped(st.AllocID)
 		victims[i] = v
@@ -277,8 +277,8 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 	sort.Slice(ordered, func(i, j int) bool { return ordered[i].first < ordered[j].first })
 
 	// Pack the units greedily into parts.
-	var parts []*applyPlanPartCmd
-	var cur *applyPlanPartCmd
+	var parts []*planPartEntry
+	var cur *planPartEntry
 	size := 0
 	cost := func(u *planUnit) int {
 		c := u.bytes
@@ -310,7 +310,7 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 		}
 	}
 	newPart := func() {
-		cur = &applyPlanPartCmd{Templates: map[int]json.RawMessage{}, Time: cmd.Time}
+		cur = &planPartEntry{Templates: map[int]json.RawMessage{}, Time: cmd.Time}
 		parts = append(parts, cur)
 		size = partOverhead
 	}
@@ -353,11 +353,11 @@ func planParts(cmd *applyPlanCmd, limit int, stopped func(allocID string) stoppe
 		if len(p.Templates) == 0 {
 			p.Templates = nil
 		}
-		buf, err := encodeCommand(cmdApplyPlanPart, p)
+		buf, err := json.Marshal(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("encode %s: %w", Commands.Name(planPartValue), err)
 		}
-		out[i] = buf
+		out[i] = append([]byte{byte(planPartValue)}, buf...)
 	}
 	return out, nil
 }
@@ -367,15 +367,15 @@ func sameAssignment(a, b api.Assignment) bool {
 		slices.Equal(a.Ports, b.Ports) && slices.Equal(a.Devices, b.Devices)
 }
 
-// decodePlanPart reads one cmdApplyPlanPart entry back into the plan
+// decodePlanPart reads one apply-plan-part entry back into the plan
 // command the FSM applies. Allocations of one template share its decoded
 // group spec; the FSM then shares it with the store's (state.ShareGroups).
-func decodePlanPart(data []byte) (*applyPlanCmd, error) {
+func decodePlanPart(data []byte) (*ApplyPlan, error) {
 	var p planPartWire
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	cmd := &applyPlanCmd{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment, InPlace: p.InPlace}
+	cmd := &ApplyPlan{Stop: p.Stop, Eval: p.Eval, Evals: p.Evals, Time: p.Time, Part: p.Part, Parts: p.Parts, Deployment: p.Deployment, InPlace: p.InPlace}
 	count := 0
 	for _, np := range p.Nodes {
 		count += len(np.Allocs)

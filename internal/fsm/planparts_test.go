@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"encoding/json"
@@ -19,11 +19,11 @@ import (
 // allocations (some preempted by a placement, some of a victim gang), and
 // one evaluation per victim workload. existing describes the stopped
 // allocations as the state would.
-func genPlan(t *rapid.T) (*applyPlanCmd, map[string]stoppedAlloc) {
+func genPlan(t *rapid.T) (*ApplyPlan, map[string]StoppedAlloc) {
 	nodes := rapid.IntRange(1, 12).Draw(t, "nodes")
 	nodeID := func(i int) string { return fmt.Sprintf("node-%02d", i) }
 	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
-	cmd := &applyPlanCmd{Time: now, Eval: &api.Evaluation{ID: "eval", Workload: "w", Status: api.EvalComplete}}
+	cmd := &ApplyPlan{Time: now, Eval: &api.Evaluation{ID: "eval", Workload: "w", Status: api.EvalComplete}}
 	groups := rapid.IntRange(1, 4).Draw(t, "groups")
 	seq := 0
 	for g := range groups {
@@ -48,14 +48,14 @@ func genPlan(t *rapid.T) (*applyPlanCmd, map[string]stoppedAlloc) {
 			cmd.Place = append(cmd.Place, a)
 		}
 	}
-	existing := map[string]stoppedAlloc{}
+	existing := map[string]StoppedAlloc{}
 	victimWorkloads := map[string]bool{}
 	for i := range rapid.IntRange(0, 20).Draw(t, "stops") {
 		st := api.StopRequest{AllocID: fmt.Sprintf("victim-%03d", i), Reason: "stopped"}
-		v := stoppedAlloc{Workload: fmt.Sprintf("low-%d", rapid.IntRange(0, 2).Draw(t, "victimWorkload")),
+		v := StoppedAlloc{Workload: fmt.Sprintf("low-%d", rapid.IntRange(0, 2).Draw(t, "victimWorkload")),
 			Node: nodeID(rapid.IntRange(0, nodes-1).Draw(t, "victimNode"))}
 		if rapid.Bool().Draw(t, "victimGang") {
-			v.Gang = gangKey(v.Workload, &api.TaskGroup{Name: "gang", Gang: &api.GangPolicy{}})
+			v.Gang = GangKey(v.Workload, &api.TaskGroup{Name: "gang", Gang: &api.GangPolicy{}})
 		}
 		if len(cmd.Place) > 0 && rapid.Bool().Draw(t, "preempted") {
 			st.PreemptedBy = cmd.Place[rapid.IntRange(0, len(cmd.Place)-1).Draw(t, "preemptor")].ID
@@ -63,7 +63,7 @@ func genPlan(t *rapid.T) (*applyPlanCmd, map[string]stoppedAlloc) {
 			victimWorkloads[v.Workload] = true
 		}
 		if rapid.IntRange(0, 9).Draw(t, "gone") == 0 {
-			v = stoppedAlloc{} // the state no longer knows it
+			v = StoppedAlloc{} // the state no longer knows it
 		}
 		existing[st.AllocID] = v
 		cmd.Stop = append(cmd.Stop, st)
@@ -90,7 +90,7 @@ func TestPropertyPlanPartsKeepUnitsWhole(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cmd, existing := genPlan(t)
 		limit := rapid.IntRange(200, 4000).Draw(t, "limit")
-		entries, err := planParts(cmd, limit, func(id string) stoppedAlloc { return existing[id] })
+		entries, err := PlanParts(cmd, limit, func(id string) StoppedAlloc { return existing[id] })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,14 +100,14 @@ func TestPropertyPlanPartsKeepUnitsWhole(t *testing.T) {
 		var place []*api.Allocation
 		var stops []api.StopRequest
 		for i, e := range entries {
-			if commandType(e[0]) != cmdApplyPlanPart {
-				t.Fatalf("entry %d is a %s", i, commandType(e[0]))
+			if Type(e[0]) != planPartValue {
+				t.Fatalf("entry %d is a %s", i, Commands.Name(Type(e[0])))
 			}
-			body, err := decodeBody(cmdApplyPlanPart, e[1:])
+			_, body, err := Commands.Decode(e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := body.(*applyPlanCmd)
+			p := body.(*ApplyPlan)
 			if p.Part != i+1 || p.Parts != len(entries) {
 				t.Fatalf("entry %d says part %d of %d", i, p.Part, p.Parts)
 			}
@@ -162,7 +162,7 @@ func TestPropertyPlanPartsKeepUnitsWhole(t *testing.T) {
 		}
 		for _, a := range cmd.Place {
 			samePart("node "+a.NodeID, "node\x00"+a.NodeID, partOfAlloc[a.ID])
-			if g := gangKey(a.Workload, a.TaskGroup); g != "" {
+			if g := GangKey(a.Workload, a.TaskGroup); g != "" {
 				samePart("gang "+a.Group, g, partOfAlloc[a.ID])
 			}
 		}
@@ -189,7 +189,7 @@ func TestPropertyPlanPartsKeepUnitsWhole(t *testing.T) {
 
 // unitsIn counts the classes of records of one decoded entry that the
 // rules bind together (an independent count, for the size check).
-func unitsIn(p *applyPlanCmd, existing map[string]stoppedAlloc) int {
+func unitsIn(p *ApplyPlan, existing map[string]StoppedAlloc) int {
 	parent := map[string]string{}
 	var find func(string) string
 	find = func(x string) string {
@@ -206,7 +206,7 @@ func unitsIn(p *applyPlanCmd, existing map[string]stoppedAlloc) int {
 	for _, a := range p.Place {
 		nodeOf[a.ID] = a.NodeID
 		find(a.NodeID)
-		if g := gangKey(a.Workload, a.TaskGroup); g != "" {
+		if g := GangKey(a.Workload, a.TaskGroup); g != "" {
 			union(a.NodeID, g)
 		}
 	}

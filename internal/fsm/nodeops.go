@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"fmt"
@@ -8,24 +8,25 @@ import (
 	"github.com/strata-dev/strata/internal/state"
 )
 
-// Node operations, each one raft command (cmdNodeOp) with its events: an
-// operator cordons, drains, quarantines or purges a node through the API
-// (endpoints_nodeops.go); the drainer ends drains that are done
-// (drainer.go). The proposer stamps every time (the drain's deadline
-// too) and makes the evaluations the change causes; Apply only stores.
+// Node operations, each one node-op command with its events: an operator
+// cordons, drains, quarantines or purges a node through the API; the
+// leader's drainer ends drains that are done and its automatic quarantine
+// fences failing nodes. The proposer stamps every time (the drain's
+// deadline too) and makes the evaluations the change causes; Apply only
+// stores.
 const (
-	nodeOpDisable     = "disable"      // cordon: no new work
-	nodeOpEnable      = "enable"       // uncordon
-	nodeOpDrain       = "drain"        // start (or replace) a drain
-	nodeOpDrainCancel = "drain-cancel" // an operator ends a drain
-	nodeOpDrainDone   = "drain-done"   // the drainer: nothing left to move
-	nodeOpQuarantine  = "quarantine"   // fence off and drain
-	nodeOpLift        = "lift"         // end a quarantine (and its drain)
-	nodeOpPurge       = "purge"        // remove a dead node, its allocations lost
+	NodeOpDisable     = "disable"      // cordon: no new work
+	NodeOpEnable      = "enable"       // uncordon
+	NodeOpDrain       = "drain"        // start (or replace) a drain
+	NodeOpDrainCancel = "drain-cancel" // an operator ends a drain
+	NodeOpDrainDone   = "drain-done"   // the drainer: nothing left to move
+	NodeOpQuarantine  = "quarantine"   // fence off and drain
+	NodeOpLift        = "lift"         // end a quarantine (and its drain)
+	NodeOpPurge       = "purge"        // remove a dead node, its allocations lost
 )
 
-// nodeOpCmd is one node operation.
-type nodeOpCmd struct {
+// NodeOp is one node operation.
+type NodeOp struct {
 	Op         string            `json:"op"`
 	NodeID     string            `json:"nodeId"`
 	Drain      *api.DrainSpec    `json:"drain,omitempty"`      // drain, quarantine; drain-done: the drain that is done
@@ -40,21 +41,28 @@ type nodeOpCmd struct {
 // nodeLostReason is the reason a purge gives the allocations it marks lost.
 const nodeLostReason = "node purged"
 
-func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
+func applyNodeOp(w *state.WriteTxn, c *NodeOp) error {
+	if err := changeNode(w, c); err != nil {
+		return err
+	}
+	return upsertEvals(w, c.Evals)
+}
+
+func changeNode(w *state.WriteTxn, c *NodeOp) error {
 	switch c.Op {
-	case nodeOpDisable, nodeOpEnable:
-		return w.SetNodeEligibility(c.NodeID, c.Op == nodeOpEnable)
-	case nodeOpDrain:
+	case NodeOpDisable, NodeOpEnable:
+		return w.SetNodeEligibility(c.NodeID, c.Op == NodeOpEnable)
+	case NodeOpDrain:
 		if c.Drain == nil {
 			return fmt.Errorf("node-op %s: no drain", c.Op)
 		}
 		return w.StartDrain(c.NodeID, *c.Drain)
-	case nodeOpDrainCancel, nodeOpDrainDone:
+	case NodeOpDrainCancel, NodeOpDrainDone:
 		if !endsCurrentDrain(w.Snapshot(), c) {
 			return nil // the drain it meant ended already, or another replaced it
 		}
 		return w.EndDrain(c.NodeID)
-	case nodeOpQuarantine:
+	case NodeOpQuarantine:
 		if c.Drain == nil || c.Quarantine == nil {
 			return fmt.Errorf("node-op %s: no quarantine or drain", c.Op)
 		}
@@ -62,9 +70,9 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 			return nil
 		}
 		return w.QuarantineNode(c.NodeID, *c.Quarantine, *c.Drain)
-	case nodeOpLift:
+	case NodeOpLift:
 		return w.LiftQuarantine(c.NodeID, c.Time)
-	case nodeOpPurge:
+	case NodeOpPurge:
 		_, err := w.PurgeNode(c.NodeID, nodeLostReason)
 		return err
 	}
@@ -75,7 +83,7 @@ func applyNodeOp(w *state.WriteTxn, c *nodeOpCmd) error {
 // node's drain now: the drainer names the drain it saw done (its start),
 // so a drain started again meanwhile is not ended by the old one's
 // completion.
-func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
+func endsCurrentDrain(snap *state.Snapshot, c *NodeOp) bool {
 	n := snap.Node(c.NodeID)
 	if n == nil || n.Drain == nil {
 		return false
@@ -87,7 +95,7 @@ func endsCurrentDrain(snap *state.Snapshot, c *nodeOpCmd) bool {
 // an operator's always does; the leader's automatic one only when the node
 // is as the leader saw it (no lift, quarantine, registration or status
 // change came first in the log: the next check judges it afresh).
-func autoQuarantineApplies(snap *state.Snapshot, c *nodeOpCmd) bool {
+func autoQuarantineApplies(snap *state.Snapshot, c *NodeOp) bool {
 	if c.Quarantine == nil || !c.Quarantine.Auto {
 		return true
 	}
@@ -96,7 +104,7 @@ func autoQuarantineApplies(snap *state.Snapshot, c *nodeOpCmd) bool {
 }
 
 // nodeOpEvents describes a node operation, from the state before it.
-func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
+func nodeOpEvents(snap *state.Snapshot, c *NodeOp) []api.Event {
 	n := snap.Node(c.NodeID)
 	if n == nil {
 		return nil
@@ -105,11 +113,11 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		return []api.Event{{Time: c.Time, Type: t, NodeID: n.ID, Message: fmt.Sprintf("node %s ", n.Name) + fmt.Sprintf(format, args...)}}
 	}
 	switch c.Op {
-	case nodeOpDisable:
+	case NodeOpDisable:
 		return ev(api.EventNodeEligibility, "ineligible: takes no new work")
-	case nodeOpEnable:
+	case NodeOpEnable:
 		return ev(api.EventNodeEligibility, "eligible: takes new work")
-	case nodeOpDrain:
+	case NodeOpDrain:
 		if c.Drain == nil {
 			return nil
 		}
@@ -117,18 +125,18 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		if c.Drain.KeepSystem {
 			keep = ", keeping system workloads"
 		}
-		return ev(api.EventNodeDrain, "draining %d allocations by %s%s", moveable(snap, n.ID, c.Drain), c.Drain.Deadline.UTC().Format(time.RFC3339), keep)
-	case nodeOpDrainCancel:
+		return ev(api.EventNodeDrain, "draining %d allocations by %s%s", DrainRemaining(snap, n.ID, c.Drain), c.Drain.Deadline.UTC().Format(time.RFC3339), keep)
+	case NodeOpDrainCancel:
 		if !endsCurrentDrain(snap, c) {
 			return nil
 		}
 		return ev(api.EventNodeDrain, "drain cancelled; the node stays ineligible")
-	case nodeOpDrainDone:
+	case NodeOpDrainDone:
 		if !endsCurrentDrain(snap, c) {
 			return nil
 		}
 		return ev(api.EventNodeDrain, "drain complete; the node stays ineligible")
-	case nodeOpQuarantine:
+	case NodeOpQuarantine:
 		if c.Quarantine == nil {
 			return nil
 		}
@@ -139,10 +147,10 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 		if c.Quarantine.Auto {
 			how = "quarantined automatically"
 		}
-		return ev(api.EventNodeQuarantine, "%s: %s (draining %d allocations)", how, c.Quarantine.Reason, moveable(snap, n.ID, c.Drain))
-	case nodeOpLift:
+		return ev(api.EventNodeQuarantine, "%s: %s (draining %d allocations)", how, c.Quarantine.Reason, DrainRemaining(snap, n.ID, c.Drain))
+	case NodeOpLift:
 		return ev(api.EventNodeQuarantine, "quarantine lifted; eligible again")
-	case nodeOpPurge:
+	case NodeOpPurge:
 		lost := 0
 		for _, a := range snap.AllocsByNode(n.ID) {
 			if !a.Terminal() {
@@ -154,9 +162,9 @@ func nodeOpEvents(snap *state.Snapshot, c *nodeOpCmd) []api.Event {
 	return nil
 }
 
-// moveable counts node id's allocations a drain d has to move: those still
-// holding the node, except what d keeps (system workloads).
-func moveable(snap *state.Snapshot, id string, d *api.DrainSpec) int {
+// DrainRemaining counts node id's allocations a drain d has to move:
+// those still holding the node, except what d keeps (system workloads).
+func DrainRemaining(snap *state.Snapshot, id string, d *api.DrainSpec) int {
 	n := 0
 	for _, a := range snap.AllocsByNode(id) {
 		if a.Terminal() {
@@ -168,4 +176,11 @@ func moveable(snap *state.Snapshot, id string, d *api.DrainSpec) int {
 		n++
 	}
 	return n
+}
+
+// nodeOpEffects: a node that takes work again brings capacity.
+func nodeOpEffects(c *NodeOp) Effects {
+	e := evals(c.Evals...)
+	e.Unblock = c.Op == NodeOpEnable || c.Op == NodeOpLift
+	return e
 }

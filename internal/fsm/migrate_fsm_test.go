@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // migrationCell is baseCell with a second node, n2, that can take a1.
 func migrationCell(r *fsmRig) {
 	baseCell(r)
-	r.must(cmdUpsertNode, &upsertNodeCmd{Node: fsmNode("n2"), Time: fsmTime})
+	r.must(&UpsertNode{Node: fsmNode("n2"), Time: fsmTime})
 }
 
 func moveOf(id string) *api.Migration {
@@ -19,12 +19,12 @@ func moveOf(id string) *api.Migration {
 		TargetAssignment: api.Assignment{NUMANode: -1}, Token: "secret", RequestedAt: fsmTime}
 }
 
-func migrateStep(op, id string) *migrateCmd {
-	return &migrateCmd{AllocID: "a1", Op: op, MigrationID: id, Reason: op + " reason", Time: fsmTime}
+func migrateStep(op, id string) *Migrate {
+	return &Migrate{AllocID: "a1", Op: op, MigrationID: id, Reason: op + " reason", Time: fsmTime}
 }
 
-func begin(m *api.Migration) *migrateCmd {
-	return &migrateCmd{AllocID: "a1", Op: migrationOpBegin, Migration: m, Time: fsmTime}
+func begin(m *api.Migration) *Migrate {
+	return &Migrate{AllocID: "a1", Op: MigrationOpBegin, Migration: m, Time: fsmTime}
 }
 
 // TestFSMMigrationSteps: each step applies only to the migration it names
@@ -34,26 +34,26 @@ func TestFSMMigrationSteps(t *testing.T) {
 	checkpoint := &api.Migration{ID: "c1", Kind: api.MigrationCheckpoint, SourceNode: "n1", RequestedAt: fsmTime}
 	cases := []struct {
 		name    string
-		steps   []*migrateCmd
+		steps   []*Migrate
 		applied []bool // per step
 		node    string // where a1 is at the end
 		outcome string
 	}{
-		{"commit moves", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "m1")},
+		{"commit moves", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "m1")},
 			[]bool{true, true}, "n2", api.MigrationCommitted},
-		{"abort stays", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpAbort, "m1")},
+		{"abort stays", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpAbort, "m1")},
 			[]bool{true, true}, "n1", api.MigrationAborted},
-		{"commit after abort loses", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpAbort, "m1"), migrateStep(api.MigrationOpCommit, "m1")},
+		{"commit after abort loses", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpAbort, "m1"), migrateStep(api.MigrationOpCommit, "m1")},
 			[]bool{true, true, false}, "n1", api.MigrationAborted},
-		{"abort after commit loses", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "m1"), migrateStep(api.MigrationOpAbort, "m1")},
+		{"abort after commit loses", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "m1"), migrateStep(api.MigrationOpAbort, "m1")},
 			[]bool{true, true, false}, "n2", api.MigrationCommitted},
-		{"one in flight at a time", []*migrateCmd{begin(moveOf("m1")), begin(moveOf("m2")), migrateStep(api.MigrationOpCommit, "m2")},
+		{"one in flight at a time", []*Migrate{begin(moveOf("m1")), begin(moveOf("m2")), migrateStep(api.MigrationOpCommit, "m2")},
 			[]bool{true, false, false}, "n1", ""},
-		{"another migration's commit", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "zz")},
+		{"another migration's commit", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpCommit, "zz")},
 			[]bool{true, false}, "n1", ""},
-		{"a checkpoint is not committed", []*migrateCmd{begin(checkpoint), migrateStep(api.MigrationOpCommit, "c1"), migrateStep(api.MigrationOpDone, "c1")},
+		{"a checkpoint is not committed", []*Migrate{begin(checkpoint), migrateStep(api.MigrationOpCommit, "c1"), migrateStep(api.MigrationOpDone, "c1")},
 			[]bool{true, false, true}, "n1", api.MigrationFailed},
-		{"report only after the end", []*migrateCmd{begin(moveOf("m1")), migrateStep(api.MigrationOpReport, "m1"), migrateStep(api.MigrationOpAbort, "m1"), migrateStep(api.MigrationOpReport, "m1")},
+		{"report only after the end", []*Migrate{begin(moveOf("m1")), migrateStep(api.MigrationOpReport, "m1"), migrateStep(api.MigrationOpAbort, "m1"), migrateStep(api.MigrationOpReport, "m1")},
 			[]bool{true, false, true, true}, "n1", api.MigrationAborted},
 	}
 	for _, tc := range cases {
@@ -61,9 +61,9 @@ func TestFSMMigrationSteps(t *testing.T) {
 			r := newFSMRig(t)
 			migrationCell(r)
 			for i, step := range tc.steps {
-				ans, ok := r.apply(cmdMigrate, step).(migrated)
+				ans, ok := r.apply(step).(Migrated)
 				if !ok {
-					t.Fatalf("step %d (%s): answer is not a migrated", i, step.Op)
+					t.Fatalf("step %d (%s): answer is not a Migrated", i, step.Op)
 				}
 				if ans.Applied != tc.applied[i] {
 					t.Errorf("step %d (%s %s): applied %v, want %v (%s)", i, step.Op, step.MigrationID, ans.Applied, tc.applied[i], ans.Reason)
@@ -86,9 +86,9 @@ func TestFSMMigrationSteps(t *testing.T) {
 func TestFSMMigrationCommitOfStoppedAllocAborts(t *testing.T) {
 	r := newFSMRig(t)
 	migrationCell(r)
-	r.must(cmdMigrate, begin(moveOf("m1")))
-	r.must(cmdApplyPlan, &applyPlanCmd{Stop: []api.StopRequest{{AllocID: "a1", Reason: "workload stopped"}}, Time: fsmTime})
-	ans := r.apply(cmdMigrate, migrateStep(api.MigrationOpCommit, "m1")).(migrated)
+	r.must(begin(moveOf("m1")))
+	r.must(&ApplyPlan{Stop: []api.StopRequest{{AllocID: "a1", Reason: "workload stopped"}}, Time: fsmTime})
+	ans := r.apply(migrateStep(api.MigrationOpCommit, "m1")).(Migrated)
 	if ans.Outcome != api.MigrationAborted {
 		t.Fatalf("commit of a stopped allocation: %+v, want aborted", ans)
 	}
@@ -101,9 +101,9 @@ func TestFSMMigrationCommitOfStoppedAllocAborts(t *testing.T) {
 func TestFSMMigrationEvents(t *testing.T) {
 	r := newFSMRig(t)
 	migrationCell(r)
-	r.must(cmdMigrate, begin(moveOf("m1")))
-	r.must(cmdMigrate, migrateStep(api.MigrationOpCommit, "m1"))
-	r.must(cmdMigrate, migrateStep(api.MigrationOpAbort, "m1")) // too late: no event
+	r.must(begin(moveOf("m1")))
+	r.must(migrateStep(api.MigrationOpCommit, "m1"))
+	r.must(migrateStep(api.MigrationOpAbort, "m1")) // too late: no event
 	var got []string
 	for _, e := range r.events() {
 		if len(e) > len(api.EventAllocMigration) && e[:len(api.EventAllocMigration)] == api.EventAllocMigration {
@@ -153,7 +153,7 @@ func TestFSMMigrationProperty(t *testing.T) {
 		r := newFSMRig(t)
 		migrationCell(r)
 		ids := []string{"m1", "m2", "m3"}
-		ops := []string{migrationOpBegin, api.MigrationOpCommit, api.MigrationOpAbort, api.MigrationOpReport, "stop"}
+		ops := []string{MigrationOpBegin, api.MigrationOpCommit, api.MigrationOpAbort, api.MigrationOpReport, "stop"}
 		decided := map[string]string{} // migration id -> its outcome, once decided
 		steps := rapid.IntRange(1, 20).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
@@ -162,9 +162,9 @@ func TestFSMMigrationProperty(t *testing.T) {
 			before := r.snap().Alloc("a1")
 			switch op {
 			case "stop":
-				r.must(cmdApplyPlan, &applyPlanCmd{Stop: []api.StopRequest{{AllocID: "a1", Reason: "stopped"}}, Time: fsmTime})
+				r.must(&ApplyPlan{Stop: []api.StopRequest{{AllocID: "a1", Reason: "stopped"}}, Time: fsmTime})
 				continue
-			case migrationOpBegin:
+			case MigrationOpBegin:
 				m := moveOf(id)
 				m.SourceNode = before.NodeID
 				m.TargetNode, m.TargetNodeName = "n1", "node-n1"
@@ -174,9 +174,9 @@ func TestFSMMigrationProperty(t *testing.T) {
 				if decided[id] != "" {
 					continue // ids are never reused
 				}
-				r.apply(cmdMigrate, &migrateCmd{AllocID: "a1", Op: op, Migration: m, Time: fsmTime})
+				r.apply(&Migrate{AllocID: "a1", Op: op, Migration: m, Time: fsmTime})
 			default:
-				r.apply(cmdMigrate, migrateStep(op, id))
+				r.apply(migrateStep(op, id))
 			}
 			after := r.snap().Alloc("a1")
 			m := after.Migration

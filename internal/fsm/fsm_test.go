@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/state"
@@ -20,34 +18,50 @@ var fsmTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // fsmRig is an FSM fed raft log entries directly, one index after another.
 type fsmRig struct {
 	t     *testing.T
-	f     *fsm
+	f     *FSM
 	index uint64
 }
 
 func newFSMRig(t *testing.T) *fsmRig {
-	return &fsmRig{t: t, f: newFSM(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	return &fsmRig{t: t, f: New(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 }
 
-// apply encodes body as a command of type ct, applies it at the next index
-// and returns the FSM's answer.
-func (r *fsmRig) apply(ct commandType, body any) any {
-	r.t.Helper()
-	data, err := encodeCommand(ct, body)
-	if err != nil {
-		r.t.Fatal(err)
+// encodeEntry frames body as its command's entry; a whole ApplyPlan as the
+// apply-plan entry old logs hold.
+func encodeEntry(t testing.TB, body any) []byte {
+	t.Helper()
+	var data []byte
+	var err error
+	if p, ok := body.(*ApplyPlan); ok {
+		data, err = Commands.Lookup(legacyPlanValue).Encode(p)
+	} else {
+		data, err = Commands.Encode(body)
 	}
-	return r.applyData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// legacyPlanValue is apply-plan's value.
+const legacyPlanValue Type = 6
+
+// apply encodes body as its command, applies it at the next index and
+// returns the FSM's answer.
+func (r *fsmRig) apply(body any) any {
+	r.t.Helper()
+	return r.applyData(encodeEntry(r.t, body))
 }
 
 func (r *fsmRig) applyData(data []byte) any {
 	r.index++
-	return r.f.Apply(&raft.Log{Index: r.index, Type: raft.LogCommand, Data: data})
+	return r.f.Apply(r.index, data)
 }
 
-func (r *fsmRig) must(ct commandType, body any) {
+func (r *fsmRig) must(body any) {
 	r.t.Helper()
-	if err, ok := r.apply(ct, body).(error); ok && err != nil {
-		r.t.Fatalf("apply %s: %v", ct, err)
+	if err, ok := r.apply(body).(error); ok && err != nil {
+		r.t.Fatalf("apply %T: %v", body, err)
 	}
 }
 
@@ -86,9 +100,9 @@ func fsmAlloc(id, node, workload string, prio int) *api.Allocation {
 // baseCell is the state most cases start from: a node, a low-priority
 // workload running one allocation on it.
 func baseCell(r *fsmRig) {
-	r.must(cmdUpsertNode, &upsertNodeCmd{Node: fsmNode("n1"), Time: fsmTime})
-	r.must(cmdUpsertWorkload, &upsertWorkloadCmd{Workload: fsmWorkload("low", 10), Eval: fsmEval("e0", "low")})
-	r.must(cmdApplyPlan, &applyPlanCmd{Place: []*api.Allocation{fsmAlloc("a1", "n1", "low", 10)}, Time: fsmTime})
+	r.must(&UpsertNode{Node: fsmNode("n1"), Time: fsmTime})
+	r.must(&UpsertWorkload{Workload: fsmWorkload("low", 10), Eval: fsmEval("e0", "low")})
+	r.must(&ApplyPlan{Place: []*api.Allocation{fsmAlloc("a1", "n1", "low", 10)}, Time: fsmTime})
 }
 
 // TestFSMCommands applies each command type to a small cell and checks
@@ -97,16 +111,15 @@ func baseCell(r *fsmRig) {
 func TestFSMCommands(t *testing.T) {
 	tests := []struct {
 		name   string
-		ct     commandType
 		body   any
 		answer any      // nil: none
 		events []string // the events this command added, in order
 		check  func(t *testing.T, s *state.Snapshot)
 	}{
 		{
-			name: "upsert-workload gives the next version", ct: cmdUpsertWorkload,
-			body:   &upsertWorkloadCmd{Workload: fsmWorkload("low", 10), Eval: fsmEval("e1", "low")},
-			answer: registered{Version: 2},
+			name: "upsert-workload gives the next version",
+			body:   &UpsertWorkload{Workload: fsmWorkload("low", 10), Eval: fsmEval("e1", "low")},
+			answer: Registered{Version: 2},
 			events: []string{"workload-registered: version 2 submitted"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if w := s.Workload("", "low"); w.Version != 2 {
@@ -118,9 +131,9 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload", ct: cmdStopWorkload,
-			body:   &stopWorkloadCmd{Name: "low", Eval: fsmEval("e1", "low"), Time: fsmTime},
-			answer: stopped{Found: true},
+			name: "stop-workload",
+			body:   &StopWorkload{Name: "low", Eval: fsmEval("e1", "low"), Time: fsmTime},
+			answer: Stopped{Found: true},
 			events: []string{"workload-stopped: stopped"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if !s.Workload("", "low").Stopped {
@@ -129,9 +142,9 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload with purge", ct: cmdStopWorkload,
-			body:   &stopWorkloadCmd{Name: "low", Purge: true, Eval: fsmEval("e1", "low"), Time: fsmTime},
-			answer: stopped{Found: true},
+			name: "stop-workload with purge",
+			body:   &StopWorkload{Name: "low", Purge: true, Eval: fsmEval("e1", "low"), Time: fsmTime},
+			answer: Stopped{Found: true},
 			events: []string{"workload-purged: stopped and purged"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Workload("", "low") != nil {
@@ -140,9 +153,9 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload of an unknown workload still stores its evaluation", ct: cmdStopWorkload,
-			body:   &stopWorkloadCmd{Name: "gone", Eval: fsmEval("e1", "gone"), Time: fsmTime},
-			answer: stopped{Found: false},
+			name: "stop-workload of an unknown workload still stores its evaluation",
+			body:   &StopWorkload{Name: "gone", Eval: fsmEval("e1", "gone"), Time: fsmTime},
+			answer: Stopped{Found: false},
 			events: []string{"workload-stopped: stopped"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Eval("e1") == nil {
@@ -151,8 +164,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "upsert-node of a new node", ct: cmdUpsertNode,
-			body:   &upsertNodeCmd{Node: fsmNode("n2"), Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
+			name: "upsert-node of a new node",
+			body:   &UpsertNode{Node: fsmNode("n2"), Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
 			events: []string{"node-registered: node node-n2 registered"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Node("n2") == nil || s.Eval("e1") == nil {
@@ -161,8 +174,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "upsert-node of a known ready node says nothing", ct: cmdUpsertNode,
-			body: &upsertNodeCmd{Node: fsmNode("n1"), Time: fsmTime},
+			name: "upsert-node of a known ready node says nothing",
+			body: &UpsertNode{Node: fsmNode("n1"), Time: fsmTime},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if got := s.Node("n1").Allocated.CPUMilli; got != 1000 {
 					t.Fatalf("re-registering lost Allocated: %d", got)
@@ -170,8 +183,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "node-status down", ct: cmdNodeStatus,
-			body:   &nodeStatusCmd{NodeID: "n1", Status: api.NodeDown, Reason: "missed heartbeats", Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
+			name: "node-status down",
+			body:   &NodeStatus{NodeID: "n1", Status: api.NodeDown, Reason: "missed heartbeats", Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
 			events: []string{"node-down: node node-n1 down: missed heartbeats"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Node("n1").Status != api.NodeDown || s.Eval("e1") == nil {
@@ -180,8 +193,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "upsert-evals", ct: cmdUpsertEvals,
-			body: &upsertEvalsCmd{Evals: []*api.Evaluation{fsmEval("e1", "low"), fsmEval("e2", "low")}},
+			name: "upsert-evals",
+			body: &UpsertEvals{Evals: []*api.Evaluation{fsmEval("e1", "low"), fsmEval("e2", "low")}},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if s.Eval("e1") == nil || s.Eval("e2") == nil {
 					t.Fatal("evaluations not stored")
@@ -189,8 +202,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "apply-plan places, preempts and stops", ct: cmdApplyPlan,
-			body: &applyPlanCmd{
+			name: "apply-plan places, preempts and stops",
+			body: &ApplyPlan{
 				Place: []*api.Allocation{fsmAlloc("b1", "n1", "high", 90), fsmAlloc("b2", "n1", "high", 90)},
 				Stop:  []api.StopRequest{{AllocID: "a1", Reason: "preempted by high", PreemptedBy: "b1"}},
 				Eval:  &api.Evaluation{ID: "e1", Workload: "high", Status: api.EvalComplete},
@@ -214,8 +227,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "apply-plan of a blocked evaluation says what did not fit", ct: cmdApplyPlan,
-			body: &applyPlanCmd{
+			name: "apply-plan of a blocked evaluation says what did not fit",
+			body: &ApplyPlan{
 				Stop: []api.StopRequest{{AllocID: "a1", Reason: "scaled down"}},
 				Eval: &api.Evaluation{ID: "e1", Workload: "low", Status: api.EvalBlocked,
 					Failures: []api.GroupFailure{{Group: "g", Missing: 2, Summary: "1 node: insufficient cpu"}}},
@@ -227,8 +240,8 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "alloc-client-update to failed", ct: cmdAllocClientUpdate,
-			body:   &allocClientUpdateCmd{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocFailed, ClientReason: "exit 1"}}, Time: fsmTime},
+			name: "alloc-client-update to failed",
+			body:   &AllocClientUpdate{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocFailed, ClientReason: "exit 1"}}, Time: fsmTime},
 			events: []string{"allocation-failed: g[0] on node-n1 failed: exit 1"},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if a := s.Alloc("a1"); a.ClientStatus != api.AllocFailed {
@@ -240,12 +253,12 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "alloc-client-update to running says nothing", ct: cmdAllocClientUpdate,
-			body: &allocClientUpdateCmd{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocRunning}}, Time: fsmTime},
+			name: "alloc-client-update to running says nothing",
+			body: &AllocClientUpdate{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocRunning}}, Time: fsmTime},
 		},
 		{
-			name: "set-cell-config", ct: cmdSetCellConfig,
-			body:   &setCellConfigCmd{Config: &api.CellConfig{SchedulingPolicy: api.PolicySpread}, Time: fsmTime},
+			name: "set-cell-config",
+			body:   &SetCellConfig{Config: &api.CellConfig{SchedulingPolicy: api.PolicySpread}, Time: fsmTime},
 			events: []string{"cell-config: " + describeConfig(&api.CellConfig{SchedulingPolicy: api.PolicySpread})},
 			check: func(t *testing.T, s *state.Snapshot) {
 				if c := s.CellConfig(); c == nil || c.SchedulingPolicy != api.PolicySpread {
@@ -259,7 +272,7 @@ func TestFSMCommands(t *testing.T) {
 			r := newFSMRig(t)
 			baseCell(r)
 			before := len(r.events())
-			answer := r.apply(tt.ct, tt.body)
+			answer := r.apply(tt.body)
 			if err, ok := answer.(error); ok {
 				t.Fatalf("apply: %v", err)
 			}
@@ -290,8 +303,8 @@ func TestFSMPlanPartsApplyAsOnePlan(t *testing.T) {
 		place = append(place, fsmAlloc(fmt.Sprintf("p%02d", i), nodes[i%len(nodes)], "high", 90))
 		place[i].Resources = api.Resources{CPUMilli: 10, MemoryBytes: 1 << 10}
 	}
-	cmd := &applyPlanCmd{Place: place, Eval: &api.Evaluation{ID: "e1", Workload: "high", Status: api.EvalComplete}, Time: fsmTime}
-	parts, err := planParts(cmd, 256, func(string) stoppedAlloc { return stoppedAlloc{} })
+	cmd := &ApplyPlan{Place: place, Eval: &api.Evaluation{ID: "e1", Workload: "high", Status: api.EvalComplete}, Time: fsmTime}
+	parts, err := PlanParts(cmd, 256, func(string) StoppedAlloc { return StoppedAlloc{} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +315,10 @@ func TestFSMPlanPartsApplyAsOnePlan(t *testing.T) {
 	for _, r := range []*fsmRig{whole, inParts} {
 		baseCell(r)
 		for _, id := range nodes[1:] {
-			r.must(cmdUpsertNode, &upsertNodeCmd{Node: fsmNode(id), Time: fsmTime})
+			r.must(&UpsertNode{Node: fsmNode(id), Time: fsmTime})
 		}
 	}
-	whole.must(cmdApplyPlan, cmd)
+	whole.must(cmd)
 	before := len(inParts.events())
 	for _, p := range parts {
 		if err, ok := inParts.applyData(p).(error); ok {
@@ -345,8 +358,8 @@ func TestFSMRejectsBadEntries(t *testing.T) {
 		want string
 	}{
 		{"unknown type", []byte{0xee, '{', '}'}, "unknown command type"},
-		{"undecodable body", append([]byte{byte(cmdUpsertNode)}, "{not json"...), "decode upsert-node"},
-		{"undecodable plan part", append([]byte{byte(cmdApplyPlanPart)}, 0xff, 0x00), "decode apply-plan-part"},
+		{"undecodable body", append([]byte{byte(Commands.Lookup(3).Value)}, "{not json"...), "decode upsert-node"},
+		{"undecodable plan part", append([]byte{byte(planPartValue)}, 0xff, 0x00), "decode apply-plan-part"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"fmt"
@@ -8,21 +8,17 @@ import (
 	"github.com/strata-dev/strata/internal/state"
 )
 
-// cmdMigrate begins, ends or annotates an allocation's checkpoint or move
-// (docs/migration.md). Its value is set apart from the sequence of
-// command.go so that branches adding commands there do not collide with
-// it; values are persisted: never renumber.
-const cmdMigrate commandType = 40
+// MigrationOpBegin is the op of a Migrate that begins a migration, beside
+// the agents' ops (api.MigrationOp*).
+const MigrationOpBegin = "begin"
 
-// Migration ops in a migrateCmd besides the agents' (api.MigrationOp*).
-const migrationOpBegin = "begin"
-
-// migrateCmd is one step of a migration. Begin carries the new migration;
+// Migrate is one step of an allocation's checkpoint or move
+// (docs/migration.md). Begin carries the new migration;
 // the others name it by id, and the FSM applies them only to the
 // migration they name while it is in the state they expect, so commit and
 // abort race safely: whichever the log holds first is the outcome, and the
 // other is answered with it.
-type migrateCmd struct {
+type Migrate struct {
 	AllocID     string               `json:"allocId"`
 	Op          string               `json:"op"`
 	Migration   *api.Migration       `json:"migration,omitempty"` // begin
@@ -33,8 +29,8 @@ type migrateCmd struct {
 	Time        time.Time            `json:"time"` // stamped by the proposer
 }
 
-// migrated is the FSM's answer to a migrateCmd.
-type migrated struct {
+// Migrated is the FSM's answer to a Migrate.
+type Migrated struct {
 	Applied bool
 	Outcome string // the migration's outcome after the entry ("" in flight)
 	Reason  string
@@ -42,55 +38,59 @@ type migrated struct {
 
 // applyMigrate applies one migration step. A step that does not apply is
 // answered, not failed: the entry changes nothing.
-func applyMigrate(w *state.WriteTxn, c *migrateCmd) (migrated, error) {
+func applyMigrate(w *state.WriteTxn, c *Migrate) (any, error) {
+	return migrate(w, c)
+}
+
+func migrate(w *state.WriteTxn, c *Migrate) (Migrated, error) {
 	old := w.Snapshot().Alloc(c.AllocID)
 	if old == nil {
-		return migrated{Reason: fmt.Sprintf("allocation %q not found", c.AllocID)}, nil
+		return Migrated{Reason: fmt.Sprintf("allocation %q not found", c.AllocID)}, nil
 	}
-	if c.Op == migrationOpBegin {
+	if c.Op == MigrationOpBegin {
 		switch {
 		case c.Migration == nil:
-			return migrated{Reason: "begin without a migration"}, nil
+			return Migrated{Reason: "begin without a migration"}, nil
 		case old.Migration.Active():
-			return migrated{Reason: fmt.Sprintf("migration %s is in flight", old.Migration.ID)}, nil
+			return Migrated{Reason: fmt.Sprintf("migration %s is in flight", old.Migration.ID)}, nil
 		case old.DesiredStatus != api.DesiredRun || old.Terminal():
-			return migrated{Reason: "the allocation is not running"}, nil
+			return Migrated{Reason: "the allocation is not running"}, nil
 		case old.NodeID != c.Migration.SourceNode:
-			return migrated{Reason: "the allocation moved"}, nil
+			return Migrated{Reason: "the allocation moved"}, nil
 		}
 		a := old.Copy()
 		m := *c.Migration
 		a.Migration = &m
-		return migrated{Applied: true}, w.UpsertAlloc(a)
+		return Migrated{Applied: true}, w.UpsertAlloc(a)
 	}
 	m := old.Migration
 	if m == nil || m.ID != c.MigrationID {
-		return migrated{Reason: fmt.Sprintf("no migration %q on allocation %s", c.MigrationID, c.AllocID)}, nil
+		return Migrated{Reason: fmt.Sprintf("no migration %q on allocation %s", c.MigrationID, c.AllocID)}, nil
 	}
 	if c.Op == api.MigrationOpReport {
 		if m.Active() {
-			return migrated{Reason: "the migration is in flight"}, nil
+			return Migrated{Reason: "the migration is in flight"}, nil
 		}
 		a := old.Copy()
 		a.Migration.Report = c.Report
-		return migrated{Applied: true, Outcome: m.Outcome, Reason: m.Reason}, w.UpsertAlloc(a)
+		return Migrated{Applied: true, Outcome: m.Outcome, Reason: m.Reason}, w.UpsertAlloc(a)
 	}
 	if !m.Active() {
-		return migrated{Outcome: m.Outcome, Reason: m.Reason}, nil
+		return Migrated{Outcome: m.Outcome, Reason: m.Reason}, nil
 	}
 	a := old.Copy()
-	end := func(outcome, reason string) (migrated, error) {
+	end := func(outcome, reason string) (Migrated, error) {
 		a.Migration.Outcome, a.Migration.Reason, a.Migration.EndedAt = outcome, reason, c.Time
 		a.Migration.Fallback = c.Fallback
 		if c.Report != nil {
 			a.Migration.Report = c.Report
 		}
-		return migrated{Applied: true, Outcome: outcome, Reason: reason}, w.UpsertAlloc(a)
+		return Migrated{Applied: true, Outcome: outcome, Reason: reason}, w.UpsertAlloc(a)
 	}
 	switch c.Op {
 	case api.MigrationOpCommit:
 		if m.Kind != api.MigrationMove {
-			return migrated{Reason: "a checkpoint is not committed"}, nil
+			return Migrated{Reason: "a checkpoint is not committed"}, nil
 		}
 		if old.DesiredStatus != api.DesiredRun || old.Terminal() {
 			return end(api.MigrationAborted, "the allocation was stopped during the migration")
@@ -108,18 +108,18 @@ func applyMigrate(w *state.WriteTxn, c *migrateCmd) (migrated, error) {
 		return end(api.MigrationAborted, c.Reason)
 	case api.MigrationOpDone:
 		if m.Kind != api.MigrationCheckpoint {
-			return migrated{Reason: "only a checkpoint is done"}, nil
+			return Migrated{Reason: "only a checkpoint is done"}, nil
 		}
 		if c.Reason != "" {
 			return end(api.MigrationFailed, c.Reason)
 		}
 		return end(api.MigrationDone, "")
 	}
-	return migrated{Reason: fmt.Sprintf("unknown migration op %q", c.Op)}, nil
+	return Migrated{Reason: fmt.Sprintf("unknown migration op %q", c.Op)}, nil
 }
 
 // migrateEvents says what a migration step does, read before it applies.
-func migrateEvents(snap *state.Snapshot, c *migrateCmd) []api.Event {
+func migrateEvents(snap *state.Snapshot, c *Migrate) []api.Event {
 	a := snap.Alloc(c.AllocID)
 	if a == nil {
 		return nil
@@ -127,10 +127,10 @@ func migrateEvents(snap *state.Snapshot, c *migrateCmd) []api.Event {
 	ev := api.Event{Time: c.Time, Type: api.EventAllocMigration, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID}
 	m := a.Migration
 	switch {
-	case c.Op == migrationOpBegin && c.Migration != nil && !m.Active() && !c.Migration.Active():
-		// An attempt that could not begin (a drain's, drainer_migrate.go).
+	case c.Op == MigrationOpBegin && c.Migration != nil && !m.Active() && !c.Migration.Active():
+		// An attempt that could not begin (a drain's: the leader's drainer).
 		ev.Message = fmt.Sprintf("migration of %s off node %s not possible (%s): it moves by stop-and-replace", a.ID, a.NodeName, c.Migration.Reason)
-	case c.Op == migrationOpBegin && c.Migration != nil && !m.Active():
+	case c.Op == MigrationOpBegin && c.Migration != nil && !m.Active():
 		if c.Migration.Kind == api.MigrationCheckpoint {
 			ev.Message = fmt.Sprintf("checkpoint %s of %s on node %s requested", c.Migration.ID, a.ID, a.NodeName)
 		} else {

@@ -1,4 +1,4 @@
-package server
+package fsm
 
 import (
 	"strings"
@@ -15,19 +15,19 @@ import (
 func TestFSMAutoQuarantineAppliesToTheNodeAsSeen(t *testing.T) {
 	r := newFSMRig(t)
 	baseCell(r)
-	auto := func(seen uint64) *nodeOpCmd {
-		return nodeOp(nodeOpQuarantine, withQuarantine, func(c *nodeOpCmd) {
+	auto := func(seen uint64) *NodeOp {
+		return nodeOp(NodeOpQuarantine, withQuarantine, func(c *NodeOp) {
 			c.Quarantine.Auto, c.Quarantine.Reason, c.SeenIndex = true, "allocations fail far more often than the cell's: 9 of 10", seen
 		})
 	}
 	seen := r.snap().Node("n1").ModifyIndex
-	r.must(cmdNodeOp, nodeOp(nodeOpDisable)) // the node changes after the leader's view
+	r.must(nodeOp(NodeOpDisable)) // the node changes after the leader's view
 	before := len(r.events())
-	r.must(cmdNodeOp, auto(seen))
+	r.must(auto(seen))
 	if n := r.snap().Node("n1"); n.Quarantine != nil || len(r.events()) != before {
 		t.Fatalf("a stale automatic quarantine applied: %+v, events %q", n.Quarantine, r.events()[before:])
 	}
-	r.must(cmdNodeOp, auto(r.snap().Node("n1").ModifyIndex))
+	r.must(auto(r.snap().Node("n1").ModifyIndex))
 	n := r.snap().Node("n1")
 	if n.Quarantine == nil || !n.Quarantine.Auto || n.Status != api.NodeQuarantined {
 		t.Fatalf("automatic quarantine not applied: %s %+v", n.Status, n.Quarantine)
@@ -35,8 +35,8 @@ func TestFSMAutoQuarantineAppliesToTheNodeAsSeen(t *testing.T) {
 	if ev := r.events()[len(r.events())-1]; !strings.HasPrefix(ev, "node-quarantine: node node-n1 quarantined automatically: allocations fail") {
 		t.Fatalf("event %q", ev)
 	}
-	lift := nodeOp(nodeOpLift)
-	r.must(cmdNodeOp, lift)
+	lift := nodeOp(NodeOpLift)
+	r.must(lift)
 	if n := r.snap().Node("n1"); n.Quarantine != nil || !n.QuarantineLifted.Equal(lift.Time) {
 		t.Fatalf("after the lift: %+v, lifted %v", n.Quarantine, n.QuarantineLifted)
 	}
@@ -49,8 +49,8 @@ func TestFSMCollectGarbage(t *testing.T) {
 	baseCell(r) // a1 of "low", running
 	done := fsmAlloc("a0", "n1", "low", 10)
 	done.ClientStatus, done.DesiredStatus = api.AllocComplete, api.DesiredStop
-	r.must(cmdApplyPlan, &applyPlanCmd{Place: []*api.Allocation{done}, Time: fsmTime})
-	r.must(cmdCollectGarbage, &collectGarbageCmd{Garbage: gc.Garbage{Allocs: []string{"a0", "a1", "gone"}}, Time: fsmTime})
+	r.must(&ApplyPlan{Place: []*api.Allocation{done}, Time: fsmTime})
+	r.must(&CollectGarbage{Garbage: gc.Garbage{Allocs: []string{"a0", "a1", "gone"}}, Time: fsmTime})
 	if r.snap().Alloc("a0") != nil || r.snap().Alloc("a1") == nil {
 		t.Fatalf("after collection: a0 %v, a1 %v; want a0 gone and the running a1 kept", r.snap().Alloc("a0") != nil, r.snap().Alloc("a1") != nil)
 	}
