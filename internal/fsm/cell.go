@@ -54,7 +54,9 @@ func setCellIDEvents(snap *state.Snapshot, c *SetCellID) []api.Event {
 	return []api.Event{{Time: c.Time, Type: api.EventCellCreated, Message: "cell " + c.ID + " created"}}
 }
 
-func applySetCellSecret(w *state.WriteTxn, c *SetCellSecret) error { return w.SetCellSecret(c.Name, c.Value) }
+func applySetCellSecret(w *state.WriteTxn, c *SetCellSecret) error {
+	return w.SetCellSecret(c.Name, c.Value)
+}
 
 // setCellSecretEffects: every server keeps the join token in its data dir.
 func setCellSecretEffects(c *SetCellSecret) Effects {

@@ -117,7 +117,7 @@ func TestFSMCommands(t *testing.T) {
 		check  func(t *testing.T, s *state.Snapshot)
 	}{
 		{
-			name: "upsert-workload gives the next version",
+			name:   "upsert-workload gives the next version",
 			body:   &UpsertWorkload{Workload: fsmWorkload("low", 10), Eval: fsmEval("e1", "low")},
 			answer: Registered{Version: 2},
 			events: []string{"workload-registered: version 2 submitted"},
@@ -131,7 +131,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload",
+			name:   "stop-workload",
 			body:   &StopWorkload{Name: "low", Eval: fsmEval("e1", "low"), Time: fsmTime},
 			answer: Stopped{Found: true},
 			events: []string{"workload-stopped: stopped"},
@@ -142,7 +142,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload with purge",
+			name:   "stop-workload with purge",
 			body:   &StopWorkload{Name: "low", Purge: true, Eval: fsmEval("e1", "low"), Time: fsmTime},
 			answer: Stopped{Found: true},
 			events: []string{"workload-purged: stopped and purged"},
@@ -153,7 +153,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "stop-workload of an unknown workload still stores its evaluation",
+			name:   "stop-workload of an unknown workload still stores its evaluation",
 			body:   &StopWorkload{Name: "gone", Eval: fsmEval("e1", "gone"), Time: fsmTime},
 			answer: Stopped{Found: false},
 			events: []string{"workload-stopped: stopped"},
@@ -164,7 +164,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "upsert-node of a new node",
+			name:   "upsert-node of a new node",
 			body:   &UpsertNode{Node: fsmNode("n2"), Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
 			events: []string{"node-registered: node node-n2 registered"},
 			check: func(t *testing.T, s *state.Snapshot) {
@@ -183,7 +183,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "node-status down",
+			name:   "node-status down",
 			body:   &NodeStatus{NodeID: "n1", Status: api.NodeDown, Reason: "missed heartbeats", Evals: []*api.Evaluation{fsmEval("e1", "low")}, Time: fsmTime},
 			events: []string{"node-down: node node-n1 down: missed heartbeats"},
 			check: func(t *testing.T, s *state.Snapshot) {
@@ -240,7 +240,7 @@ func TestFSMCommands(t *testing.T) {
 			},
 		},
 		{
-			name: "alloc-client-update to failed",
+			name:   "alloc-client-update to failed",
 			body:   &AllocClientUpdate{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocFailed, ClientReason: "exit 1"}}, Time: fsmTime},
 			events: []string{"allocation-failed: g[0] on node-n1 failed: exit 1"},
 			check: func(t *testing.T, s *state.Snapshot) {
@@ -257,7 +257,7 @@ func TestFSMCommands(t *testing.T) {
 			body: &AllocClientUpdate{Updates: []*api.AllocUpdate{{ID: "a1", ClientStatus: api.AllocRunning}}, Time: fsmTime},
 		},
 		{
-			name: "set-cell-config",
+			name:   "set-cell-config",
 			body:   &SetCellConfig{Config: &api.CellConfig{SchedulingPolicy: api.PolicySpread}, Time: fsmTime},
 			events: []string{"cell-config: " + describeConfig(&api.CellConfig{SchedulingPolicy: api.PolicySpread})},
 			check: func(t *testing.T, s *state.Snapshot) {
