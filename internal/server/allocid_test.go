@@ -89,7 +89,7 @@ func TestRetriedEvaluationNeverReusesARunningAllocationsID(t *testing.T) {
 	running := first[0]
 
 	addNode(t, s, "node-b")
-	s.broker.Unblock() // what a node registration does: the blocked evaluation is retried
+	s.leader.Unblock() // what a node registration does: the blocked evaluation is retried
 	waitFor(t, 10*time.Second, "the second replica", func() error {
 		live := 0
 		for _, a := range s.State().Snapshot().AllocsByWorkload("", "w") {

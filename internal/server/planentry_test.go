@@ -39,20 +39,20 @@ func TestLargePlanEntriesAreBounded(t *testing.T) {
 	const replicas = 30_000
 	s := quietServer(t)
 	registerNodes(t, s, 300)
-	first, err := s.raft.logStore.LastIndex()
+	first, err := s.replica.LogStore().LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, fmt.Sprintf(largePlanWorkload, "big", replicas))
 	waitPlaced(t, s, "big", replicas)
-	last, err := s.raft.logStore.LastIndex()
+	last, err := s.replica.LogStore().LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var planBytes, planEntries, largest int
 	for i := first + 1; i <= last; i++ {
 		var l raft.Log
-		if err := s.raft.logStore.GetLog(i, &l); err != nil {
+		if err := s.replica.LogStore().GetLog(i, &l); err != nil {
 			t.Fatalf("entry %d: %v", i, err)
 		}
 		if l.Type != raft.LogCommand || len(l.Data) == 0 {
