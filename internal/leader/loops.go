@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -109,13 +110,22 @@ func (l *Leader) runLoop(ctx context.Context, lp Loop) {
 	}
 	step := func() {
 		outcome := "ok"
+		defer func() {
+			// A bug in one pass (the scheduler a drain's migration asks)
+			// must not take the leader down: it is logged with its stack,
+			// counted, and the next pass tries again.
+			if v := recover(); v != nil {
+				outcome = "panic"
+				l.logger.Error("leader loop: "+lp.Name+" panicked; will retry", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+			l.metrics.loopSteps.WithLabelValues(lp.Name, outcome).Inc()
+		}()
 		if err := lp.Step(ctx); err != nil {
 			outcome = "error"
 			if ctx.Err() == nil {
 				l.logger.Warn("leader loop: "+lp.Name+"; will retry", "err", err)
 			}
 		}
-		l.metrics.loopSteps.WithLabelValues(lp.Name, outcome).Inc()
 	}
 	tick := time.NewTicker(lp.Every)
 	defer tick.Stop()

@@ -12,6 +12,7 @@ import (
 type metrics struct {
 	evalWait       prometheus.Histogram
 	evalProcess    prometheus.Histogram
+	evalPanics     prometheus.Counter
 	planApply      prometheus.Histogram
 	plans          *prometheus.CounterVec
 	planRejections prometheus.Counter
@@ -39,7 +40,9 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		evalWait:    hist("strata_broker_eval_wait_seconds", "Time from an evaluation's creation to a scheduler worker taking it from the broker."),
 		evalProcess: hist("strata_scheduler_eval_seconds", "Time a scheduler worker spent on one evaluation, plan submission included."),
-		planApply:   hist("strata_plan_apply_seconds", "Time the plan applier spent on one plan: re-checking its nodes and committing it."),
+		evalPanics: counter("strata_scheduler_panics_total",
+			"Evaluations whose scheduling panicked: each is stored failed with the panic and its stack, and the leader goes on."),
+		planApply: hist("strata_plan_apply_seconds", "Time the plan applier spent on one plan: re-checking its nodes and committing it."),
 		plans: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_plans_total",
 			Help: "Plans the plan applier handled, by outcome: committed (all of it), partial (some nodes rejected), rejected (nothing committed), error."},
 			[]string{"outcome"}),
@@ -55,7 +58,7 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 		loopRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "strata_leader_loop_running",
 			Help: "Goroutines of each leader loop running now (its Count while this server leads, 0 elsewhere)."}, []string{"loop"}),
 		loopSteps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_leader_loop_steps_total",
-			Help: "Passes of each periodic leader loop, by outcome: ok, error (logged, retried next pass)."}, []string{"loop", "outcome"}),
+			Help: "Passes of each periodic leader loop, by outcome: ok, error, panic (logged, retried next pass)."}, []string{"loop", "outcome"}),
 	}
 	for _, kind := range []string{"allocation", "evaluation", "deployment"} {
 		m.collected.WithLabelValues(kind) // exported at 0 before the first collection
@@ -63,7 +66,7 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 	for _, lp := range l.loops {
 		m.loopRunning.WithLabelValues(lp.Name) // exported at 0 on followers
 	}
-	reg.MustRegister(m.evalWait, m.evalProcess, m.planApply, m.plans, m.planRejections,
+	reg.MustRegister(m.evalWait, m.evalProcess, m.evalPanics, m.planApply, m.plans, m.planRejections,
 		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.collected, m.loopRunning, m.loopSteps)
 
 	gauge := func(name, help string, f func() float64) {

@@ -2,6 +2,8 @@ package leader
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/strata-dev/strata/api"
@@ -84,17 +86,28 @@ func (p *planApplier) run(ctx context.Context) {
 			if pp.ctx.Err() != nil {
 				continue // e.g. queued in a previous leadership term
 			}
-			if pp.fn != nil {
-				v, err := pp.fn()
-				pp.result <- planOutcome{val: v, err: err}
-				continue
-			}
-			start := time.Now()
-			res, err := p.apply(pp)
-			p.l.metrics.observePlan(res, err, time.Since(start))
-			pp.result <- planOutcome{res: res, err: err}
+			pp.result <- p.serve(pp)
 		}
 	}
+}
+
+// serve applies one queued plan (or runs one queued write). A panic fails
+// that one, as a panicError its worker records on the evaluation; the
+// applier goes on with the next.
+func (p *planApplier) serve(pp *pendingPlan) (out planOutcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = planOutcome{err: &panicError{value: fmt.Sprint(v), stack: debug.Stack()}}
+		}
+	}()
+	if pp.fn != nil {
+		v, err := pp.fn()
+		return planOutcome{val: v, err: err}
+	}
+	start := time.Now()
+	res, err := p.apply(pp)
+	p.l.metrics.observePlan(res, err, time.Since(start))
+	return planOutcome{res: res, err: err}
 }
 
 func (p *planApplier) apply(pp *pendingPlan) (*api.PlanResult, error) {

@@ -66,18 +66,24 @@ func newRig(t testing.TB, cfg Config) *rig {
 	return &rig{t: t, l: l, f: f, p: p}
 }
 
-// lead begins a term, ended when the test ends.
-func (r *rig) lead() {
+// lead begins a term; the function it returns ends it, as the test's end
+// does if the test does not.
+func (r *rig) lead() (end func()) {
 	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.l.Lead(ctx); err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(func() {
-		cancel()
-		r.l.Follow()
-		r.l.Wait()
-	})
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			cancel()
+			r.l.Follow()
+			r.l.Wait()
+		})
+	}
+	r.t.Cleanup(end)
+	return end
 }
 
 func (r *rig) propose(body any) {

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -41,7 +43,7 @@ func (w *worker) run(ctx context.Context) {
 			w.l.metrics.evalWait.Observe(time.Since(e.CreateTime).Seconds())
 		}
 		start := time.Now()
-		blocked, err := w.process(ctx, e)
+		blocked, err := w.processGuarded(ctx, e)
 		w.l.metrics.evalProcess.Observe(time.Since(start).Seconds())
 		failed := err != nil && ctx.Err() == nil
 		if failed {
@@ -59,6 +61,59 @@ func (w *worker) run(ctx context.Context) {
 		}
 	}
 }
+
+// processGuarded is process that survives a panic of the scheduler (or of
+// the plan applier on its plan): the evaluation is stored failed with the
+// panic and its stack, counted in strata_scheduler_panics_total, and not
+// retried; a new leader does not take it again either (it is not pending).
+// Without it, one evaluation that trips a scheduler bug kills the leader,
+// and every leader after it.
+func (w *worker) processGuarded(ctx context.Context, e *api.Evaluation) (blocked bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			blocked, err = false, w.failPanicked(e, fmt.Sprint(p), debug.Stack())
+		}
+	}()
+	blocked, err = w.process(ctx, e)
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return false, w.failPanicked(e, pe.value, pe.stack)
+	}
+	return blocked, err
+}
+
+// maxPanicReport bounds the stack an evaluation keeps of its panic.
+const maxPanicReport = 8 << 10
+
+// failPanicked stores e failed with what panicked; an error (the proposal
+// failed) lets the worker retry e later.
+func (w *worker) failPanicked(e *api.Evaluation, value string, stack []byte) error {
+	w.l.metrics.evalPanics.Inc()
+	w.l.logger.Error("the scheduler panicked on an evaluation; it is failed, the leader goes on",
+		"eval", e.ID, "workload", e.Workload, "panic", value, "stack", string(stack))
+	report := fmt.Sprintf("the scheduler panicked: %s\n%s", value, stack)
+	if len(report) > maxPanicReport {
+		report = report[:maxPanicReport] + "…"
+	}
+	failed := *e
+	if stored := w.l.state().Snapshot().Eval(e.ID); stored != nil {
+		failed.Attempts = stored.Attempts
+	}
+	failed.Status, failed.StatusDescription = api.EvalFailed, report
+	if _, err := w.l.propose(&fsm.UpsertEvals{Evals: []*api.Evaluation{&failed}}); err != nil {
+		return fmt.Errorf("record the scheduler's panic: %w", err)
+	}
+	return nil
+}
+
+// panicError is a panic caught on another goroutine (the plan applier's)
+// while it worked for this evaluation.
+type panicError struct {
+	value string
+	stack []byte
+}
+
+func (p *panicError) Error() string { return "panic: " + p.value }
 
 // process schedules one evaluation until its plan is fully committed (or the
 // attempts run out) and records the evaluation's outcome with the plan.
