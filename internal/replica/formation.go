@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/backoff"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 )
 
@@ -68,6 +68,9 @@ type joinRequest struct {
 	ID       string `json:"id"`
 	RaftAddr string `json:"raftAddr"`
 }
+
+// formationWaits bound the waits between rounds of formation.
+var formationWaits = backoff.Policy{Base: 50 * time.Millisecond, Max: time.Second}
 
 // peerFreshness is how long a server heard from counts toward
 // --bootstrap-expect.
@@ -170,7 +173,7 @@ func (r *Replica) memberAtAddr() bool {
 // a known leader (see the comment at the top of this file).
 func (r *Replica) formCell(ctx context.Context) {
 	var lastWhy string
-	delay := 100 * time.Millisecond
+	var delay time.Duration
 	for {
 		done, why, err := r.formStep(ctx)
 		if done {
@@ -186,10 +189,10 @@ func (r *Replica) formCell(ctx context.Context) {
 			lastWhy = why
 		}
 		// Jittered, so that servers started together do not move in step.
-		if !sleepCtx(ctx, delay/2+rand.N(delay)) {
+		delay = formationWaits.Next(delay)
+		if !sleepCtx(ctx, delay) {
 			return
 		}
-		delay = min(2*delay, time.Second)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // Kind is the first byte of a connection: the protocol that follows.
@@ -120,6 +122,10 @@ func (p *Port) Close() error {
 	return err
 }
 
+// acceptWaits bound the accept loop's waits while it is out of file
+// descriptors (jittered, 5ms to 1s).
+var acceptWaits = backoff.Policy{Base: 5 * time.Millisecond, Max: time.Second}
+
 func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var delay time.Duration
@@ -133,7 +139,7 @@ func (p *Port) acceptLoop() {
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				delay = acceptWaits.Next(delay)
 				time.Sleep(delay) // out of file descriptors: back off, as net/http does
 				continue
 			}
