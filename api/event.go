@@ -29,6 +29,7 @@ const (
 	EventNotRescheduled = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
 	EventFollowUp       = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
 	EventDeployment     = "deployment"      // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
+	EventEvalRetried    = "evaluation-retried" // an operator ran a failed evaluation again
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.

@@ -43,6 +43,7 @@ func TestCommandEffects(t *testing.T) {
 		{"promote", &PromoteDeployment{Eval: e1}, Effects{Evals: []*api.Evaluation{e1}}},
 		{"fail and revert", &FailDeployment{Eval: e1, Revert: &UpsertWorkload{Eval: e2}}, Effects{Evals: []*api.Evaluation{e1, e2}}},
 		{"fail without an evaluation", &FailDeployment{}, Effects{}},
+		{"a retry", &RetryEval{Eval: e1}, Effects{Evals: []*api.Evaluation{e1}}},
 		{"the join token", &SetCellSecret{Name: state.CellSecretJoinToken, Value: "t"}, Effects{JoinToken: "t"}},
 		{"another secret", &SetCellSecret{Name: "other", Value: "t"}, Effects{}},
 	}

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,10 +99,14 @@ func fsmAlloc(id, node, workload string, prio int) *api.Allocation {
 }
 
 // baseCell is the state most cases start from: a node, a low-priority
-// workload running one allocation on it.
+// workload running one allocation on it, and an evaluation of it that
+// failed.
 func baseCell(r *fsmRig) {
 	r.must(&UpsertNode{Node: fsmNode("n1"), Time: fsmTime})
 	r.must(&UpsertWorkload{Workload: fsmWorkload("low", 10), Eval: fsmEval("e0", "low")})
+	failed := fsmEval("e-failed", "low")
+	failed.Status, failed.StatusDescription = api.EvalFailed, "the scheduler panicked: boom\ngoroutine 7 [running]:"
+	r.must(&UpsertEvals{Evals: []*api.Evaluation{failed}})
 	r.must(&ApplyPlan{Place: []*api.Allocation{fsmAlloc("a1", "n1", "low", 10)}, Time: fsmTime})
 }
 
@@ -374,5 +379,22 @@ func TestFSMRejectsBadEntries(t *testing.T) {
 				t.Fatal("a refused entry changed the store")
 			}
 		})
+	}
+}
+
+// TestFSMRetriesOnlyFailedEvaluations: a retry of an evaluation that did
+// not fail (or is gone) is refused whole: nothing changes, no event.
+func TestFSMRetriesOnlyFailedEvaluations(t *testing.T) {
+	for _, id := range []string{"e0", "gone"} {
+		r := newFSMRig(t)
+		baseCell(r)
+		before := r.snap().Index()
+		err, _ := r.apply(&RetryEval{Eval: fsmEval(id, "low"), Time: fsmTime}).(error)
+		if !errors.Is(err, ErrNotFailed) {
+			t.Fatalf("retry of %s: %v, want ErrNotFailed", id, err)
+		}
+		if r.snap().Index() != before {
+			t.Fatalf("a refused retry of %s changed the store", id)
+		}
 	}
 }

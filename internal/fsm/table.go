@@ -58,6 +58,8 @@ var Commands = mustTable(
 		Effects: failDeploymentEffects}),
 
 	command(128, "collect-garbage", Def[CollectGarbage]{Apply: answerless(applyCollectGarbage)}),
+	command(129, "retry-evaluation", Def[RetryEval]{Apply: answerless(applyRetryEval), Events: retryEvalEvents,
+		Effects: func(c *RetryEval) Effects { return evals(c.Eval) }}),
 )
 
 // planPartValue is apply-plan-part's value, which PlanParts writes itself.

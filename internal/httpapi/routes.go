@@ -50,6 +50,7 @@ func (s *API) routes() route.Group {
 		{Pattern: "POST /v1/allocations/{id}/migrate", Rule: route.NamespaceSubmit, Handle: s.handleMigrateAlloc},
 		{Pattern: "GET /v1/evaluations", Rule: route.NamespaceRead, Handle: s.handleListEvals},
 		{Pattern: "GET /v1/evaluations/{id}", Rule: route.NamespaceRead, Handle: s.handleGetEval},
+		{Pattern: "POST /v1/evaluations/{id}/retry", Rule: route.NamespaceSubmit, Handle: s.handleRetryEval},
 		{Pattern: "GET /v1/events", Rule: route.NamespaceRead, Handle: s.handleListEvents},
 		{Pattern: "GET /v1/services", Rule: route.NamespaceRead, Handle: s.handleListServices},
 		{Pattern: "GET /v1/services/{name}", Rule: route.NamespaceRead, Handle: s.handleService},

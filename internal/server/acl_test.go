@@ -100,6 +100,7 @@ var routeCalls = map[string][2]string{
 	"GET /v1/allocations/{id}/logs":             {"/v1/allocations/nope/logs", ""},
 	"GET /v1/evaluations":                       {"/v1/evaluations", ""},
 	"GET /v1/evaluations/{id}":                  {"/v1/evaluations/nope", ""},
+	"POST /v1/evaluations/{id}/retry":           {"/v1/evaluations/nope/retry", ""},
 	"GET /v1/events":                            {"/v1/events", ""},
 	"GET /v1/services":                          {"/v1/services", ""},
 	"GET /v1/services/{name}":                   {"/v1/services/nope", ""},
