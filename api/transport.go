@@ -348,7 +348,7 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		if (attempt+1)%n != 0 {
 			continue
 		}
-		if !sleep(ctx, next) {
+		if !backoff.Sleep(ctx, next) {
 			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 		}
 		wait = next
@@ -421,17 +421,6 @@ func untrusted(err error) bool {
 }
 
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
 
 func queryMeta(resp *http.Response) QueryMeta {
 	var m QueryMeta

@@ -4,14 +4,29 @@
 // file descriptors), and the plain exponential growth of a policy's
 // stated delays (a task's restart policy, a group's reschedule delay).
 //
-// It must stay a pure function of its inputs and math/rand/v2: no clock,
-// no sleeping, no state. Callers sleep.
+// Its waits are pure functions of their inputs and math/rand/v2: no
+// clock, no state. Sleep waits one out, or until the caller's context
+// ends.
 package backoff
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
+
+// Sleep waits d or until ctx is done; it reports whether ctx is still
+// live.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
 
 // Policy bounds the waits of one retry loop.
 type Policy struct {

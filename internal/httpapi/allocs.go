@@ -65,14 +65,10 @@ func findAlloc(snap *state.Snapshot, ns, id string) (*api.Allocation, error) {
 }
 
 func (s *API) handleGetAlloc(w http.ResponseWriter, r *http.Request) error {
-	id, err := route.PathID(r, "id")
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}
-	if err := checkRequestNamespace(r); err != nil {
-		return err
-	}
-	ns := requestNamespace(r)
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
 		a, err := findAlloc(snap, ns, id)
 		if err != nil {

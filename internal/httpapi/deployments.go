@@ -17,11 +17,7 @@ import (
 // The deployment and history endpoints (docs/deployments.md).
 
 func (s *API) handleWorkloadVersions(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}
@@ -35,11 +31,7 @@ func (s *API) handleWorkloadVersions(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *API) handleRevertWorkload(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}
@@ -76,11 +68,7 @@ func (s *API) handleRevertWorkload(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *API) handleWorkloadDeployments(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}
@@ -134,11 +122,7 @@ func findDeployment(snap *state.Snapshot, ns, id string) (*api.Deployment, error
 }
 
 func (s *API) handleGetDeployment(w http.ResponseWriter, r *http.Request) error {
-	id, err := route.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}
@@ -153,11 +137,7 @@ func (s *API) handleGetDeployment(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *API) handlePromoteDeployment(w http.ResponseWriter, r *http.Request) error {
-	id, err := route.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}
@@ -198,11 +178,7 @@ func (s *API) handlePromoteDeployment(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *API) handleFailDeployment(w http.ResponseWriter, r *http.Request) error {
-	id, err := route.PathID(r, "id")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}

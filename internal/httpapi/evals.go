@@ -13,10 +13,10 @@ import (
 )
 
 func (s *API) handleListEvals(w http.ResponseWriter, r *http.Request) error {
-	if err := checkRequestNamespace(r); err != nil {
+	ns, err := namespaceOf(r)
+	if err != nil {
 		return err
 	}
-	ns := requestNamespace(r)
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
 		out := []*api.Evaluation{}
 		for _, e := range snap.CurrentEvals(snap.Evals(ws)) { // a purged workload's leave the listing
@@ -29,7 +29,7 @@ func (s *API) handleListEvals(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) handleGetEval(w http.ResponseWriter, r *http.Request) error {
-	id, ns, err := evalRequest(r)
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *API) handleGetEval(w http.ResponseWriter, r *http.Request) error {
 // and the scheduler was fixed since): it is stored pending, and the
 // leader's broker takes it. Only a failed evaluation is retried.
 func (s *API) handleRetryEval(w http.ResponseWriter, r *http.Request) error {
-	id, ns, err := evalRequest(r)
+	id, ns, err := idInNamespace(r, "id")
 	if err != nil {
 		return err
 	}
@@ -65,15 +65,6 @@ func (s *API) handleRetryEval(w http.ResponseWriter, r *http.Request) error {
 	}
 	route.WriteJSON(w, http.StatusOK, map[string]any{"evalId": e.ID, "index": idx})
 	return nil
-}
-
-// evalRequest reads an evaluation's path id and the request's namespace.
-func evalRequest(r *http.Request) (id, ns string, err error) {
-	if id, err = route.PathID(r, "id"); err != nil {
-		return "", "", err
-	}
-	ns, err = namespaceOf(r)
-	return id, ns, err
 }
 
 // findEval resolves an evaluation id or a unique prefix of one, among

@@ -36,6 +36,26 @@ func namespaceOf(r *http.Request) (string, error) {
 	return requestNamespace(r), nil
 }
 
+// idInNamespace reads the path parameter param as an id (route.PathID)
+// and the request's namespace.
+func idInNamespace(r *http.Request, param string) (id, ns string, err error) {
+	if id, err = route.PathID(r, param); err != nil {
+		return "", "", err
+	}
+	ns, err = namespaceOf(r)
+	return id, ns, err
+}
+
+// nameInNamespace reads the path parameter param as a name
+// (route.PathName) and the request's namespace.
+func nameInNamespace(r *http.Request, param string) (name, ns string, err error) {
+	if name, err = route.PathName(r, param); err != nil {
+		return "", "", err
+	}
+	ns, err = namespaceOf(r)
+	return name, ns, err
+}
+
 // checkRequestNamespace is the 400 for a malformed ?namespace=, or nil.
 func checkRequestNamespace(r *http.Request) error {
 	q := route.NewQuery(r)

@@ -13,24 +13,15 @@ import (
 	"github.com/strata-dev/strata/internal/state"
 )
 
-func limit64(v int64) *int64 { return &v }
-func limitInt(v int) *int    { return &v }
+// ptr points at a copy of v (a quota's limits are pointers).
+func ptr[T any](v T) *T { return &v }
 
-// tenantWorkload is a workload of ns with one group of replicas × (cpu
+// tenantWorkload is workload w of ns with one group of replicas × (cpu
 // millicores, 64Mi), at priority class class.
-func tenantWorkload(ns, name, class string, replicas int, cpu int64) string {
-	return fmt.Sprintf(`
-apiVersion: strata.dev/v1
-kind: Workload
-metadata: {name: %s, namespace: %s}
-spec:
-  priorityClass: %s
-  groups:
-    - name: g
-      replicas: %d
-      tasks:
-        - {name: t, driver: mock, command: ["x"], resources: {cpu: %dm, memory: 64Mi}}
-`, name, ns, class, replicas, cpu)
+func tenantWorkload(ns, class string, replicas int, cpu int64) string {
+	return fmt.Sprintf(`{"apiVersion": "strata.dev/v1", "kind": "Workload", "metadata": {"name": "w", "namespace": %q},
+		"spec": {"priorityClass": %q, "groups": [{"name": "g", "replicas": %d,
+		"tasks": [{"name": "t", "driver": "mock", "command": ["x"], "resources": {"cpu": "%dm", "memory": "64Mi"}}]}]}}`, ns, class, replicas, cpu)
 }
 
 // TestAdmitToNamespace: a workload is refused at submission, with the
@@ -43,7 +34,7 @@ func TestAdmitToNamespace(t *testing.T) {
 			return err
 		}
 		return w.UpsertNamespace(&api.Namespace{Name: "small", Quota: &api.Quota{
-			CPUMilli: limit64(2000), Allocations: limit64(3), GPUMilli: limit64(0), MaxPriority: limitInt(999)}})
+			CPUMilli: ptr[int64](2000), Allocations: ptr[int64](3), GPUMilli: ptr[int64](0), MaxPriority: ptr(999)}})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +55,7 @@ func TestAdmitToNamespace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wl, err := spec.Parse([]byte(tenantWorkload(tt.ns, "w", tt.class, tt.replicas, tt.cpu)))
+			wl, err := spec.Parse([]byte(tenantWorkload(tt.ns, tt.class, tt.replicas, tt.cpu)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +92,7 @@ func TestRootTasksNeedTheNamespacesConsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	withUser := func(ns, user string) *api.Workload {
-		wl, err := spec.Parse([]byte(tenantWorkload(ns, "w", "batch", 1, 100)))
+		wl, err := spec.Parse([]byte(tenantWorkload(ns, "batch", 1, 100)))
 		if err != nil {
 			t.Fatal(err)
 		}

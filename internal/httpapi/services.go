@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -43,11 +42,7 @@ func (s *API) handleListServices(w http.ResponseWriter, r *http.Request) error {
 // offers has no endpoints (an empty list, not a 404), so a client may
 // watch a name before its workload is submitted.
 func (s *API) handleService(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}

@@ -82,10 +82,10 @@ func specError(err error) error {
 }
 
 func (s *API) handleListWorkloads(w http.ResponseWriter, r *http.Request) error {
-	if err := checkRequestNamespace(r); err != nil {
+	ns, err := namespaceOf(r)
+	if err != nil {
 		return err
 	}
-	ns := requestNamespace(r)
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
 		out := []api.WorkloadSummary{}
 		for _, wl := range snap.WorkloadsIn(ws, ns) {
@@ -97,11 +97,7 @@ func (s *API) handleListWorkloads(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *API) handleWorkloadStatus(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}
@@ -151,11 +147,7 @@ func (s *API) handleStopWorkload(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *API) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}
@@ -172,11 +164,7 @@ func (s *API) handleWorkloadAllocs(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *API) handleWorkloadEvals(w http.ResponseWriter, r *http.Request) error {
-	name, err := route.PathName(r, "name")
-	if err != nil {
-		return err
-	}
-	ns, err := namespaceOf(r)
+	name, ns, err := nameInNamespace(r, "name")
 	if err != nil {
 		return err
 	}

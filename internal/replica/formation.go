@@ -190,7 +190,7 @@ func (r *Replica) formCell(ctx context.Context) {
 		}
 		// Jittered, so that servers started together do not move in step.
 		delay = formationWaits.Next(delay)
-		if !sleepCtx(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return
 		}
 	}
@@ -412,16 +412,4 @@ func (r *Replica) addVoter(id raft.ServerID, addr raft.ServerAddress) error {
 	}
 	r.logger.Info("server joined the cell", "id", id, "raft", addr)
 	return nil
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether ctx is live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // leadership owns this server's terms as leader. One goroutine (run)
@@ -110,7 +112,7 @@ func (l *leadership) begin(ctx context.Context) {
 			return
 		}
 		r.logger.Error("barrier on leadership; retrying", "err", err)
-		if !sleepCtx(ctx, time.Second) {
+		if !backoff.Sleep(ctx, time.Second) {
 			return
 		}
 	}
@@ -128,7 +130,7 @@ func (l *leadership) begin(ctx context.Context) {
 			return
 		}
 		r.logger.Error("begin the leader's term; retrying", "err", err)
-		if !sleepCtx(ctx, time.Second) {
+		if !backoff.Sleep(ctx, time.Second) {
 			cancel()
 			return
 		}

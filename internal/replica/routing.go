@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/strata-dev/strata/internal/backoff"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/serverport"
@@ -130,7 +131,7 @@ func (r *Replica) route(w http.ResponseWriter, req *http.Request, rt route.Route
 		} else {
 			err = fmt.Errorf("%w: no leader elected yet", ErrNotLeader)
 		}
-		if time.Now().After(deadline) || !sleepCtx(req.Context(), 10*time.Millisecond) {
+		if time.Now().After(deadline) || !backoff.Sleep(req.Context(), 10*time.Millisecond) {
 			route.Fail(w, err, r.logger)
 			return
 		}
