@@ -26,10 +26,11 @@ const (
 	// desired state it refused (another cell, a server behind), processes
 	// it adopted or stopped at start.
 	EventNodeAgent      = "node-agent"
-	EventNotRescheduled = "not-rescheduled"    // a failed allocation the reschedule policy does not replace, with why
-	EventFollowUp       = "follow-up"          // an evaluation planned for later (reschedule delay, unknown grace)
-	EventDeployment     = "deployment"         // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
-	EventEvalRetried    = "evaluation-retried" // an operator ran a failed evaluation again
+	EventNotRescheduled = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
+	EventFollowUp       = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
+	EventDeployment     = "deployment"      // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
+	// EventEvalRetried is an operator running a failed evaluation again.
+	EventEvalRetried = "evaluation-retried"
 )
 
 // Event is one line of the cell's history, as `strata events` shows it.
