@@ -45,11 +45,15 @@ import (
 //
 // A forwarded request carries the client's own credentials (token, node
 // secret) in its headers, and the leader checks them as if the client had
-// called it. What the follower's TLS listener verified — the agent's
-// certificate — is not carried: the leader takes a forwarded request's
-// word for it (ForwardedByServer). Carrying a verified identity is the
-// seam for that: Config's forwarding would set it on the forwarded
-// request, and the leader would read it instead of trusting the hop.
+// called it. What the follower's TLS listener verified — an agent's
+// certificate — is not carried: the leader takes a request that came over
+// the server port with the forwarding header at its word
+// (ForwardedByServer; httpapi's requireAgentCert skips the certificate
+// check for it), though the follower checked nothing before forwarding.
+// The seam for carrying a verified identity is forward's Rewrite: the
+// follower verifies what its listener saw and sets it on pr.Out under a
+// header the leader trusts only from the server port, and
+// ForwardedByServer's readers take that instead of the hop's word.
 
 // Headers of the routing layer.
 const (
@@ -248,6 +252,7 @@ func (r *Replica) forward(w http.ResponseWriter, req *http.Request, rt route.Rou
 			pr.SetURL(&url.URL{Scheme: "http", Host: string(addr)})
 			pr.SetXForwarded()
 			pr.Out.Header.Set(forwardedHeader, r.cfg.ID)
+			// The seam for a verified identity (see the top of this file).
 		},
 		Transport:     r.peerHTTP.Transport,
 		FlushInterval: -1, // stream: followed logs, long blocking answers
