@@ -102,22 +102,22 @@ type API struct {
 }
 
 // New builds the API over the cell's state (f), proposing through p and
-// making evaluations with make; groups are the routes of other rooms (the
+// making evaluations with maker; groups are the routes of other rooms (the
 // replica's status and operator routes, a UI's) mounted beside the API's
 // own. It refuses a table with a pattern twice or a route without a rule.
-func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, make *trigger.Maker, rep Replica, lead Leader, groups ...route.Group) (*API, error) {
+func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker, rep Replica, lead Leader, groups ...route.Group) (*API, error) {
 	if cfg.Logger == nil || cfg.Audit == nil {
 		return nil, errors.New("httpapi: logger and audit log are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Metrics == nil {
+	if cfg.Metrics == nil || cfg.Gatherer == nil {
 		reg := prometheus.NewRegistry()
 		cfg.Metrics, cfg.Gatherer = reg, reg
 	}
-	s := &API{cfg: cfg, logger: cfg.Logger, fsm: f, proposer: p, make: make, replica: rep, leader: lead, audit: cfg.Audit,
-		metrics: newMetrics(cfg.Metrics), agentHTTP: newAgentHTTP(cfg.AgentTLS)}
+	s := &API{cfg: cfg, logger: cfg.Logger, fsm: f, proposer: p, make: maker, replica: rep, leader: lead, audit: cfg.Audit,
+		metrics: newMetrics(cfg.Metrics, cfg.Gatherer), agentHTTP: newAgentHTTP(cfg.AgentTLS)}
 	table := append(route.Group{}, s.routes()...)
 	for _, g := range groups {
 		table = append(table, g...)

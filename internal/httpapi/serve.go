@@ -82,18 +82,20 @@ func (s *API) wrap(rt route.Route) http.Handler {
 	return s.replica.Gate(rt, s.instrument(rt.Pattern, withCaller))
 }
 
-// metrics are the API's (docs/metrics.md).
+// metrics are the API's (docs/metrics.md), and the handler that serves
+// every metric of the server.
 type metrics struct {
 	requests *prometheus.HistogramVec
+	serve    http.Handler
 }
 
 // latencyBuckets run from 0.5 ms to about 33 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 17)
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, all prometheus.Gatherer) *metrics {
 	m := &metrics{requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "strata_http_request_seconds",
 		Help: "HTTP API requests by route pattern (method and path template) and status code.", Buckets: latencyBuckets},
-		[]string{"route", "code"})}
+		[]string{"route", "code"}), serve: promhttp.HandlerFor(all, promhttp.HandlerOpts{})}
 	reg.MustRegister(m.requests)
 	return m
 }
@@ -128,10 +130,7 @@ func statusClass(code int) string {
 
 // handleMetrics serves every metric of the server (docs/metrics.md).
 func (s *API) handleMetrics(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.Gatherer == nil {
-		return route.NotFound("this server serves no metrics")
-	}
-	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	s.metrics.serve.ServeHTTP(w, r)
 	return nil
 }
 

@@ -83,10 +83,10 @@ type Leader struct {
 }
 
 // New makes the leader of the cell whose state f holds; it proposes with
-// p and makes evaluations with make. Nothing runs until Lead. cfg's
+// p and makes evaluations with maker. Nothing runs until Lead. cfg's
 // policies are the caller's to validate; New refuses a loop table that
 // cannot run (checkLoops).
-func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, make *trigger.Maker) (*Leader, error) {
+func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker) (*Leader, error) {
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -111,7 +111,7 @@ func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, make *trigger.Maker) (*Leader,
 	if cfg.schedule == nil {
 		cfg.schedule = scheduler.Schedule
 	}
-	l := &Leader{cfg: cfg, logger: cfg.Logger, fsm: f, proposer: p, make: make, broker: newEvalBroker()}
+	l := &Leader{cfg: cfg, logger: cfg.Logger, fsm: f, proposer: p, make: maker, broker: newEvalBroker()}
 	l.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
 	l.beats = newHeartbeats(cfg.Heartbeats, nil)
 	l.plans = newPlanApplier(l)
