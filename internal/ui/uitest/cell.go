@@ -20,7 +20,7 @@ func Node(i int) *api.Node {
 		Labels: map[string]string{"region": fmt.Sprintf("region-%d", rack%2), "zone": fmt.Sprintf("zone-%d", rack%8),
 			"rack": fmt.Sprintf("rack-%03d", rack), "node": id},
 		Capacity: api.Resources{CPUMilli: 32000, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000},
-		NUMA: []api.NUMANode{{ID: 0, CPUs: seq(0, 16), MemoryBytes: 64 << 30}, {ID: 1, CPUs: seq(16, 32), MemoryBytes: 64 << 30}},
+		NUMA:     []api.NUMANode{{ID: 0, CPUs: seq(0, 16), MemoryBytes: 64 << 30}, {ID: 1, CPUs: seq(16, 32), MemoryBytes: 64 << 30}},
 	}
 	if i%10 == 0 {
 		n.Capacity.GPUs = 4
