@@ -18,7 +18,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	workload := q.checked("workload", spec.CheckName)
 	ns := q.namespace()
-	stub := q.boolean("stub") // lines of a long list (api.AllocationStub)
+	stub := q.boolean("stub") // a long list's lines, in columns (api.AllocationTable)
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
@@ -39,7 +39,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 		}
 		out = snap.Current(out) // never a purged predecessor's beside its successor's
 		if stub {
-			return allocStubs(out), snap.TableIndex(ws, state.TableAllocs), nil
+			return allocTable(out), snap.TableIndex(ws, state.TableAllocs), nil
 		}
 		if out == nil {
 			out = []*api.Allocation{}
@@ -48,11 +48,11 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// allocStubs are the lines of a long list: no spec, so nothing to redact.
-func allocStubs(allocs []*api.Allocation) []api.AllocationStub {
-	out := make([]api.AllocationStub, len(allocs))
+// allocTable is the lines of a long list: no spec, so nothing to redact.
+func allocTable(allocs []*api.Allocation) api.AllocationTable {
+	out := api.AllocationTable{Stubs: make([]api.AllocationStub, len(allocs))}
 	for i, a := range allocs {
-		out[i] = a.Stub()
+		out.Stubs[i] = a.Stub()
 	}
 	return out
 }

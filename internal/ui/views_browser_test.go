@@ -144,7 +144,7 @@ func TestViewsOfACell(t *testing.T) {
 	b.SetValue("#alloc-filter", "no-such-thing")
 	b.WaitText("#alloc-count", "0 of 30", 5*time.Second)
 	b.SetValue("#alloc-filter", "")
-	b.Click("#alloc-list .vrow a")
+	b.Click("#alloc-list .vrow")
 	b.WaitText("#view", "frontend[", 10*time.Second)
 	b.WaitText("#exec", "strata alloc exec", 5*time.Second)
 
@@ -188,7 +188,7 @@ func TestViewsOfACell(t *testing.T) {
 	b.Eval(`(() => { const s = document.querySelector('#event-type'); s.value = 'node-drain'; s.dispatchEvent(new Event('input')); })()`, nil)
 	b.WaitFor(5*time.Second, "only node-drain events", func() (bool, string) {
 		var types []string
-		b.Eval(`[...document.querySelectorAll('#event-list .vrow')].filter(r => r.style.display !== 'none').map(r => r.children[1].textContent)`, &types)
+		b.Eval(`[...document.querySelectorAll('#event-list .vrow')].filter(r => !r.hidden).map(r => r.children[1].textContent)`, &types)
 		for _, ty := range types {
 			if ty != api.EventNodeDrain {
 				return false, strings.Join(types, ",")

@@ -27,8 +27,9 @@ export const freeOf = (n, dim) => Math.max(0, capacityOf(n, dim) - allocatedOf(n
 // statusOf is a node's status in one word, operator states first.
 export function statusOf(n) {
   if (n.status === 'down') return 'down';
-  if (n.quarantine || n.status === 'quarantined') return 'quarantined';
-  if (n.drain || n.status === 'draining') return 'draining';
+  // A node stub says quarantined and draining; a whole node has the specs.
+  if (n.quarantine || n.quarantined || n.status === 'quarantined') return 'quarantined';
+  if (n.drain || n.draining || n.status === 'draining') return 'draining';
   if (n.eligibility === 'ineligible') return 'ineligible';
   return n.status || 'unknown';
 }

@@ -70,9 +70,10 @@ export const pct = (f) => (Number.isFinite(f) ? `${(f * 100).toFixed(f < 0.1 && 
 export const count = (n) => Number(n || 0).toLocaleString('en-US');
 export const short = (id) => (id ? id.slice(0, 8) : '—');
 
+// ago words how long ago t was: an RFC 3339 time or Unix milliseconds.
 export function ago(t) {
-  if (!t || t.startsWith('0001')) return '—';
-  const s = (Date.now() - Date.parse(t)) / 1000;
+  if (!t || (typeof t === 'string' && t.startsWith('0001'))) return '—';
+  const s = (Date.now() - (typeof t === 'number' ? t : Date.parse(t))) / 1000;
   if (s < 0) return `in ${dur(-s)}`;
   return `${dur(s)} ago`;
 }

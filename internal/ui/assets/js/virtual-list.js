@@ -8,7 +8,9 @@ const ROW = 28;        // px, one row
 const OVERSCAN = 8;    // rows drawn beyond each edge
 
 export class VirtualList {
-  // columns: [{label, width (a grid track), text(row) -> string, cell(row) -> Node}]
+  // columns: [{label, width (a grid track), text(row) -> string, cls(row) ->
+  // the cell's class}], or cell(row) -> Node for the rare cell that needs
+  // elements (text is what keeps scrolling cheap: no element is made).
   // onOpen(row) is called when a row is clicked.
   constructor(columns, { height = 'calc(100vh - 230px)', onOpen, empty = 'nothing to show' } = {}) {
     this.columns = columns;
@@ -18,6 +20,7 @@ export class VirtualList {
     const tracks = columns.map((c) => c.width || '1fr').join(' ');
     this.tracks = tracks;
     this.el = h('div', { class: 'vlist', style: { height }, role: 'grid' });
+    this.el.vlist = this; // for the speed test: it times draw() per scroll step
     this.head = h('div', { class: 'vhead', style: { gridTemplateColumns: tracks, height: `${ROW}px` } },
       columns.map((c) => h('div', {}, c.label)));
     this.spacer = h('div', { style: { position: 'relative' } });
@@ -48,36 +51,45 @@ export class VirtualList {
     this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); });
   }
 
-  rowElement(k) {
-    while (this.pool.length <= k) {
+  // rowElement returns the pooled element that shows row i: row i always
+  // lands on element i mod the pool's size, so a scroll of a few rows
+  // rewrites only the rows that came into sight.
+  rowElement(i, size) {
+    while (this.pool.length < size) {
       const cells = this.columns.map(() => h('div'));
       const el = h('div', { class: 'vrow', style: { gridTemplateColumns: this.tracks, height: `${ROW}px` } }, cells);
       el.cells = cells;
       this.spacer.append(el);
       this.pool.push(el);
     }
-    return this.pool[k];
+    return this.pool[i % size];
   }
 
   // draw fills the pooled rows with the rows in sight.
   draw() {
     const top = this.el.scrollTop, view = this.el.clientHeight || 600;
+    const size = Math.ceil(view / ROW) + 2 * OVERSCAN + 2;
     const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
-    const last = Math.min(this.rows.length, Math.ceil((top + view) / ROW) + OVERSCAN);
-    let k = 0;
-    for (let i = first; i < last; i++, k++) {
-      const el = this.rowElement(k), row = this.rows[i];
-      el.style.transform = `translateY(${i * ROW}px)`;
-      el.style.display = '';
-      if (el.dataset.i === String(i) && el.row === row) continue;
-      el.dataset.i = i;
+    const last = Math.min(this.rows.length, first + size);
+    const shown = new Set();
+    for (let i = first; i < last; i++) {
+      const el = this.rowElement(i, size), row = this.rows[i];
+      shown.add(el);
+      if (el.index === i && el.row === row) { if (el.hidden) el.hidden = false; continue; }
+      el.index = i;
       el.row = row;
-      this.columns.forEach((c, j) => {
-        const cell = el.cells[j];
-        if (c.cell) cell.replaceChildren(c.cell(row));
-        else cell.textContent = c.text(row);
-      });
+      el.dataset.i = i;
+      el.style.transform = `translateY(${i * ROW}px)`;
+      el.hidden = false;
+      for (let j = 0; j < this.columns.length; j++) {
+        const c = this.columns[j], cell = el.cells[j];
+        if (c.cell) { cell.replaceChildren(c.cell(row)); continue; }
+        cell.textContent = c.text(row);
+        if (c.cls) cell.className = c.cls(row);
+      }
     }
-    for (; k < this.pool.length; k++) { this.pool[k].style.display = 'none'; this.pool[k].row = null; }
+    for (const el of this.pool) {
+      if (!shown.has(el) && !el.hidden) { el.hidden = true; el.row = null; el.index = -1; }
+    }
   }
 }

@@ -3,22 +3,23 @@
 // allocation with its tasks, health checks, events and followed logs.
 import * as api from '../api.js';
 import { h, clear, table, badge, link, short, ago, time, kv, bytes, cpu } from '../dom.js';
+import { allocTable } from '../tables.js';
 import { errorBox } from '../errors.js';
 import { VirtualList } from '../virtual-list.js';
 
 // allocColumns are the columns of a list of allocation stubs.
 export function allocColumns() {
   return [
-    { label: 'id', width: '90px', cell: (a) => h('a', { href: `#/allocations/${a.id}`, class: 'mono' }, short(a.id)) },
+    { label: 'id', width: '90px', text: (a) => short(a.id), cls: () => 'mono id' },
     { label: 'workload', width: 'minmax(120px, 1.2fr)', text: (a) => a.workload },
     { label: 'group', width: 'minmax(90px, 1fr)', text: (a) => `${a.group}[${a.index}]` },
     { label: 'node', width: 'minmax(100px, 1fr)', text: (a) => a.nodeName || short(a.nodeId) },
-    { label: 'status', width: '100px', cell: (a) => badge(a.clientStatus) },
+    { label: 'status', width: '100px', text: (a) => a.clientStatus, cls: (a) => `badge s-${a.clientStatus}` },
     { label: 'desired', width: '70px', text: (a) => a.desiredStatus },
     { label: 'health', width: '90px', text: (a) => a.health || '' },
     { label: 'ver', width: '50px', text: (a) => String(a.workloadVersion) },
     { label: 'restarts', width: '70px', text: (a) => String(a.restarts || 0) },
-    { label: 'created', width: '90px', text: (a) => ago(a.createTime) },
+    { label: 'created', width: '90px', text: (a) => ago(a.created) },
   ];
 }
 
@@ -51,7 +52,7 @@ export function allocationList(root, _p, { signal }) {
     onData: (data) => {
       const t0 = performance.now();
       clear(err);
-      all = (data || []).sort((a, b) => (a.createTime < b.createTime ? 1 : a.createTime > b.createTime ? -1 : 0));
+      all = allocTable(data).sort((a, b) => b.created - a.created);
       apply();
       list.el.dataset.rows = String(all.length);
       list.el.dataset.renderMs = (performance.now() - t0).toFixed(1);

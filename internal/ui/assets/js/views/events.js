@@ -1,7 +1,7 @@
 // Events: the cell's event list, live, newest first, filtered by type,
 // workload, node and words.
 import * as api from '../api.js';
-import { h, clear, time, link, short } from '../dom.js';
+import { h, clear, time, short } from '../dom.js';
 import { errorBox } from '../errors.js';
 import { VirtualList } from '../virtual-list.js';
 
@@ -14,10 +14,18 @@ export default function events(root, _p, { signal }) {
   const list = new VirtualList([
     { label: 'time', width: '170px', text: (e) => time(e.time) },
     { label: 'type', width: '150px', text: (e) => e.type },
-    { label: 'workload', width: '130px', cell: (e) => (e.workload ? link(`#/workloads/${encodeURIComponent(e.workload)}`, e.workload) : '') },
-    { label: 'node', width: '90px', cell: (e) => (e.nodeId ? link(`#/nodes/${encodeURIComponent(e.nodeId)}`, short(e.nodeId)) : '') },
+    { label: 'workload', width: '130px', text: (e) => e.workload || '' },
+    { label: 'node', width: '90px', text: (e) => (e.nodeId ? short(e.nodeId) : '') },
     { label: 'message', width: 'minmax(300px, 4fr)', text: (e) => e.message },
-  ], { empty: 'no events match' });
+  ], {
+    empty: 'no events match',
+    // A row opens what it is about: its allocation, workload or node.
+    onOpen: (e) => {
+      if (e.allocId) location.hash = `#/allocations/${e.allocId}`;
+      else if (e.workload) location.hash = `#/workloads/${encodeURIComponent(e.workload)}`;
+      else if (e.nodeId) location.hash = `#/nodes/${encodeURIComponent(e.nodeId)}`;
+    },
+  });
   list.el.id = 'event-list';
   root.append(h('div', { class: 'toolbar' }, h('h2', {}, 'Events'), typeSel, wl, node, text, info), err, list.el);
   let all = [];

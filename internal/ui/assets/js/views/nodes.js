@@ -14,15 +14,15 @@ export function nodeList(root, _p, { signal }) {
   const err = h('div'), info = h('span', { class: 'muted small' });
   const filter = h('input', { id: 'node-filter', placeholder: 'filter: name, status, label value…', size: 36 });
   const list = new VirtualList([
-    { label: 'name', width: 'minmax(140px, 1.4fr)', cell: (n) => link(`#/nodes/${encodeURIComponent(n.id)}`, n.name) },
-    { label: 'status', width: '110px', cell: (n) => badge(statusOf(n)) },
+    { label: 'name', width: 'minmax(140px, 1.4fr)', text: (n) => n.name, cls: () => 'id' },
+    { label: 'status', width: '110px', text: (n) => statusOf(n), cls: (n) => `badge s-${statusOf(n)}` },
     { label: 'region', width: '90px', text: (n) => n.labels?.region || '' },
     { label: 'zone', width: '90px', text: (n) => n.labels?.zone || '' },
     { label: 'rack', width: '90px', text: (n) => n.labels?.rack || '' },
-    { label: 'cpu', width: 'minmax(110px, 1fr)', cell: (n) => bar([{ cls: 'alloc', frac: share(n, 'cpu') }]) },
+    { label: 'cpu %', width: '70px', text: (n) => pct(share(n, 'cpu')) },
     { label: 'cpu alloc', width: '110px', text: (n) => `${cpu(allocatedOf(n, 'cpu'))}/${cpu(capacityOf(n, 'cpu'))}` },
     { label: 'memory', width: '140px', text: (n) => `${bytes(allocatedOf(n, 'memory'))}/${bytes(capacityOf(n, 'memory'))}` },
-    { label: 'gpus', width: '60px', text: (n) => (n.gpus?.length ? String(n.gpus.length) : '') },
+    { label: 'gpus', width: '60px', text: (n) => (n.gpuCount ? String(n.gpuCount) : '') },
     { label: 'heartbeat', width: '90px', text: (n) => ago(n.lastHeartbeat) },
   ], { onOpen: (n) => { location.hash = `#/nodes/${encodeURIComponent(n.id)}`; }, empty: 'no nodes' });
   list.el.id = 'node-list';
@@ -36,7 +36,7 @@ export function nodeList(root, _p, { signal }) {
     info.textContent = `${rows.length.toLocaleString('en-US')} of ${all.length.toLocaleString('en-US')}`;
   };
   filter.addEventListener('input', apply);
-  api.watch('/v1/nodes', {}, {
+  api.watch('/v1/nodes', { stub: 'true' }, {
     signal, minInterval: 1000,
     onData: (data) => { clear(err); all = (data || []).sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true })); apply(); },
     onError: (e) => clear(err, errorBox(e, 'nodes')),

@@ -69,7 +69,7 @@ export default function overview(root, _params, { signal }) {
       h('p', {}, link('#/workloads', 'All workloads →')));
   }
 
-  api.watch('/v1/nodes', {}, {
+  api.watch('/v1/nodes', { stub: 'true' }, {
     signal, minInterval: 1000,
     onData: (data) => { clear(nodeErr); nodes = data || []; draw(); },
     onError: (err) => clear(nodeErr, errorBox(err, 'nodes')),

@@ -99,7 +99,7 @@ export default function topology(root, [pathParam], { signal }) {
   resize.observe(root);
   signal.addEventListener('abort', () => resize.disconnect());
 
-  api.watch('/v1/nodes', {}, {
+  api.watch('/v1/nodes', { stub: 'true' }, {
     signal, minInterval: 1000,
     onData: (data) => { clear(err); nodes = data || []; draw(); },
     onError: (e) => clear(err, errorBox(e, 'nodes')),

@@ -8,6 +8,7 @@ import { errorBox, errorText } from '../errors.js';
 import { whyPending } from './whypending.js';
 import { allocColumns } from './allocations.js';
 import { VirtualList } from '../virtual-list.js';
+import { allocTable } from '../tables.js';
 
 const wlHref = (name) => `#/workloads/${encodeURIComponent(name)}`;
 
@@ -69,7 +70,7 @@ export function workloadDetail(root, [name], { signal }) {
   function drawWhy() { if (status) clear(why, whyPending(status, nodes)); }
 
   api.watch(base, q, { signal, onData: (s) => { clear(err); status = s; drawStatus(); }, onError: (e) => clear(err, errorBox(e, `workload ${name}`)) });
-  api.watch('/v1/nodes', {}, { signal, minInterval: 2000, onData: (n) => { nodes = n || []; drawWhy(); }, onError: () => { nodes = null; drawWhy(); } });
+  api.watch('/v1/nodes', { stub: 'true' }, { signal, minInterval: 2000, onData: (n) => { nodes = n || []; drawWhy(); }, onError: () => { nodes = null; drawWhy(); } });
   api.watch(`${base}/deployments`, q, {
     signal,
     onData: (list) => drawDeployment(deploy, list?.[0], q),
@@ -85,7 +86,7 @@ export function workloadDetail(root, [name], { signal }) {
   });
   api.watch('/v1/allocations', { ...q, workload: name, stub: 'true' }, {
     signal, minInterval: 500,
-    onData: (list) => allocs.setRows((list || []).sort((a, b) => b.createTime.localeCompare(a.createTime))),
+    onData: (data) => allocs.setRows(allocTable(data).sort((a, b) => b.created - a.created)),
     onError: (e) => allocs.el.replaceWith(errorBox(e, 'allocations')),
   });
   api.watch('/v1/events', { ...q, workload: name }, {
