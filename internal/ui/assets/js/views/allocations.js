@@ -96,15 +96,20 @@ export function allocationDetail(root, [id], { signal }) {
     if (!logsStarted) { logsStarted = true; logView(logs, a, q, signal); }
   }
 
-  api.watch(`/v1/allocations/${encodeURIComponent(id)}`, q, { signal, onData: (a) => { clear(err); draw(a); }, onError: (e) => clear(err, errorBox(e, `allocation ${id}`)) });
+  api.watch(`/v1/allocations/${encodeURIComponent(id)}`, q, { signal, onData: (a) => { clear(err); draw(a); drawEvents(); }, onError: (e) => clear(err, errorBox(e, `allocation ${id}`)) });
+  // Events name an allocation by its full id: those of this one are shown
+  // once both the allocation and the events are read.
+  let events = [];
+  function drawEvents() {
+    if (!alloc) return;
+    const mine = events.filter((e) => e.allocId && e.allocId === alloc.id);
+    clear(evs, h('h3', {}, 'Events'), mine.length ? table(['time', 'type', 'message'], mine.slice(-30).reverse().map((e) =>
+      h('tr', {}, h('td', { class: 'small' }, time(e.time)), h('td', {}, e.type), h('td', {}, e.message))))
+      : h('p', { class: 'muted small' }, 'No events name this allocation.'));
+  }
   api.watch('/v1/events', q, {
     signal,
-    onData: (list) => {
-      const mine = (list || []).filter((e) => e.allocId === alloc?.id || (alloc && e.allocId && e.allocId === id));
-      clear(evs, h('h3', {}, 'Events'), mine.length ? table(['time', 'type', 'message'], mine.slice(-30).reverse().map((e) =>
-        h('tr', {}, h('td', { class: 'small' }, time(e.time)), h('td', {}, e.type), h('td', {}, e.message))))
-        : h('p', { class: 'muted small' }, 'No events name this allocation.'));
-    },
+    onData: (list) => { events = list || []; drawEvents(); },
     onError: (e) => clear(evs, errorBox(e, 'events')),
   });
 }
