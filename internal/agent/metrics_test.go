@@ -71,5 +71,34 @@ func TestMetricsReportTaskUsageFromCgroups(t *testing.T) {
 	if v, _ := agentMetric(t, ag, "strata_agent_allocations"); v != 1 {
 		t.Fatalf("strata_agent_allocations = %v, want 1", v)
 	}
+	// What the task was allocated, beside what it uses; and the node's
+	// capacity, for "allocated against used" on the dashboards.
+	if v, _ := agentMetric(t, ag, "strata_task_cpu_allocated_cores"+labels); v != 0.2 {
+		t.Fatalf("strata_task_cpu_allocated_cores = %v, want 0.2", v)
+	}
+	if v, _ := agentMetric(t, ag, "strata_task_memory_allocated_bytes"+labels); v != 64<<20 {
+		t.Fatalf("strata_task_memory_allocated_bytes = %v, want %d", v, 64<<20)
+	}
+	if v, ok := agentMetric(t, ag, "strata_node_cpu_capacity_cores"); !ok || v != float64(ag.Node().Capacity.CPUMilli)/1000 {
+		t.Fatalf("strata_node_cpu_capacity_cores = %v (present %v), want the node's %d millicores", v, ok, ag.Node().Capacity.CPUMilli)
+	}
 	srv.setDesired(alloc.ID, api.DesiredStop)
+}
+
+// A task the OOM killer ends is counted, by workload and task.
+func TestMetricsCountOOMKills(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).
+		task("hog", api.Resources{MemoryBytes: 32 << 20}, "sh", "-c", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived`).build()
+	srv.put(alloc)
+	waitTask(t, srv, alloc.ID, "hog", "task dead", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
+		return ts.State == api.TaskDead && ts.OOMKilled
+	})
+	sample := fmt.Sprintf(`strata_task_oom_kills_total{task="hog",workload="%s"}`, alloc.Workload)
+	if v, ok := agentMetric(t, ag, sample); !ok || v != 1 {
+		t.Fatalf("%s = %v (present %v), want 1", sample, v, ok)
+	}
 }
