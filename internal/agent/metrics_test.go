@@ -84,21 +84,3 @@ func TestMetricsReportTaskUsageFromCgroups(t *testing.T) {
 	}
 	srv.setDesired(alloc.ID, api.DesiredStop)
 }
-
-// A task the OOM killer ends is counted, by workload and task.
-func TestMetricsCountOOMKills(t *testing.T) {
-	needCgroups(t)
-	t.Parallel()
-	srv := newFakeServer()
-	ag := startAgent(t, srv, t.TempDir())
-	alloc := newAlloc(ag.NodeID()).
-		task("hog", api.Resources{MemoryBytes: 32 << 20}, "sh", "-c", `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived`).build()
-	srv.put(alloc)
-	waitTask(t, srv, alloc.ID, "hog", "task dead", func(_ *api.AllocUpdate, ts *api.TaskState) bool {
-		return ts.State == api.TaskDead && ts.OOMKilled
-	})
-	sample := fmt.Sprintf(`strata_task_oom_kills_total{task="hog",workload="%s"}`, alloc.Workload)
-	if v, ok := agentMetric(t, ag, sample); !ok || v != 1 {
-		t.Fatalf("%s = %v (present %v), want 1", sample, v, ok)
-	}
-}

@@ -59,7 +59,7 @@ func TestTokenCapabilities(t *testing.T) {
 	b.Go("#/run")
 	b.Click("#plan")
 	b.WaitText("#plan-result .denied", `Your token lacks capability "submit" in namespace "default"`, 10*time.Second)
-	shot(b, "denied")
+	b.Shot("denied")
 
 	// Reading works everywhere the token may read.
 	for _, route := range []string{"#/overview", "#/topology", "#/workloads", "#/allocations", "#/events"} {

@@ -116,10 +116,10 @@ spec:
 	if p(costs, 0.95) > 16.7 || p(costs, 0.5) > 8 {
 		t.Errorf("scrolling the list: a scroll step costs p50 %.2f ms, p95 %.2f ms; want ≤ 8 ms and ≤ 16.7 ms", p(costs, 0.5), p(costs, 0.95))
 	}
-	shot(b, "allocations-100k")
+	b.Shot("allocations-100k")
 	b.Go("#/topology")
 	b.WaitFor(20*time.Second, "the heat-map", func() (bool, string) { return attr(b, "#heatmap", "data-nodes") == fmt.Sprint(nodes), "" })
-	shot(b, "topology-10k")
+	b.Shot("topology-10k")
 }
 
 // openMillis shows route and returns the milliseconds, measured in the

@@ -2,8 +2,6 @@ package ui_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +28,6 @@ func startCell(t *testing.T, nodes int, tweak func(*server.Config)) *servertest.
 	c.WaitReady(0)
 	uitest.RegisterNodes(t, c, nodes)
 	return c
-}
-
-// shot saves a screenshot of the page when STRATA_UI_SCREENSHOTS names a
-// directory (docs/ui.md's pictures come from there).
-func shot(b *uitest.Browser, name string) {
-	if dir := os.Getenv("STRATA_UI_SCREENSHOTS"); dir != "" {
-		b.Screenshot(filepath.Join(dir, name+".png"))
-	}
 }
 
 const bigSpec = `apiVersion: strata.dev/v1
@@ -109,7 +99,7 @@ func TestViewsOfACell(t *testing.T) {
 		b.Eval(`document.querySelector('#run').disabled`, &disabled)
 		return !disabled, ""
 	})
-	shot(b, "plan")
+	b.Shot("plan")
 	b.Click("#run")
 	b.WaitText("#view h2", "web", 20*time.Second)
 	b.WaitText("#view", "frontend", 10*time.Second)
@@ -119,7 +109,7 @@ func TestViewsOfACell(t *testing.T) {
 		b.Eval(`document.querySelectorAll('.vlist .vrow').length`, &n)
 		return n >= 10, b.Text(".vlist")
 	})
-	shot(b, "workload")
+	b.Shot("workload")
 
 	// A workload that cannot fit: why pending names the filter and counts
 	// its nodes, and says what would fit.
@@ -132,7 +122,7 @@ func TestViewsOfACell(t *testing.T) {
 	b.WaitText("#why-pending", "160", 10*time.Second)
 	b.WaitText("#why-pending", "What would fit", 10*time.Second)
 	b.WaitText("#why-pending .fit-advice", "memory", 10*time.Second)
-	shot(b, "why-pending")
+	b.Shot("why-pending")
 
 	// Allocations: the whole list, filtered.
 	b.Go("#/allocations")
@@ -153,7 +143,7 @@ func TestViewsOfACell(t *testing.T) {
 	b.WaitFor(20*time.Second, "the heat-map of 160 nodes", func() (bool, string) {
 		return b.Text("#view .small.muted") != "" && attr(b, "#heatmap", "data-nodes") == "160", attr(b, "#heatmap", "data-nodes")
 	})
-	shot(b, "topology")
+	b.Shot("topology")
 	b.Go("#/topology/region=region-0")
 	b.WaitFor(10*time.Second, "region-0's 80 nodes", func() (bool, string) {
 		return attr(b, "#heatmap", "data-nodes") == "80", attr(b, "#heatmap", "data-nodes")
@@ -165,13 +155,13 @@ func TestViewsOfACell(t *testing.T) {
 	b.WaitFor(10*time.Second, "160 nodes listed", func() (bool, string) {
 		return attr(b, "#node-list", "data-rows") == "" && strings.Contains(b.Text("#view"), "160 of 160"), b.Text("#view .toolbar")
 	})
-	shot(b, "nodes")
+	b.Shot("nodes")
 	b.Go("#/nodes/node-00010")
 	b.WaitText("#hardware", "NUMA 1", 10*time.Second)
 	b.WaitText("#hardware", "GPU 3 H100", 5*time.Second)
 	b.Click("#drain")
 	b.WaitText("#view .toolbar", "draining", 20*time.Second)
-	shot(b, "node")
+	b.Shot("node")
 	n, _, err := c.Client().Nodes(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +186,7 @@ func TestViewsOfACell(t *testing.T) {
 		}
 		return len(types) > 0, strings.Join(types, ",")
 	})
-	shot(b, "events")
+	b.Shot("events")
 
 	// The overview counts it: draining, or ineligible once its drain
 	// finished (it had nothing to move).
@@ -205,7 +195,7 @@ func TestViewsOfACell(t *testing.T) {
 		got := b.Text("#view")
 		return strings.Contains(got, "draining") || strings.Contains(got, "ineligible"), got
 	})
-	shot(b, "overview")
+	b.Shot("overview")
 }
 
 func attr(b *uitest.Browser, sel, name string) string {

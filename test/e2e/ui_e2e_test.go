@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +55,7 @@ func TestUIRunsAWorkload(t *testing.T) {
 		b.Eval(`(document.querySelector('#view table tbody tr td:nth-child(4)') || {}).textContent || ''`, &running)
 		return running == "2", b.Text("#view")
 	})
-	screenshot(b, "workload-running")
+	b.Shot("workload-running")
 
 	// Its log, followed: new lines arrive while the page is open.
 	b.Click(".vlist .vrow")
@@ -69,7 +67,7 @@ func TestUIRunsAWorkload(t *testing.T) {
 	if ev := b.Text("#alloc-events"); strings.Contains(ev, "cell-created") || strings.Contains(ev, "node-registered") {
 		t.Fatalf("the allocation's events show the cell's: %s", ev)
 	}
-	screenshot(b, "allocation")
+	b.Shot("allocation")
 
 	// A new version through the plan step: the diff names the command; one
 	// canary runs beside the old copies until promoted from the UI.
@@ -85,7 +83,7 @@ func TestUIRunsAWorkload(t *testing.T) {
 		d := b.Text("#deployment")
 		return strings.Contains(d, "1/1") && strings.Contains(d, "Promote"), d
 	})
-	screenshot(b, "canary")
+	b.Shot("canary")
 	b.Click("#promote")
 	b.WaitText("#deployment", "successful", 90*time.Second)
 	b.WaitText("#versions", "Revert to this", 10*time.Second)
@@ -116,7 +114,7 @@ func TestUIRunsAWorkload(t *testing.T) {
 	})
 	b.Go("#/events")
 	b.WaitText("#event-list", "node-drain", 20*time.Second)
-	screenshot(b, "events")
+	b.Shot("events")
 	if len(onA) > 0 {
 		b.Go("#/allocations/" + onA[0])
 		b.WaitText("#view", "stop", 20*time.Second)
@@ -128,13 +126,5 @@ func TestUIRunsAWorkload(t *testing.T) {
 		b.Go(route)
 		b.WaitText("#view", want, 20*time.Second)
 	}
-	screenshot(b, "overview")
-}
-
-// screenshot saves the page as docs/ui.md's pictures when
-// STRATA_UI_SCREENSHOTS names a directory.
-func screenshot(b *uitest.Browser, name string) {
-	if dir := os.Getenv("STRATA_UI_SCREENSHOTS"); dir != "" {
-		b.Screenshot(filepath.Join(dir, name+".png"))
-	}
+	b.Shot("overview")
 }

@@ -224,6 +224,16 @@ func (b *Browser) Screenshot(path string) {
 	}
 }
 
+// Shot saves a screenshot of the page as name.png in the directory
+// STRATA_UI_SCREENSHOTS names (docs/ui.md's pictures come from there), and
+// does nothing without it.
+func (b *Browser) Shot(name string) {
+	b.t.Helper()
+	if dir := os.Getenv("STRATA_UI_SCREENSHOTS"); dir != "" {
+		b.Screenshot(filepath.Join(dir, name+".png"))
+	}
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	if len(s) > 80 {
