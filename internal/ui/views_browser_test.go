@@ -221,6 +221,34 @@ func TestViewsOfACell(t *testing.T) {
 	b.Shot("overview")
 }
 
+// TestUIOverTLS: a server with TLS serves the UI over HTTPS, and the page's
+// API reads and writes go over the same TLS (the test's browser does not
+// know the cell's CA: it is told to accept the certificate, as a person
+// accepts it once).
+func TestUIOverTLS(t *testing.T) {
+	c := servertest.Start(t, 1, func(i int, cfg *server.Config) {
+		servertest.WithTLS(t)(i, cfg)
+		cfg.HeartbeatTTL = time.Hour
+	})
+	c.WaitReady(0)
+	if !strings.HasPrefix(c.Addr(0), "https://") {
+		t.Fatalf("the cell's address %s is not HTTPS", c.Addr(0))
+	}
+	b := uitest.New(t, 1200, 900, "ignore-certificate-errors")
+	b.Open(c.Addr(0) + "/")
+	b.WaitText("#view", "No nodes have registered yet", 20*time.Second)
+	// A write over the page's TLS: a plan, which finds no node.
+	b.Go("#/run")
+	b.SetValue("#spec", webSpec)
+	b.Click("#plan")
+	b.WaitText("#plan-failures", "30 not placed", 20*time.Second)
+	var proto string
+	b.Eval(`location.protocol`, &proto)
+	if proto != "https:" {
+		t.Fatalf("the page was served over %s", proto)
+	}
+}
+
 func attr(b *uitest.Browser, sel, name string) string {
 	var v string
 	b.Eval(`(document.querySelector(`+jsString(sel)+`) || {getAttribute: () => ''}).getAttribute(`+jsString(name)+`) || ''`, &v)

@@ -41,8 +41,9 @@ func chromium() (string, error) {
 }
 
 // New starts a browser for the test, stopped when it ends. The window is
-// width by height CSS pixels.
-func New(t testing.TB, width, height int) *Browser {
+// width by height CSS pixels; flags are more Chromium switches, without
+// their dashes ("ignore-certificate-errors").
+func New(t testing.TB, width, height int, flags ...string) *Browser {
 	t.Helper()
 	path, err := chromium()
 	if err != nil {
@@ -64,6 +65,9 @@ func New(t testing.TB, width, height int) *Browser {
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")),
 		chromedp.WindowSize(width, height),
+	}
+	for _, f := range flags {
+		opts = append(opts, chromedp.Flag(f, true))
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
