@@ -9,6 +9,9 @@
 // give tests small verbs (Open, Click, WaitText, Eval, Screenshot) that wait
 // with a deadline instead of sleeping.
 //
+// Node and RegisterNodes seed a cell through its API as agents would (a
+// realistic topology: regions, zones, racks, NUMA nodes, GPUs).
+//
 // Without a browser the tests skip and say why, unless
 // STRATA_REQUIRE_BROWSER=1 (CI) makes that a failure. It never downloads a
 // browser.
