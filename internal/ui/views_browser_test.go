@@ -144,6 +144,15 @@ func TestViewsOfACell(t *testing.T) {
 		return b.Text("#view .small.muted") != "" && attr(b, "#heatmap", "data-nodes") == "160", attr(b, "#heatmap", "data-nodes")
 	})
 	b.Shot("topology")
+	// Every colouring draws: fragmented for each task shape, and used
+	// (grey until nodes report usage).
+	for _, mode := range []string{"fragmented", "used", "allocated"} {
+		b.Eval(`(() => { const s = document.querySelector('#heat-mode'); s.value = `+jsString(mode)+`; s.dispatchEvent(new Event('change')); })()`, nil)
+		b.WaitFor(5*time.Second, "the heat-map coloured by "+mode, func() (bool, string) {
+			got := b.Text("#view .small.muted")
+			return attr(b, "#heatmap", "data-nodes") == "160" && (mode != "used" || strings.Contains(got, "no node reports usage")), got
+		})
+	}
 	b.Go("#/topology/region=region-0")
 	b.WaitFor(10*time.Second, "region-0's 80 nodes", func() (bool, string) {
 		return attr(b, "#heatmap", "data-nodes") == "80", attr(b, "#heatmap", "data-nodes")
