@@ -71,10 +71,10 @@ export class VirtualList {
     const size = Math.ceil(view / ROW) + 2 * OVERSCAN + 2;
     const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
     const last = Math.min(this.rows.length, first + size);
-    const shown = new Set();
+    const pass = (this.pass = (this.pass || 0) + 1);
     for (let i = first; i < last; i++) {
       const el = this.rowElement(i, size), row = this.rows[i];
-      shown.add(el);
+      el.pass = pass;
       if (el.index === i && el.row === row) { if (el.hidden) el.hidden = false; continue; }
       el.index = i;
       el.row = row;
@@ -84,12 +84,13 @@ export class VirtualList {
       for (let j = 0; j < this.columns.length; j++) {
         const c = this.columns[j], cell = el.cells[j];
         if (c.cell) { cell.replaceChildren(c.cell(row)); continue; }
-        cell.textContent = c.text(row);
-        if (c.cls) cell.className = c.cls(row);
+        const text = c.text(row);
+        if (cell.textContent !== text) cell.textContent = text;
+        if (c.cls) { const cls = c.cls(row); if (cell.className !== cls) cell.className = cls; }
       }
     }
     for (const el of this.pool) {
-      if (!shown.has(el) && !el.hidden) { el.hidden = true; el.row = null; el.index = -1; }
+      if (el.pass !== pass && !el.hidden) { el.hidden = true; el.row = null; el.index = -1; }
     }
   }
 }
