@@ -15,6 +15,7 @@ func (s *API) handleListAllocs(w http.ResponseWriter, r *http.Request) error {
 	q := route.NewQuery(r)
 	workload := q.Checked("workload", spec.CheckName)
 	ns := q.Namespace()
+	stub := q.Boolean("stub") // a long list's lines, in columns (api.AllocationTable)
 	if err := q.Err(); err != nil {
 		return err
 	}
@@ -33,11 +34,23 @@ func (s *API) handleListAllocs(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		out = snap.Current(out) // never a purged predecessor's beside its successor's
+		if stub {
+			return allocTable(out), snap.TableIndex(ws, state.TableAllocs), nil
+		}
 		if out == nil {
 			out = []*api.Allocation{}
 		}
 		return redactAllocs(out), snap.TableIndex(ws, state.TableAllocs), nil
 	})
+}
+
+// allocTable is the lines of a long list: no spec, so nothing to redact.
+func allocTable(allocs []*api.Allocation) api.AllocationTable {
+	out := api.AllocationTable{Stubs: make([]api.AllocationStub, len(allocs))}
+	for i, a := range allocs {
+		out.Stubs[i] = a.Stub()
+	}
+	return out
 }
 
 // findAlloc resolves an allocation id or a unique prefix of one, among

@@ -15,8 +15,20 @@ import (
 )
 
 func (s *API) handleListNodes(w http.ResponseWriter, r *http.Request) error {
+	q := route.NewQuery(r)
+	stub := q.Boolean("stub") // a long list's lines (api.NodeStub)
+	if err := q.Err(); err != nil {
+		return err
+	}
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
 		out := snap.NodesWatch(ws)
+		if stub {
+			stubs := make(api.NodeStubs, len(out))
+			for i, n := range out {
+				stubs[i] = n.Stub()
+			}
+			return stubs, snap.TableIndex(ws, state.TableNodes), nil
+		}
 		if out == nil {
 			out = []*api.Node{}
 		}

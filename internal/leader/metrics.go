@@ -25,6 +25,8 @@ type metrics struct {
 
 	loopRunning *prometheus.GaugeVec
 	loopSteps   *prometheus.CounterVec
+
+	scheduler *schedulerMetrics // metrics_scheduler.go
 }
 
 // latencyBuckets run from 0.5 ms to about 33 s.
@@ -68,6 +70,7 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 	}
 	reg.MustRegister(m.evalWait, m.evalProcess, m.evalPanics, m.planApply, m.plans, m.planRejections,
 		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.collected, m.loopRunning, m.loopSteps)
+	m.scheduler = newSchedulerMetrics(reg)
 
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
@@ -101,8 +104,11 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 		guard(func(g guardState) float64 { return g.expectedPerSecond }))
 	gauge("strata_heartbeat_late_seconds", "Mean lateness of the heartbeats the leader handled over the guard's window, against when each was due (leader only).",
 		guard(func(g guardState) float64 { return g.meanLate.Seconds() }))
-	gauge("strata_heartbeat_guard_kept_total", "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit).",
-		guard(func(g guardState) float64 { return float64(g.kept) }))
+	// A count that only grows (from 0 in each leadership term): a counter,
+	// as its _total says (promtool check metrics).
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_heartbeat_guard_kept_total",
+		Help: "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit)."},
+		guard(func(g guardState) float64 { return float64(g.kept) })))
 	gauge("strata_nodes_quarantined_auto", "Nodes quarantined automatically now (until an operator lifts them).",
 		func() float64 { return float64(autoQuarantined(l.state().Snapshot())) })
 	gauge("strata_quarantine_held_back", "Nodes whose evidence would quarantine them but whom the cap on automatic quarantine held back, at the leader's last check (leader only).",
@@ -129,8 +135,11 @@ func (c nodeStatusCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // observePlan records one plan the applier handled.
-func (m *metrics) observePlan(res *api.PlanResult, err error, took time.Duration) {
+func (m *metrics) observePlan(plan *api.Plan, res *api.PlanResult, err error, took time.Duration) {
 	m.planApply.Observe(took.Seconds())
+	if err == nil {
+		m.scheduler.observeCommitted(plan, res)
+	}
 	switch {
 	case err != nil || res == nil:
 		m.plans.WithLabelValues("error").Inc()

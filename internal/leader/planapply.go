@@ -106,7 +106,7 @@ func (p *planApplier) serve(pp *pendingPlan) (out planOutcome) {
 	}
 	start := time.Now()
 	res, err := p.apply(pp)
-	p.l.metrics.observePlan(res, err, time.Since(start))
+	p.l.metrics.observePlan(pp.plan, res, err, time.Since(start))
 	return planOutcome{res: res, err: err}
 }
 

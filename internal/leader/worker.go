@@ -145,6 +145,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 			return false, err
 		}
 		if len(res.Rejected) == 0 {
+			w.l.metrics.scheduler.observeFinal(plan)
 			return final.Status == api.EvalBlocked, nil
 		}
 		w.l.logger.Debug("plan partly rejected; retrying on a fresher snapshot",

@@ -28,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/replica"
 	"github.com/strata-dev/strata/internal/state"
 	"github.com/strata-dev/strata/internal/trigger"
+	"github.com/strata-dev/strata/internal/ui"
 )
 
 // Config configures a server.
@@ -228,7 +229,8 @@ func New(cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s.httpSrv = httplimit.NewServer(s.api.Handler(), cfg.HTTP)
+	// The web UI (internal/ui) is served beside the API at /ui/.
+	s.httpSrv = httplimit.NewServer(ui.Mount(s.api.Handler()), cfg.HTTP)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()

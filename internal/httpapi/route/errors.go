@@ -81,12 +81,15 @@ func FieldError(code, path, format string, args ...any) error {
 	return &Error{Status: http.StatusBadRequest, Code: code, Msg: path + ": " + msg, Fields: []api.FieldError{{Path: path, Message: msg}}}
 }
 
-// WriteJSON writes v as an indented JSON answer.
+// WriteJSON writes v as a JSON answer, indented for people unless v is
+// made for machines (a long list in columns: it has a CompactJSON method).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if _, compact := v.(interface{ CompactJSON() }); !compact {
+		enc.SetIndent("", "  ")
+	}
 	enc.Encode(v)
 }
 
