@@ -71,6 +71,7 @@ type Leader struct {
 	drainer     *drainer
 	quarantines *autoQuarantine
 	reverts     *reverts
+	retries     *retries
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers and dry runs.
 	nodeTables scheduler.IndexCache
@@ -118,6 +119,7 @@ func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker) (*Leader
 	l.drainer = newDrainer(l)
 	l.quarantines = &autoQuarantine{l: l}
 	l.reverts = newReverts(l)
+	l.retries = newRetries()
 	l.loops = append(l.table(), cfg.Loops...)
 	if err := checkLoops(l.loops); err != nil {
 		return nil, fmt.Errorf("leader loops: %w", err)

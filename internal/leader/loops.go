@@ -50,6 +50,8 @@ func (l *Leader) table() []Loop {
 		{Name: "plan-applier", Run: l.plans.run},
 		// Schedulers in parallel, optimistically; the applier arbitrates.
 		{Name: "worker", Run: l.runWorker, Count: l.cfg.Workers},
+		// Evaluations a worker failed on (a raft error), again after a pause.
+		{Name: "retry", Begin: l.retries.begin, Every: retryPause / 4, Step: l.requeue},
 		// Node liveness: nodes past their TTL go down, their work moves.
 		{Name: "heartbeats", Begin: l.beginHeartbeats, Every: l.beats.policy.MinTTL / 4, Step: l.checkHeartbeats},
 		// Drains: deadlines, migrations, completion.

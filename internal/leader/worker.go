@@ -51,10 +51,10 @@ func (w *worker) run(ctx context.Context) {
 		}
 		superseded := w.l.broker.Ack(e, blocked)
 		if failed && !blocked {
-			// Not lost: the evaluation is still pending in state; try again
-			// after a pause (a newer evaluation of the workload supersedes it).
-			retry := e
-			time.AfterFunc(time.Second, func() { w.l.broker.Enqueue(retry) })
+			// Not lost: the evaluation is still pending in state; the
+			// "retry" loop tries it again after a pause (a newer evaluation
+			// of the workload supersedes it).
+			w.l.retries.later(e, time.Now())
 		}
 		if len(superseded) > 0 && ctx.Err() == nil {
 			w.completeSuperseded(superseded, e.ID)
