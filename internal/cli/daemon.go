@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
@@ -108,7 +107,6 @@ type agentFlags struct {
 	name            string
 	httpAddr        string
 	labels          []string
-	config          string
 	cpuTotal        string
 	memoryTotal     string
 	diskTotal       string
@@ -143,7 +141,6 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
 	cmd.Flags().StringVar(&f.httpAddr, "agent-http-addr", "127.0.0.1:0", "address of the agent's own API (task logs)")
 	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "topology label key=value, e.g. rack=r1 (repeatable)")
-	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal, allowRootTasks, devicesConfig)")
 	cmd.Flags().StringVar(&f.cpuTotal, "cpu-total", "", "advertised CPU in millicores or cores, e.g. 4000 or 4 (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
@@ -157,54 +154,21 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().BoolVar(&f.ckptTasks, "checkpointable-tasks", false, "start exec tasks without namespaces of their own: in the host's pid, mount and cgroup namespaces (still as their user, with their capability mask, no_new_privs, seccomp profile and cgroups). Not needed for migrations: with a working criu, exec tasks in their own namespaces (the default) keep their memory across moves too; this only trades isolation away (docs/migration.md)")
 	cmd.Flags().StringVar(&f.migrateImageDir, "migrate-image-dir", "", "where migration images live while the tasks are stopped: empty or disk: the data dir; or a tmpfs mount point such as /dev/shm, used when it has room for the image (docs/migration.md, \"Image store\")")
 	cmd.Flags().StringVar(&f.devicesCfg, "devices-config", "", "device config file (YAML): rules naming the class of PCI devices in /sys/bus/pci/devices and devices listed outright, each with its NUMA node and device nodes; SR-IOV VFs, NVMe namespaces, FPGAs and accelerators are found without one (docs/devices.md)")
-	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
+	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 	f.microvm.register(cmd)
 }
 
-// agentFile is the agent's config file; flags override it.
-type agentFile struct {
-	Name           string            `json:"name"`
-	Labels         map[string]string `json:"labels"`
-	CPUTotal       string            `json:"cpuTotal"`
-	MemoryTotal    string            `json:"memoryTotal"`
-	DiskTotal      string            `json:"diskTotal"`
-	BandwidthTotal string            `json:"bandwidthTotal"`
-	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
-	AllowRootTasks bool `json:"allowRootTasks"`
-	// DevicesConfig is the device config file (docs/devices.md).
-	DevicesConfig string `json:"devicesConfig"`
-}
-
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
-	var file agentFile
-	if f.config != "" {
-		b, err := os.ReadFile(f.config)
-		if err != nil {
-			return agent.Config{}, failf("--config: %v", err)
-		}
-		if err := yaml.UnmarshalStrict(b, &file); err != nil {
-			return agent.Config{}, failf("--config %s: %v", f.config, err)
-		}
-	}
-	pick := func(flag, fromFile string) string {
-		if flag != "" {
-			return flag
-		}
-		return fromFile
-	}
-	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
+	cfg := agent.Config{DataDir: dataDir, Name: f.name, HTTPAddr: f.httpAddr, Logger: logger,
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace,
-		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, MigrateImageDir: f.migrateImageDir, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
+		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, MigrateImageDir: f.migrateImageDir, DevicesConfig: f.devicesCfg}
 	microVM, microVMErr := f.microvm.config()
 	if microVMErr != nil {
 		return cfg, microVMErr
 	}
 	cfg.MicroVM = microVM
-	for k, v := range file.Labels {
-		cfg.Labels[k] = v
-	}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -228,23 +192,23 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		}
 	}
 	var err error
-	if s := pick(f.cpuTotal, file.CPUTotal); s != "" {
-		if cfg.CPUTotal, err = parseCPUTotal(s); err != nil {
+	if f.cpuTotal != "" {
+		if cfg.CPUTotal, err = parseCPUTotal(f.cpuTotal); err != nil {
 			return cfg, failf("--cpu-total: %v", err)
 		}
 	}
-	if s := pick(f.memoryTotal, file.MemoryTotal); s != "" {
-		if cfg.MemoryTotal, err = resources.ParseBytes(s); err != nil {
+	if f.memoryTotal != "" {
+		if cfg.MemoryTotal, err = resources.ParseBytesWithUnit(f.memoryTotal); err != nil {
 			return cfg, failf("--memory-total: %v", err)
 		}
 	}
-	if s := pick(f.diskTotal, file.DiskTotal); s != "" {
-		if cfg.DiskTotal, err = resources.ParseBytes(s); err != nil {
+	if f.diskTotal != "" {
+		if cfg.DiskTotal, err = resources.ParseBytesWithUnit(f.diskTotal); err != nil {
 			return cfg, failf("--disk-total: %v", err)
 		}
 	}
-	if s := pick(f.bandwidth, file.BandwidthTotal); s != "" {
-		if cfg.NetMbps, err = resources.ParseBandwidth(s); err != nil {
+	if f.bandwidth != "" {
+		if cfg.NetMbps, err = resources.ParseBandwidth(f.bandwidth); err != nil {
 			return cfg, failf("--bandwidth-total: %v", err)
 		}
 	}
@@ -405,6 +369,7 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 		},
 	}
 	sf.register(cmd, "strata-data/server")
+	addConfigFlag(cmd, "the server's")
 	return cmd
 }
 
@@ -451,6 +416,7 @@ node, or stopped and removed.`,
 	cmd.Flags().StringVar(&dataDir, "data-dir", "strata-data/agent", "agent state directory")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	af.register(cmd, "", true)
+	addConfigFlag(cmd, "the agent's")
 	cmd.Flags().MarkHidden("agent-data-dir")
 	cmd.Flags().Lookup("agent-http-addr").Usage = "address of the agent's own API (task logs)"
 	return cmd
@@ -550,6 +516,7 @@ Then, in another terminal:
 	}
 	sf.register(cmd, "strata-data")
 	af.register(cmd, "", false)
+	addConfigFlag(cmd, "the dev cell's")
 	return cmd
 }
 

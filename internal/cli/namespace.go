@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
 )
 
 // strata namespace … and strata quota … (docs/tenants.md). A quota is
@@ -57,14 +57,18 @@ quota field is optional: an absent one is unbounded, 0 allows none):
   name: team-a
   description: the web team
   quota:
-    cpuMilli: 16000          # 16 cores
-    memoryBytes: 68719476736 # 64 GiB
-    gpuMilli: 2000           # 2 GPUs (a share counts its thousandths)
+    cpu: 16                  # cores (or 500m), as a task's resources.cpu
+    memory: 64Gi             # a unit is required, as for a task's memory
+    gpu: 2                   # GPUs; 0.5 is a share of one
     devices: 4               # GPUs and GPU shares held
     allocations: 50
     maxPriority: 999         # batch and best-effort only
   allowRootTasks: false      # tasks may not ask for user: root (the default namespace
-                             # allows it until a record for it is applied)`,
+                             # allows it until a record for it is applied)
+
+The API's own names (cpuMilli, memoryBytes, gpuMilli) are accepted too, so
+what 'namespace show -o json' prints applies again. A misspelt field is
+refused with the name it likely stands for.`,
 		Example: "  strata namespace apply -f team-a.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,11 +79,11 @@ quota field is optional: an absent one is unbounded, 0 allows none):
 			if err != nil {
 				return failf("-f: %v", err)
 			}
-			var n api.Namespace
-			if err := yaml.UnmarshalStrict(b, &n); err != nil {
-				return failf("%s: %v", file, err)
+			n, err := spec.ParseNamespace(b)
+			if err != nil {
+				return failf("%s is not a valid namespace:\n%v", file, err)
 			}
-			out, err := g.client().ApplyNamespace(cmd.Context(), &n)
+			out, err := g.client().ApplyNamespace(cmd.Context(), n)
 			if err != nil {
 				return failf("%v", err)
 			}
@@ -112,7 +116,7 @@ func newNamespaceListCmd(g *globals, use string) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, list)
 			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
+			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
 			for _, n := range list {
 				t.row(quotaRow(n)...)
 			}
@@ -139,7 +143,7 @@ func newNamespaceShowCmd(g *globals, use string) *cobra.Command {
 			if g.json() {
 				return printJSON(g.stdout, n)
 			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
+			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
 			t.row(quotaRow(n)...)
 			if err := t.flush(); err != nil {
 				return err
@@ -170,23 +174,24 @@ func newNamespaceDeleteCmd(g *globals) *cobra.Command {
 }
 
 // quotaRow is a namespace's line: each dimension "used/limit" ("used"
-// alone when unbounded).
+// alone when unbounded), in the units a workload's resources use.
 func quotaRow(n *api.NamespaceStatus) []string {
 	q := n.Quota
 	if q == nil {
 		q = &api.Quota{}
 	}
-	of := func(used int64, limit *int64) string {
+	of := func(used int64, limit *int64, unit func(int64) string) string {
 		if limit == nil {
-			return strconv.FormatInt(used, 10)
+			return unit(used)
 		}
-		return strconv.FormatInt(used, 10) + "/" + strconv.FormatInt(*limit, 10)
+		return unit(used) + "/" + unit(*limit)
 	}
+	count := func(n int64) string { return strconv.FormatInt(n, 10) }
 	prio := "-"
 	if q.MaxPriority != nil {
 		prio = strconv.Itoa(*q.MaxPriority)
 	}
 	u := n.Usage
-	return []string{n.Name, strconv.Itoa(n.Workloads), of(u.CPUMilli, q.CPUMilli), of(u.MemoryBytes, q.MemoryBytes),
-		of(u.GPUMilli, q.GPUMilli), of(u.Devices, q.Devices), of(u.Allocations, q.Allocations), prio}
+	return []string{n.Name, strconv.Itoa(n.Workloads), of(u.CPUMilli, q.CPUMilli, cpuStr), of(u.MemoryBytes, q.MemoryBytes, bytesStr),
+		of(u.GPUMilli, q.GPUMilli, cpuStr), of(u.Devices, q.Devices, count), of(u.Allocations, q.Allocations, count), prio}
 }
