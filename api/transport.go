@@ -240,6 +240,8 @@ type request struct {
 	// open, when set instead of body, opens the body for each attempt (a
 	// large file).
 	open func() (io.ReadCloser, error)
+	// header holds headers of this request besides the client's own.
+	header http.Header
 }
 
 // maxBackoff caps the wait between rounds of retries.
@@ -380,6 +382,9 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 	}
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)
+	}
+	for k, v := range req.header {
+		hreq.Header[k] = v
 	}
 	c.authenticate(hreq)
 	resp, err := c.HTTP.Do(hreq)

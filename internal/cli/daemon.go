@@ -241,6 +241,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		join = strings.TrimSpace(string(b))
 	}
 	client.Node = &api.NodeIdentity{ID: id, Secret: secret, JoinToken: join}
+	naming, err := chooseNodeName(dataDir, id, cfg.Name, logger)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Name = naming.current
 	if cfg.TLS == nil {
 		if cfg.TLS, err = f.tls.files(); err != nil {
 			return cfg, err
@@ -256,48 +261,8 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		}
 		client.SetTLS(tc)
 	}
-	cfg.API = agentAPI{client}
+	cfg.API = agentAPI{Client: client, naming: naming, stop: &agentStop{}}
 	return cfg, nil
-}
-
-// agentAttemptTimeout bounds one attempt of an agent's call to a server
-// (plus a blocking query's wait): a server that is paused, or forwards to
-// a paused leader, is left for the next one well within the heartbeat TTL
-// (10 s by default). With the client's default (40 s) a SIGSTOPped server
-// held the heartbeats of every agent that used it past the TTL, and the
-// cell marked those nodes down though a majority ran (test/faults,
-// TestServerPausedPastElectionTimeout). The agent's calls are small; a
-// write held through an election is retried on the next server.
-const agentAttemptTimeout = 2 * time.Second
-
-// agentAPI adapts the HTTP client to the agent's ServerAPI seam (the
-// client's ErrNodeUnknown is the agent's).
-type agentAPI struct{ *api.Client }
-
-var (
-	_ agent.ServerAPI     = agentAPI{}
-	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
-)
-
-func stampOf(m api.QueryMeta) agent.Stamp {
-	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex, Server: m.Server}
-}
-
-func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, error) {
-	m, err := a.Client.RegisterNodeMeta(ctx, n)
-	return stampOf(m), err
-}
-
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Beat, error) {
-	resp, m, err := a.Client.NodeHeartbeatMeta(ctx, nodeID)
-	return agent.Beat{Stamp: stampOf(m), Interval: resp.Interval(), Lease: resp.LeaseDuration()}, err
-}
-
-// NodeAllocations returns the client's ErrNodeUnknown, which is the
-// agent's, so a watch of a node the server forgot re-registers it.
-func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, agent.Stamp, error) {
-	allocs, m, err := a.Client.NodeAllocationsMeta(ctx, nodeID, minIndex, wait)
-	return allocs, m.Index, stampOf(m), err
 }
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
@@ -423,12 +388,21 @@ node, or stopped and removed.`,
 }
 
 func runAgent(ctx context.Context, g *globals, cfg agent.Config) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if aa, ok := cfg.API.(agentAPI); ok {
+		aa.stop.set(cancel)
+	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "strata agent %s running (data dir %s)\n", a.NodeID(), cfg.DataDir)
-	return a.Run(ctx)
+	fmt.Fprintf(g.stdout, "strata agent %s running as node %q (data dir %s)\n", a.NodeID(), cfg.Name, cfg.DataDir)
+	err = a.Run(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, errRegistrationRefused) {
+		return failf("%v", cause)
+	}
+	return err
 }
 
 func newDevCmd(g *globals) *cobra.Command {

@@ -149,6 +149,10 @@ type Server struct {
 	audit   *auditor
 	// joinFileMu serialises writes of <data-dir>/join-token.
 	joinFileMu sync.Mutex
+	// defaultNameMu serialises the registrations of new nodes named by
+	// default, so two agents of one host started together do not both
+	// take its name (defaultNameTaken).
+	defaultNameMu sync.Mutex
 
 	httpSrv   *http.Server
 	listener  net.Listener
