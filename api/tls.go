@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 )
 
 // Roles of a cell's certificates, as their organizational unit carries
@@ -42,6 +43,9 @@ func ClientTLS(caFile, certFile, keyFile, peerRole string) (*tls.Config, error) 
 		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("load certificate %s: %w", certFile, err)
+		}
+		if err := checkOwnCertificate(certFile, pair, time.Now()); err != nil {
+			return nil, err
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
