@@ -114,4 +114,3 @@ var fileArg = cobra.MaximumNArgs(1)
 func invalidWorkload(file string, err error) error {
 	return failf("%s is not a valid Workload:\n%v", file, err)
 }
-
