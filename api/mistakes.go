@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -22,6 +23,14 @@ import (
 // they have known no leader for long (code CodeNoQuorum): a majority of
 // the cell's voting servers is down or cut off.
 var ErrNoQuorum = errors.New("the cell has no leader: a majority of its voting servers is down or unreachable")
+
+// noQuorumError is the servers' own answer (which says for how long and
+// how many servers a leader needs), recognised as ErrNoQuorum.
+type noQuorumError struct{ err error }
+
+func (e *noQuorumError) Error() string        { return e.err.Error() }
+func (e *noQuorumError) Unwrap() error        { return e.err }
+func (e *noQuorumError) Is(target error) bool { return target == ErrNoQuorum }
 
 // CodeNoQuorum is the code of a server's 503 when it has known no leader
 // for far longer than an election takes.
@@ -81,7 +90,7 @@ func hopeless(err error, addr string) (string, bool) {
 	case errors.As(err, &opErr) && opErr.Op == "remote error":
 		// A TLS alert: the server refused this client's certificate.
 		return "the server refused this client's certificate ($STRATA_CLIENT_CERT): it is expired, not of this cell's CA, or not a cli certificate; issue one with 'strata tls cert create --cli'", true
-	case errors.As(err, &rec):
+	case errors.As(err, &rec) || errors.Is(err, http.ErrSchemeMismatch):
 		return addr + " answered in plain text, not TLS: it is a plaintext server (use http://) or a server's --raft-addr port (the API is on its --http-addr)", true
 	case errors.As(err, &unknown):
 		return "the server's certificate is not signed by a CA this client trusts: set $STRATA_CACERT to the cell's CA certificate (ca.pem)", true

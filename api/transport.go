@@ -363,7 +363,7 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		// for long (or could not be reached): no quorum, no use waiting.
 		if (attempt+1)%n == 0 {
 			if noQuorum > 0 && noQuorum+roundRefused >= n {
-				return nil, nil, fmt.Errorf("%w: %w", ErrNoQuorum, err)
+				return nil, nil, &noQuorumError{err}
 			}
 			noQuorum, roundRefused = 0, 0
 		}

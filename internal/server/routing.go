@@ -189,8 +189,8 @@ func (s *Server) termContext() context.Context {
 }
 
 // noQuorumAfter is how long a server must have known no leader before it
-// says the cell has no quorum, at raft multiplier 1: an election takes a
-// second or two, so this is many failed elections.
+// says the cell has no quorum, at raft multiplier 1 (Config.NoQuorumAfter):
+// an election takes a second or two, so this is many failed elections.
 const noQuorumAfter = 15 * time.Second
 
 // noQuorum turns err into ErrNoQuorum, saying for how long and how many
@@ -204,8 +204,11 @@ func (s *Server) noQuorum(err error) error {
 	if last := s.raft.raft.LastContact(); last.After(since) {
 		since = last
 	}
-	leaderless := time.Since(since)
-	if leaderless < noQuorumAfter*time.Duration(max(s.cfg.RaftMultiplier, 1)) {
+	leaderless, patience := time.Since(since), s.cfg.NoQuorumAfter
+	if patience <= 0 {
+		patience = noQuorumAfter * time.Duration(max(s.cfg.RaftMultiplier, 1))
+	}
+	if leaderless < patience {
 		return err
 	}
 	voters := 0
@@ -216,8 +219,8 @@ func (s *Server) noQuorum(err error) error {
 			}
 		}
 	}
-	return fmt.Errorf("%w: no leader for %s; a leader needs %d of the %d voting servers (strata operator raft peers --stale lists them)",
-		ErrNoQuorum, leaderless.Round(time.Second), voters/2+1, voters)
+	return fmt.Errorf("no leader for %s: %w, which takes %d of its %d voting servers (strata operator raft peers --stale lists them)",
+		leaderless.Round(time.Second), ErrNoQuorum, voters/2+1, voters)
 }
 
 func (s *Server) setLeaderHeaders(w http.ResponseWriter) {

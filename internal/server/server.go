@@ -54,6 +54,10 @@ type Config struct {
 	// election after 0.5-1s without a leader); raise it on slow or loaded
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
+	// NoQuorumAfter is how long a server must have known no leader before
+	// it answers no-quorum instead of not-leader (default 15s times
+	// RaftMultiplier).
+	NoQuorumAfter time.Duration
 	// HeartbeatTTL is how long a node may stay silent before it is marked
 	// down and its allocations replaced, while the cell is small. Default
 	// 10s. A large cell's TTL grows with its heartbeat interval
@@ -509,12 +513,12 @@ func (s *Server) revokeLeadership() {
 // write was not applied: a client may retry it.
 var ErrNotLeader = errors.New("this server is not the leader")
 
-// ErrNoQuorum is ErrNotLeader from a server that has known no leader for
+// ErrNoQuorum is not-leader from a server that has known no leader for
 // far longer than an election takes (noQuorumAfter): it cannot reach a
 // majority of the cell's voting servers. Answered 503 no-quorum; a
 // client tries the other servers it knows, and gives up at once when none
 // leads.
-var ErrNoQuorum = fmt.Errorf("%w: the cell has no quorum", ErrNotLeader)
+var ErrNoQuorum = errors.New("the cell has no quorum")
 
 // ErrOutcomeUnknown is returned by a write whose raft entry may or may not
 // be committed: leadership was lost, or raft shut down, after it was
