@@ -69,8 +69,8 @@ use. A second bootstrap is refused.`,
 }
 
 func printToken(g *globals, t *api.ACLToken) error {
-	if g.json() {
-		return printJSON(g.stdout, t)
+	if g.structured() {
+		return g.printData(t)
 	}
 	tw := newTable(g.stdout)
 	tw.row("Accessor ID:", t.AccessorID)
@@ -120,8 +120,8 @@ func newACLPolicyApplyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "policy %s applied\n", out.Name)
 			return nil
@@ -145,8 +145,8 @@ func newACLPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
+			if g.structured() {
+				return g.printData(list)
 			}
 			t := newTable(g.stdout, "NAME", "NAMESPACES", "CELL", "DESCRIPTION")
 			for _, p := range list {
@@ -181,8 +181,8 @@ func newACLPolicyGetCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, p)
+			if g.structured() {
+				return g.printData(p)
 			}
 			b, err := yaml.Marshal(p)
 			if err != nil {
@@ -248,8 +248,8 @@ func newACLTokenListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
+			if g.structured() {
+				return g.printData(list)
 			}
 			t := newTable(g.stdout, "ACCESSOR", "NAME", "POLICIES", "MANAGEMENT", "EXPIRES", "REVOKED")
 			for _, tok := range list {

@@ -101,8 +101,8 @@ func runMigrate(ctx context.Context, g *globals, allocID string, req *api.Migrat
 	}
 	m := ans.Migration
 	if f.noWait {
-		if g.json() {
-			return printJSON(g.stdout, m)
+		if g.structured() {
+			return g.printData(m)
 		}
 		fmt.Fprintf(g.stdout, "%s %s of allocation %s requested\n", m.Kind, m.ID, shortID(ans.AllocID))
 		return nil
@@ -113,8 +113,8 @@ func runMigrate(ctx context.Context, g *globals, allocID string, req *api.Migrat
 	if err != nil {
 		return failf("%s %s: %v", m.Kind, m.ID, err)
 	}
-	if g.json() {
-		return printJSON(g.stdout, a.Migration)
+	if g.structured() {
+		return g.printData(a.Migration)
 	}
 	printMigration(g.stdout, a)
 	switch a.Migration.Outcome {

@@ -39,8 +39,8 @@ ACLs on, reading it needs the acl-admin capability.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, entries)
+			if g.structured() {
+				return g.printData(entries)
 			}
 			t := newTable(g.stdout, "TIME", "WHO", "FROM", "REQUEST", "STATUS", "RESULT")
 			for _, e := range entries {

@@ -45,8 +45,8 @@ partial and no hard spread or self anti-affinity rule is broken (exit 1 if one i
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				if err := printJSON(g.stdout, res); err != nil {
+			if g.structured() {
+				if err := g.printData(res); err != nil {
 					return err
 				}
 			} else {

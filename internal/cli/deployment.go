@@ -34,8 +34,8 @@ registers a kept version again.`,
 			if err != nil {
 				return failf("history of %q: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, vs)
+			if g.structured() {
+				return g.printData(vs)
 			}
 			t := newTable(g.stdout, "VERSION", "STABLE", "SUBMITTED", "DEPLOYMENT", "GROUPS")
 			for _, v := range vs {
@@ -80,8 +80,8 @@ update (a deployment, under the group's update policy).`,
 			if err != nil {
 				return failf("revert %q to version %d: %v", args[0], v, err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "workload %q version %d registered from version %d (evaluation %s)\n", resp.Name, resp.Version, v, shortID(resp.EvalID))
 			if resp.DeploymentID != "" {
@@ -127,8 +127,8 @@ func newDeploymentListCmd(g *globals) *cobra.Command {
 				if err != nil || unchanged(q, meta) {
 					return meta.Index, err
 				}
-				if g.json() {
-					return meta.Index, printJSON(g.stdout, ds)
+				if g.structured() {
+					return meta.Index, g.printData(ds)
 				}
 				t := newTable(g.stdout, "ID", "WORKLOAD", "VERSION", "STATUS", "HEALTHY", "DESCRIPTION")
 				for _, d := range ds {
@@ -175,8 +175,8 @@ change and returns when the deployment ends (exit 1 when it failed).`,
 					return meta.Index, err
 				}
 				last = d
-				if g.json() {
-					return meta.Index, printJSON(g.stdout, d)
+				if g.structured() {
+					return meta.Index, g.printData(d)
 				}
 				return meta.Index, printDeployment(g.stdout, d)
 			}, func() bool { return last != nil && api.DeploymentTerminal(last.Status) })
@@ -231,8 +231,8 @@ func newDeploymentPromoteCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("promote %s: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "deployment %s promoted (evaluation %s)\n", shortID(resp.Deployment), shortID(resp.EvalID))
 			return nil
@@ -258,8 +258,8 @@ func newDeploymentFailCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("fail %s: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "deployment %s failed", shortID(resp.Deployment))
 			if resp.RevertedTo > 0 {

@@ -54,8 +54,8 @@ seal their secrets under the new key, then retire the old key with
 				return failf("%v", err)
 			}
 			keys := k.Keys()
-			if g.json() {
-				return printJSON(g.stdout, keys)
+			if g.structured() {
+				return g.printData(keys)
 			}
 			t := newTable(g.stdout, "ID", "CREATED", "ACTIVE")
 			for _, key := range keys {

@@ -87,8 +87,8 @@ refused with the name it likely stands for.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "namespace %s applied\n", out.Name)
 			return nil
@@ -113,8 +113,8 @@ func newNamespaceListCmd(g *globals, use string) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
+			if g.structured() {
+				return g.printData(list)
 			}
 			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
 			for _, n := range list {
@@ -140,8 +140,8 @@ func newNamespaceShowCmd(g *globals, use string) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, n)
+			if g.structured() {
+				return g.printData(n)
 			}
 			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
 			t.row(quotaRow(n)...)

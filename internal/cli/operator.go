@@ -60,8 +60,8 @@ works when the cell has no leader (a lost quorum).`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, conf)
+			if g.structured() {
+				return g.printData(conf)
 			}
 			return printRaftPeers(g.stdout, conf)
 		},
@@ -120,8 +120,8 @@ asks to be added again.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "removed server %s (%s) from the cell\n", out.Removed.ID, out.Removed.Address)
 			return nil
@@ -168,8 +168,8 @@ under a temporary name and renamed once complete and verified.`,
 			if err := os.Rename(tmp.Name(), path); err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, info)
+			if g.structured() {
+				return g.printData(info)
 			}
 			fmt.Fprintf(g.stdout, "saved the state at index %d to %s (%d bytes, sha256 %s)\n", info.Index, path, info.Bytes, info.SHA256)
 			return nil
@@ -208,8 +208,8 @@ every follower; writes made since the snapshot was saved are gone.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, info)
+			if g.structured() {
+				return g.printData(info)
 			}
 			fmt.Fprintf(g.stdout, "restored the state saved at index %d from %s\n", info.Index, path)
 			return nil

@@ -44,8 +44,8 @@ Exit code 0 when everything fits, 1 when something would not be placed.`,
 			if err != nil {
 				return failf("plan %s: %v", file.name(), err)
 			}
-			if g.json() {
-				if err := printJSON(g.stdout, resp); err != nil {
+			if g.structured() {
+				if err := g.printData(resp); err != nil {
 					return err
 				}
 			} else {

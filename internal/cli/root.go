@@ -85,7 +85,6 @@ func (g *globals) client() *api.Client {
 	return c
 }
 
-func (g *globals) json() bool { return g.output == "json" }
 
 // Main runs the CLI and returns the process exit code.
 func Main(args []string) int {
@@ -182,20 +181,10 @@ fails over between them.`,
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 		newServicesCmd(g), newAllocStatusCmd(g),
 		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
+		newVersionCmd(g),
 	)
+	wireCompletions(root, g)
 	return root
-}
-
-// addOutputFlag adds -o/--output to a listing command.
-func addOutputFlag(cmd *cobra.Command, g *globals) {
-	cmd.Flags().StringVarP(&g.output, "output", "o", "table", "output format: table or json")
-}
-
-func checkOutput(g *globals) error {
-	if g.output != "table" && g.output != "json" && g.output != "" {
-		return failf("--output: unknown format %q (want table or json)", g.output)
-	}
-	return nil
 }
 
 func fileExists(path string) bool {

@@ -56,8 +56,8 @@ func newValidateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return invalidWorkload(file.name(), err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, wl.Redacted()) // secret values are never printed
+			if g.structured() {
+				return g.printData(wl.Redacted()) // secret values are never printed
 			}
 			fmt.Fprintf(g.stdout, "%s: workload %q is valid (%d groups)\n", file.name(), wl.Name, len(wl.Groups))
 			printNotices(g.stdout, wl.Unenforced)

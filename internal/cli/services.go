@@ -47,14 +47,14 @@ same a load balancer or client library would use).`,
 					var sums []api.ServiceSummary
 					sums, meta, err = c.Services(cmd.Context(), q)
 					out = sums
-					if err == nil && !g.json() && (!watch || meta.Index != index) {
+					if err == nil && !g.structured() && (!watch || meta.Index != index) {
 						err = printServices(g.stdout, sums)
 					}
 				} else {
 					var eps []api.ServiceEndpoint
 					eps, meta, err = c.Service(cmd.Context(), args[0], q)
 					out = eps
-					if err == nil && !g.json() && (!watch || meta.Index != index) {
+					if err == nil && !g.structured() && (!watch || meta.Index != index) {
 						err = printEndpoints(g.stdout, eps)
 					}
 				}
@@ -64,8 +64,8 @@ same a load balancer or client library would use).`,
 					}
 					return failf("%v", err)
 				}
-				if g.json() && (!watch || meta.Index != index) {
-					if err := printJSON(g.stdout, out); err != nil {
+				if g.structured() && (!watch || meta.Index != index) {
+					if err := g.printData(out); err != nil {
 						return err
 					}
 				}

@@ -76,8 +76,8 @@ list, or "all".`,
   strata sim --nodes N.csv --pods P.csv --policy FGD,strata-binpack --explain openb-pod-0042`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.output != "table" && g.output != "json" && g.output != "csv" {
-				return failf("--output: unknown format %q (want table, json or csv)", g.output)
+			if g.output != "table" && g.output != "json" && g.output != "yaml" && g.output != "csv" {
+				return failf("--output: unknown format %q (want table, json, yaml or csv)", g.output)
 			}
 			ctx, seedGiven := cmd.Context(), cmd.Flags().Changed("seed")
 			return interruptible(ctx, func() error { return runSim(ctx, g, &f, seedGiven) })
@@ -100,7 +100,7 @@ list, or "all".`,
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, nothing otherwise), bar, plain (a line about every second, for logs) or none")
 	fl.StringVar(&f.sample, "sample", "auto", "strata-* policies: feasible nodes the scheduler samples before picking the best: all, server (the server's default, max(100, 5% of the nodes)), a number, or auto (all in inflation mode, as the paper's simulator scores every node; server in replay mode, as the server would run)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
-	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
+	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, yaml, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
 	return cmd
 }
@@ -369,8 +369,8 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		}
 	}
 	switch g.output {
-	case "json":
-		return printJSON(g.stdout, rows)
+	case "json", "yaml":
+		return g.printData(rows)
 	case "csv":
 		return sim.WriteSummaryCSV(g.stdout, runs...)
 	}
