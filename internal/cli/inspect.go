@@ -22,7 +22,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Example: `  strata status
   strata status hello -o yaml
   strata status hello --watch`,
-		Args:              cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
@@ -131,7 +131,7 @@ func newAllocsCmd(g *globals) *cobra.Command {
 		Example: `  strata allocs
   strata allocs hello -o wide
   strata allocs hello --watch`,
-		Args:              cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
 				return err

@@ -85,7 +85,6 @@ func (g *globals) client() *api.Client {
 	return c
 }
 
-
 // Main runs the CLI and returns the process exit code.
 func Main(args []string) int {
 	return run(args, os.Stdout, os.Stderr)
