@@ -109,7 +109,9 @@ func runMigrate(ctx context.Context, g *globals, allocID string, req *api.Migrat
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	progress := startWaitProgress(g, fmt.Sprintf("%s %s of allocation %s", m.Kind, m.ID, shortID(ans.AllocID)))
 	a, err := awaitMigration(ctx, c, ans.AllocID, m.ID)
+	progress.end()
 	if err != nil {
 		return failf("%s %s: %v", m.Kind, m.ID, err)
 	}

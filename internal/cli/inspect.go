@@ -32,7 +32,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]api.WorkloadSummary, uint64, error) {
 					list, meta, err := c.Workloads(ctx, q)
 					return list, meta.Index, err
-				}, func(list []api.WorkloadSummary) error { return printListing(g, list, workloadColumns) })
+				}, func(list []api.WorkloadSummary) error { return printListing(g, list, workloadColumns) }, nil)
 			}
 			type view struct {
 				status *api.WorkloadStatus
@@ -58,7 +58,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 				printStartingTasks(g.stdout, v.allocs)
 				printChecks(g.stdout, v.allocs)
 				return nil
-			})
+			}, nil)
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -144,7 +144,7 @@ func newAllocsCmd(g *globals) *cobra.Command {
 			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]*api.Allocation, uint64, error) {
 				allocs, meta, err := c.Allocations(ctx, name, q)
 				return allocs, meta.Index, err
-			}, func(allocs []*api.Allocation) error { return printListing(g, allocs, allocColumns(g)) })
+			}, func(allocs []*api.Allocation) error { return printListing(g, allocs, allocColumns(g)) }, nil)
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -290,7 +290,7 @@ func newNodesCmd(g *globals) *cobra.Command {
 			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]*api.Node, uint64, error) {
 				nodes, meta, err := c.Nodes(ctx, q)
 				return nodes, meta.Index, err
-			}, func(nodes []*api.Node) error { return printListing(g, nodes, nodeColumns(g)) })
+			}, func(nodes []*api.Node) error { return printListing(g, nodes, nodeColumns(g)) }, nil)
 		},
 	}
 	addOutputFlag(cmd, g)

@@ -210,6 +210,8 @@ it is done. The node stays ineligible afterwards.`,
 func watchDrain(ctx context.Context, g *globals, id string) error {
 	var index uint64
 	last := -1
+	progress := startWaitProgress(g, "drain of node "+id)
+	defer progress.end()
 	for {
 		st, meta, err := g.client().NodeStatus(ctx, id, &api.Query{Index: index, Wait: 30 * time.Second})
 		if err != nil {
@@ -223,6 +225,7 @@ func watchDrain(ctx context.Context, g *globals, id string) error {
 			fmt.Fprintf(g.stdout, "drain of %s done: %d allocations left on it\n", st.Node.Name, len(st.Allocations))
 			return nil
 		}
+		progress.set(fmt.Sprintf("%d allocations left to move", st.Remaining))
 		if st.Remaining != last && !g.structured() {
 			fmt.Fprintf(g.stdout, "%s  %d allocations left to move (deadline %s)\n", time.Now().UTC().Format(time.TimeOnly),
 				st.Remaining, st.Node.Drain.Deadline.UTC().Format(time.RFC3339))

@@ -149,6 +149,8 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 	var index uint64
 	last := ""
 	mem := &waitMemory{minHealthy: minHealthy}
+	progress := startWaitProgress(g, fmt.Sprintf("workload %q version %d", reg.Name, reg.Version))
+	defer progress.end()
 	recheck := time.Time{}
 	for {
 		wait := 10 * time.Second
@@ -174,6 +176,7 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 		if v.progress != last {
 			fmt.Fprintf(g.stdout, "  %s\n", v.progress)
 			last = v.progress
+			progress.set(last)
 		}
 		if v.done {
 			fmt.Fprintf(g.stdout, "workload %q version %d is running and healthy\n", reg.Name, reg.Version)

@@ -19,11 +19,13 @@ func addWatchFlag(cmd *cobra.Command, watch *bool, what string) {
 }
 
 // watchEach fetches and prints once; with watch, it then prints again each
-// time the data changes, until ctx ends. fetch gets nil the first time and
-// then a blocking query on the index it returned last. A table on a
-// terminal is redrawn in place; elsewhere each change is printed after a
-// line with its time, and json and yaml print one document per change.
-func watchEach[T any](ctx context.Context, g *globals, watch bool, fetch func(context.Context, *api.Query) (T, uint64, error), print func(T) error) error {
+// time the data changes, until ctx ends or until (when set) says the data
+// is final. fetch gets nil the first time and then a blocking query on the
+// index it returned last. A table on a terminal is redrawn in place;
+// elsewhere each change is printed after a line with its time, and json
+// and yaml print one document per change.
+func watchEach[T any](ctx context.Context, g *globals, watch bool, fetch func(context.Context, *api.Query) (T, uint64, error),
+	print func(T) error, until func(T) bool) error {
 	var index uint64
 	for first := true; ; first = false {
 		var q *api.Query
@@ -52,7 +54,7 @@ func watchEach[T any](ctx context.Context, g *globals, watch bool, fetch func(co
 		if err := print(v); err != nil {
 			return err
 		}
-		if !watch {
+		if !watch || (until != nil && until(v)) {
 			return nil
 		}
 	}
