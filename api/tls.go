@@ -16,6 +16,8 @@ const (
 	TLSRoleServer = "strata-server"
 	TLSRoleAgent  = "strata-agent"
 	TLSRoleCLI    = "strata-cli"
+	// TLSRoleScrape is a metrics scraper's: agents serve it /metrics only.
+	TLSRoleScrape = "strata-scrape"
 )
 
 // ErrWrongRole is wrapped by a TLS error for a peer whose certificate is
