@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# packaging/check-reproducible.sh [--full]: build the release artefacts
+# twice and fail unless they are byte-identical.
+#
+# The second build runs from a copy of the tree at another path, a second
+# later, so that a leaked path or clock shows. By default the two builds
+# share the Go build cache (the compiler's own reproducibility is Go's to
+# keep; what this checks is ours: flags, nfpm, the image builder); --full
+# gives the second build an empty cache, which compiles everything again
+# (minutes on two cores). CI runs the default (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+work="$(mktemp -d /tmp/strata-repro.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+
+DIST="$work/a" packaging/build.sh >"$work/a.log" 2>&1 || { cat "$work/a.log"; exit 1; }
+sleep 1
+mkdir -p "$work/tree"
+# The tracked files as they are in this checkout (committed or not).
+git ls-files -z | (cd "$root" && xargs -0 tar cf -) | tar xf - -C "$work/tree"
+git -C "$work/tree" init -q && git -C "$work/tree" fetch -q "$root" HEAD && git -C "$work/tree" reset -q --soft FETCH_HEAD
+cache=()
+if [ "${1:-}" = "--full" ]; then
+  cache=(env GOCACHE="$work/gocache")
+fi
+(cd "$work/tree" && "${cache[@]}" env DIST="$work/b" SOURCE_DATE_EPOCH="$(git -C "$root" log -1 --format=%ct)" \
+  packaging/build.sh >"$work/b.log" 2>&1) || { cat "$work/b.log"; exit 1; }
+
+status=0
+for f in $(cd "$work/a" && ls); do
+  if cmp -s "$work/a/$f" "$work/b/$f"; then
+    echo "identical: $f ($(sha256sum <"$work/a/$f" | cut -c1-16))"
+  else
+    echo "DIFFERENT: $f"
+    status=1
+  fi
+done
+[ "$(ls "$work/a" | wc -l)" -ge 4 ] || { echo "missing artefacts"; ls -l "$work/a"; exit 1; }
+exit $status
