@@ -37,4 +37,18 @@ for f in $(cd "$work/a" && ls); do
   fi
 done
 [ "$(ls "$work/a" | wc -l)" -ge 4 ] || { echo "missing artefacts"; ls -l "$work/a"; exit 1; }
+
+# The artefacts work: the packaged binary and the image's say which commit
+# they are.
+commit="$(git rev-parse HEAD)"
+mkdir -p "$work/deb" && dpkg-deb -x "$work"/a/strata_*.deb "$work/deb"
+"$work/deb/usr/bin/strata" version | grep -q "commit ${commit:0:12}" || { echo "the .deb's strata does not say its commit"; status=1; }
+echo "deb: $("$work/deb/usr/bin/strata" version)"
+if command -v umoci >/dev/null; then
+  mkdir -p "$work/oci" && tar xf "$work"/a/strata-*.oci.tar -C "$work/oci"
+  tag="$(basename "$work"/a/strata-*.oci.tar .oci.tar)"; tag="${tag#strata-}"
+  umoci unpack --rootless --image "$work/oci:$tag" "$work/bundle" >/dev/null
+  "$work/bundle/rootfs/usr/bin/strata" version | grep -q "commit ${commit:0:12}" || { echo "the image's strata does not say its commit"; status=1; }
+  echo "image: entrypoint $(jq -c .process.args "$work/bundle/config.json" 2>/dev/null || echo '?'), $("$work/bundle/rootfs/usr/bin/strata" version)"
+fi
 exit $status

@@ -192,3 +192,26 @@ func visible(cmd *cobra.Command) []string {
 	})
 	return out
 }
+
+// TestPackagedConfigsAreValid: the sample /etc/strata files the .deb and
+// the image ship are accepted by the commands their systemd units run.
+func TestPackagedConfigsAreValid(t *testing.T) {
+	for _, tc := range []struct{ command, file, flag, want string }{
+		{"server", "packaging/etc/server.yaml", "bootstrap-expect", "3"},
+		{"agent", "packaging/etc/agent.yaml", "servers", "[https://10.0.0.1:4680,https://10.0.0.2:4680,https://10.0.0.3:4680]"},
+	} {
+		cmd, _, err := newRoot(&globals{}).Find([]string{tc.command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.ParseFlags([]string{"--config", repoFile(t, tc.file)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.PreRunE(cmd, nil); err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if got := cmd.Flags().Lookup(tc.flag).Value.String(); got != tc.want {
+			t.Fatalf("%s: --%s is %s, want %s", tc.file, tc.flag, got, tc.want)
+		}
+	}
+}
