@@ -215,3 +215,22 @@ func TestPackagedConfigsAreValid(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyringCreate: a keyring made before the cell's first start, to copy
+// to every server; an existing one is never overwritten.
+func TestKeyringCreate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys", "keyring.json")
+	if out, errOut, code := runCLI("keyring", "create", "--keyring-file", file); code != 0 || !strings.Contains(out, "copy it to every server") {
+		t.Fatalf("keyring create: exit %d %s %s", code, out, errOut)
+	}
+	before, _ := os.ReadFile(file)
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("keyring file: %v %v", st, err)
+	}
+	if _, errOut, code := runCLI("keyring", "create", "--keyring-file", file); code != 1 || !strings.Contains(errOut, "exists") {
+		t.Fatalf("keyring create over a keyring: exit %d %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the existing keyring was changed")
+	}
+}

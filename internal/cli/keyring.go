@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -102,6 +103,30 @@ seal their secrets under the new key, then retire the old key with
 			return nil
 		},
 	}
-	cmd.AddCommand(list, rotate, remove)
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Make a new keyring file, to copy to every server before the cell's first start",
+		Long: `Make a new keyring with one key, for a cell about to be installed: copy the
+file to every server's data dir (or --keyring-file) before the servers first
+start, so that all hold the same keys (docs/install.md). An existing file is
+never overwritten.`,
+		Example: "  strata keyring create --keyring-file keyring.json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if fileExists(path()) {
+				return failf("%s exists: a keyring is there already (strata keyring rotate adds a key)", path())
+			}
+			if err := os.MkdirAll(filepath.Dir(path()), 0o700); err != nil {
+				return failf("%v", err)
+			}
+			k, err := keyring.LoadOrCreate(path())
+			if err != nil {
+				return failf("%v", err)
+			}
+			fmt.Fprintf(g.stdout, "keyring %s with key %s; copy it to every server of the cell (0600)\n", path(), k.Keys()[0].ID)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, rotate, remove)
 	return cmd
 }
