@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -13,14 +14,6 @@ import (
 	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/suggest"
 )
-
-// eventTypes are the types `strata events --type` takes.
-var eventTypes = []string{
-	api.EventWorkloadRegistered, api.EventWorkloadStopped, api.EventWorkloadPurged, api.EventNodeRegistered, api.EventNodeDown,
-	api.EventNodeReady, api.EventPlaced, api.EventStopped, api.EventPreempted, api.EventAllocFailed, api.EventUnplaceable,
-	api.EventCellConfig, api.EventAllocHealth, api.EventCheck, api.EventCellCreated, api.EventNodeAgent, api.EventNotRescheduled,
-	api.EventFollowUp, api.EventDeployment,
-}
 
 // eventFilter keeps the events strata events was asked for.
 type eventFilter struct {
@@ -34,8 +27,11 @@ func (f eventFilter) keep(e *api.Event) bool {
 		(f.since.IsZero() || !e.Time.Before(f.since)) && (f.until.IsZero() || e.Time.Before(f.until))
 }
 
-// parseEventTypes reads --type: a comma-separated list of known types.
-func parseEventTypes(list []string) (map[string]bool, error) {
+// parseEventTypes reads --type: a comma-separated list of types. A type
+// this binary does not know is refused when it is close to one it knows (a
+// typo); one unlike any is kept, with a warning: a newer server may have
+// types an older CLI does not (during an upgrade).
+func parseEventTypes(list []string, warn io.Writer) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, item := range list {
 		for _, t := range strings.Split(item, ",") {
@@ -43,8 +39,11 @@ func parseEventTypes(list []string) (map[string]bool, error) {
 			if t == "" {
 				continue
 			}
-			if !slices.Contains(eventTypes, t) {
-				return nil, failf("--type %q: unknown event type%s (strata events --help lists them)", t, suggest.DidYouMean(t, eventTypes))
+			if !slices.Contains(api.EventTypes, t) {
+				if hint := suggest.DidYouMean(t, api.EventTypes); hint != "" {
+					return nil, failf("--type %q: unknown event type%s (strata events --help lists them)", t, hint)
+				}
+				fmt.Fprintf(warn, "warning: --type %q is not an event type this strata knows (strata events --help lists them); filtering by it anyway\n", t)
 			}
 			out[t] = true
 		}
@@ -82,7 +81,7 @@ id, a unique prefix of it, or its name) and a time window, --since and
 --until, each a duration back from now (30m, 2h) or a time (RFC 3339 or
 "2026-01-02 15:04:05", UTC).
 
-Types: ` + strings.Join(eventTypes, ", ") + `.`,
+Types: ` + strings.Join(api.EventTypes, ", ") + `.`,
 		Example: `  strata events
   strata events --workload hello -f
   strata events --type node-down,node-ready --since 2h
@@ -95,7 +94,7 @@ Types: ` + strings.Join(eventTypes, ", ") + `.`,
 			}
 			var f eventFilter
 			var err error
-			if f.types, err = parseEventTypes(types); err != nil {
+			if f.types, err = parseEventTypes(types, g.stderr); err != nil {
 				return err
 			}
 			now := time.Now()
@@ -120,7 +119,7 @@ Types: ` + strings.Join(eventTypes, ", ") + `.`,
 	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (a duration back from now, or a time)")
 	cmd.Flags().StringVar(&until, "until", "", "only events before this time (a duration back from now, or a time)")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
-	cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(eventTypes, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(api.EventTypes, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("node", completeNodeFlag(g))
 	cmd.RegisterFlagCompletionFunc("workload", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		return askCell(g, toComplete, workloadNames)

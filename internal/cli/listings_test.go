@@ -143,6 +143,9 @@ func TestEventFilters(t *testing.T) {
 			t.Fatalf("--node kept %+v", e)
 		}
 	}
+	if future, errOut, code := events("--type", "batch-completed"); code != 0 || len(future) != 0 || !strings.Contains(errOut, "not an event type this strata knows") {
+		t.Fatalf("an unknown type unlike any: exit %d, %d events, %s", code, len(future), errOut)
+	}
 	if recent, _, _ := events("--since", "1h"); len(recent) != len(all) {
 		t.Fatalf("--since 1h: %d of %d", len(recent), len(all))
 	}
@@ -159,6 +162,7 @@ func TestEventFilters(t *testing.T) {
 		{[]string{"--type", "node-registred"}, `unknown event type (did you mean "node-registered"?)`},
 		{[]string{"--node", "node-"}, `node id prefix "node-" is ambiguous`},
 		{[]string{"--since", "yesterday"}, "want a duration back from now"},
+		{[]string{"--type", "node-drain,alloc-migraton"}, `did you mean "alloc-migration"?`},
 	} {
 		if _, errOut, code := events(bad.args...); code != 1 || !strings.Contains(errOut, bad.want) {
 			t.Errorf("%v: exit %d %s", bad.args, code, errOut)
