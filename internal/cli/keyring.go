@@ -54,19 +54,16 @@ seal their secrets under the new key, then retire the old key with
 			if err != nil {
 				return failf("%v", err)
 			}
-			keys := k.Keys()
-			if g.structured() {
-				return g.printData(keys)
-			}
-			t := newTable(g.stdout, "ID", "CREATED", "ACTIVE")
-			for _, key := range keys {
-				active := ""
-				if key.Active {
-					active = "yes"
-				}
-				t.row(key.ID, key.Created.Format(time.RFC3339), active)
-			}
-			return t.flush()
+			return printListing(g, k.Keys(), []column[keyring.KeyInfo]{
+				{header: "ID", cell: func(k keyring.KeyInfo) string { return k.ID }},
+				{header: "CREATED", cell: func(k keyring.KeyInfo) string { return k.Created.Format(time.RFC3339) }},
+				{header: "ACTIVE", cell: func(k keyring.KeyInfo) string {
+					if k.Active {
+						return "yes"
+					}
+					return ""
+				}},
+			})
 		},
 	}
 	addOutputFlag(list, g)

@@ -113,14 +113,7 @@ func newNamespaceListCmd(g *globals, use string) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.structured() {
-				return g.printData(list)
-			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
-			for _, n := range list {
-				t.row(quotaRow(n)...)
-			}
-			return t.flush()
+			return printListing(g, list, namespaceColumns)
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -143,9 +136,7 @@ func newNamespaceShowCmd(g *globals, use string) *cobra.Command {
 			if g.structured() {
 				return g.printData(n)
 			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU", "MEMORY", "GPU", "DEVICES", "ALLOCS", "MAX PRIORITY")
-			t.row(quotaRow(n)...)
-			if err := t.flush(); err != nil {
+			if err := printListing(g, []*api.NamespaceStatus{n}, namespaceColumns); err != nil {
 				return err
 			}
 			if n.Description != "" {
@@ -173,25 +164,39 @@ func newNamespaceDeleteCmd(g *globals) *cobra.Command {
 	}
 }
 
-// quotaRow is a namespace's line: each dimension "used/limit" ("used"
-// alone when unbounded), in the units a workload's resources use.
-func quotaRow(n *api.NamespaceStatus) []string {
-	q := n.Quota
-	if q == nil {
-		q = &api.Quota{}
-	}
-	of := func(used int64, limit *int64, unit func(int64) string) string {
-		if limit == nil {
-			return unit(used)
+// namespaceColumns show each quota dimension as "used/limit" ("used" alone
+// when unbounded), in the units a workload's resources use.
+var namespaceColumns = []column[*api.NamespaceStatus]{
+	{header: "NAMESPACE", cell: func(n *api.NamespaceStatus) string { return n.Name }},
+	{header: "WORKLOADS", cell: func(n *api.NamespaceStatus) string { return strconv.Itoa(n.Workloads) }},
+	{header: "CPU", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.CPUMilli, quotaOf(n).CPUMilli, cpuStr) }},
+	{header: "MEMORY", cell: func(n *api.NamespaceStatus) string {
+		return usedOf(n.Usage.MemoryBytes, quotaOf(n).MemoryBytes, bytesStr)
+	}},
+	{header: "GPU", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.GPUMilli, quotaOf(n).GPUMilli, cpuStr) }},
+	{header: "DEVICES", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.Devices, quotaOf(n).Devices, count) }},
+	{header: "ALLOCS", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.Allocations, quotaOf(n).Allocations, count) }},
+	{header: "MAX PRIORITY", cell: func(n *api.NamespaceStatus) string {
+		if q := quotaOf(n); q.MaxPriority != nil {
+			return strconv.Itoa(*q.MaxPriority)
 		}
-		return unit(used) + "/" + unit(*limit)
-	}
-	count := func(n int64) string { return strconv.FormatInt(n, 10) }
-	prio := "-"
-	if q.MaxPriority != nil {
-		prio = strconv.Itoa(*q.MaxPriority)
-	}
-	u := n.Usage
-	return []string{n.Name, strconv.Itoa(n.Workloads), of(u.CPUMilli, q.CPUMilli, cpuStr), of(u.MemoryBytes, q.MemoryBytes, bytesStr),
-		of(u.GPUMilli, q.GPUMilli, cpuStr), of(u.Devices, q.Devices, count), of(u.Allocations, q.Allocations, count), prio}
+		return "-"
+	}},
+	{header: "DESCRIPTION", wide: true, cell: func(n *api.NamespaceStatus) string { return dash(n.Description) }},
 }
+
+func quotaOf(n *api.NamespaceStatus) *api.Quota {
+	if n.Quota == nil {
+		return &api.Quota{}
+	}
+	return n.Quota
+}
+
+func usedOf(used int64, limit *int64, unit func(int64) string) string {
+	if limit == nil {
+		return unit(used)
+	}
+	return unit(used) + "/" + unit(*limit)
+}
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }
