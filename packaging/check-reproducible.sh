@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
+commit="$(git rev-parse HEAD)"   # the tree may move on while this runs
 work="$(mktemp -d /tmp/strata-repro.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
@@ -19,12 +20,12 @@ sleep 1
 mkdir -p "$work/tree"
 # The tracked files as they are in this checkout (committed or not).
 git ls-files -z | (cd "$root" && xargs -0 tar cf -) | tar xf - -C "$work/tree"
-git -C "$work/tree" init -q && git -C "$work/tree" fetch -q "$root" HEAD && git -C "$work/tree" reset -q --soft FETCH_HEAD
+git -C "$work/tree" init -q && git -C "$work/tree" fetch -q "$root" "$commit" && git -C "$work/tree" reset -q --soft FETCH_HEAD
 cache=()
 if [ "${1:-}" = "--full" ]; then
   cache=(env GOCACHE="$work/gocache")
 fi
-(cd "$work/tree" && "${cache[@]}" env DIST="$work/b" SOURCE_DATE_EPOCH="$(git -C "$root" log -1 --format=%ct)" \
+(cd "$work/tree" && "${cache[@]}" env DIST="$work/b" SOURCE_DATE_EPOCH="$(git -C "$root" log -1 --format=%ct "$commit")" \
   packaging/build.sh >"$work/b.log" 2>&1) || { cat "$work/b.log"; exit 1; }
 
 status=0
@@ -40,7 +41,6 @@ done
 
 # The artefacts work: the packaged binary and the image's say which commit
 # they are.
-commit="$(git rev-parse HEAD)"
 mkdir -p "$work/deb" && dpkg-deb -x "$work"/a/strata_*.deb "$work/deb"
 "$work/deb/usr/bin/strata" version | grep -q "commit ${commit:0:12}" || { echo "the .deb's strata does not say its commit"; status=1; }
 echo "deb: $("$work/deb/usr/bin/strata" version)"
