@@ -11,6 +11,7 @@
 // key in --config, workloadfile.go reads a Workload file with its
 // variables, completion.go completes what the cell holds, and
 // agent_api.go adapts the API client to the agent (its default name, and
-// stopping on a refused join token). It never decides which node a name
-// means: the server does (internal/noderef).
+// stopping on a refused join token). Which node a name or id prefix means
+// is internal/noderef's to say, on the server for every node command and
+// here only to filter events by node.
 package cli
