@@ -143,18 +143,23 @@ func chooseNodeName(dataDir, id, given string, log *slog.Logger) (*nodeNaming, e
 	return n, nil
 }
 
-// hostNodeName turns a host name into a valid node name: the first label
-// of a fully qualified name, lower-cased, with characters a node name
-// cannot hold replaced by '-'.
+// hostNodeName is the node name a host's name gives: the name itself when
+// it is a valid node name (as agents always named their nodes), else the
+// name with the characters a node name cannot hold replaced by '-'.
 func hostNodeName(host string) string {
-	host, _, _ = strings.Cut(strings.ToLower(host), ".")
+	if spec.CheckID(host) == "" {
+		return host
+	}
 	b := []byte(host)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
 			b[i] = '-'
 		}
 	}
-	name := strings.Trim(string(b), "-_")
+	name := strings.Trim(string(b), "-_.")
+	if len(name) > spec.MaxIDLen-7 {
+		name = name[:spec.MaxIDLen-7] // room for the suffix a taken name gets
+	}
 	if spec.CheckID(name) != "" {
 		return "node"
 	}
@@ -193,8 +198,11 @@ func (n *nodeNaming) rename() (string, bool) {
 	if n.renamed {
 		return n.current, false
 	}
-	taken := n.current
-	n.current, n.renamed = n.current+"-"+n.id[:min(6, len(n.id))], true
+	taken, base := n.current, n.current
+	if len(base) > spec.MaxIDLen-7 {
+		base = base[:spec.MaxIDLen-7]
+	}
+	n.current, n.renamed = base+"-"+n.id[:min(6, len(n.id))], true
 	n.log.Warn("another node of the cell has this host's name; registering under a name of its own (give --name to choose one)",
 		"taken", taken, "name", n.current)
 	// Not fatal if it cannot be kept: the next start chooses the same way.

@@ -134,3 +134,16 @@ func TestAgentWithAWrongJoinToken(t *testing.T) {
 		t.Fatal("the agent is still retrying a join token the cell refused")
 	}
 }
+
+func TestHostNodeName(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"vm", "vm"},
+		{"db-7.eu-west.example.com", "db-7.eu-west.example.com"}, // as agents always named nodes
+		{"my host!", "my-host"},
+		{"-._", "node"},
+	} {
+		if got := hostNodeName(tc.host); got != tc.want {
+			t.Errorf("hostNodeName(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}
