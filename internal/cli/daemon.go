@@ -313,7 +313,10 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
   strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.3:4680 --raft-addr 10.0.0.3:4681 --bootstrap-expect 3 --join 10.0.0.1:4681
 
   # a fourth server joins the running cell
-  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.4:4680 --raft-addr 10.0.0.4:4681 --join 10.0.0.1:4681`,
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.4:4680 --raft-addr 10.0.0.4:4681 --join 10.0.0.1:4681
+
+  # the same from a file where every flag has a key (docs/install.md)
+  strata server --config /etc/strata/server.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(sf.logLevel, os.Stderr)
@@ -360,7 +363,8 @@ it to a new cell on purpose. At start it also reconciles with the host: task
 processes and cgroups of its data dir that it has no record of (say, after
 the data dir was lost) are adopted when the cell still wants them on this
 node, or stopped and removed.`,
-		Example: `  strata agent --servers http://127.0.0.1:4680 --data-dir /tmp/a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB`,
+		Example: `  strata agent --servers https://10.0.0.1:4680 --data-dir /tmp/a1 --name a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB
+  strata agent --config /etc/strata/agent.yaml      # every flag has a key (docs/install.md)`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel, os.Stderr)
