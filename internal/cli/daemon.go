@@ -365,7 +365,7 @@ the data dir was lost) are adopted when the cell still wants them on this
 node, or stopped and removed.`,
 		Example: `  strata agent --servers https://10.0.0.1:4680 --data-dir /tmp/a1 --name a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB
   strata agent --config /etc/strata/agent.yaml      # every flag has a key (docs/install.md)`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel, os.Stderr)
 			if err != nil {
