@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,6 +97,10 @@ type API struct {
 	metrics  *metrics
 	// agentHTTP fetches logs from agents.
 	agentHTTP *http.Client
+	// defaultNameMu serialises the registrations of new nodes named by
+	// default, so two agents of one host started together do not both
+	// take its name (defaultNameTaken).
+	defaultNameMu sync.Mutex
 
 	table   route.Group
 	handler http.Handler

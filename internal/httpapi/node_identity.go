@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/strata-dev/strata/api"
@@ -35,6 +36,17 @@ const codeNodeAuth = "node-auth"
 
 func nodeAuthError(format string, args ...any) error {
 	return route.Forbidden(codeNodeAuth, format, args...)
+}
+
+// joinTokenFile is where every server keeps the cell's join token, in its
+// data dir (the server writes it; the agents' operators read it).
+const joinTokenFile = "join-token"
+
+// joinTokenError refuses a new node's registration for its join token,
+// saying where the right one is.
+func joinTokenError(format string, args ...any) error {
+	return route.Forbidden(api.CodeJoinToken, "%s", fmt.Sprintf(format, args...)+": every server of the cell keeps it in <its data-dir>/"+joinTokenFile+
+		"; give it to the agent with --join-token-file, --join-token or $STRATA_JOIN_TOKEN")
 }
 
 // nodeUnknown is the answer for a node id the cell has no key for.
@@ -111,11 +123,11 @@ func (s *API) registrationKey(r *http.Request, snap *state.Snapshot, n *api.Node
 	cell := snap.CellSecret(state.CellSecretJoinToken)
 	switch {
 	case join == "":
-		return nil, nodeAuthError("node %s is new to the cell: registering it needs the cell's join token (%s; strata agent --join-token)", n.ID, api.HeaderJoinToken)
+		return nil, joinTokenError("node %s is new to the cell: registering it needs the cell's join token (%s)", n.ID, api.HeaderJoinToken)
 	case cell == "":
 		return nil, &route.Error{Status: http.StatusServiceUnavailable, Code: "not-ready", Msg: "the cell has no join token yet; retry"}
 	case !nodeauth.Equal(join, cell):
-		return nil, nodeAuthError("wrong join token")
+		return nil, joinTokenError("wrong join token")
 	}
 	if problem := nodeauth.CheckNew(secret); problem != "" {
 		return nil, nodeAuthError("%s %s", api.HeaderNodeSecret, problem)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/httpapi/route"
+	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -23,17 +25,27 @@ func nodeConflict(format string, args ...any) error {
 	return route.Conflict("node-state", format, args...)
 }
 
-// findNode resolves a node id or name.
-func findNode(snap *state.Snapshot, idOrName string) *api.Node {
-	if n := snap.Node(idOrName); n != nil {
-		return n
+// findNode resolves what a request names a node by: its id, a unique
+// prefix of it, or its name (internal/noderef). A reference several nodes
+// match is refused with the candidates, never resolved to one of them.
+func findNode(snap *state.Snapshot, ref string) (*api.Node, error) {
+	if n := snap.Node(ref); n != nil {
+		return n, nil
 	}
-	for _, n := range snap.Nodes() {
-		if n.Name == idOrName {
-			return n
-		}
+	return findNodeIn(snap.Nodes(), ref)
+}
+
+// findNodeIn is findNode among nodes (a blocking query's watched list).
+func findNodeIn(nodes []*api.Node, ref string) (*api.Node, error) {
+	n, err := noderef.Resolve(nodes, ref)
+	var amb *noderef.AmbiguousError
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.As(err, &amb):
+		return nil, &route.Error{Status: http.StatusBadRequest, Code: "ambiguous", Msg: err.Error()}
 	}
-	return nil
+	return nil, route.NotFound("%v", err)
 }
 
 // parseDrainDeadline reads a drain's deadline (a Go duration, empty the
@@ -67,9 +79,9 @@ func (s *API) nodeOp(w http.ResponseWriter, r *http.Request, body any, build fun
 		}
 	}
 	snap := s.state().Snapshot()
-	n := findNode(snap, id)
-	if n == nil {
-		return route.NotFound("node %q not found", id)
+	n, err := findNode(snap, id)
+	if err != nil {
+		return err
 	}
 	now := s.cfg.Now()
 	cmd, err := build(snap, n, now)
@@ -182,15 +194,9 @@ func (s *API) handleNodeStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
-		nodes := snap.NodesWatch(ws)
-		var n *api.Node
-		for _, c := range nodes {
-			if c.ID == id || (n == nil && c.Name == id) {
-				n = c
-			}
-		}
-		if n == nil {
-			return nil, 0, route.NotFound("node %q not found", id)
+		n, err := findNodeIn(snap.NodesWatch(ws), id)
+		if err != nil {
+			return nil, 0, err
 		}
 		out := &api.NodeStatus{Node: n, Allocations: []*api.Allocation{}}
 		for _, a := range snap.AllocsByNodeWatch(ws, n.ID) {

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/httpapi/route"
+	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/replica"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -42,15 +43,11 @@ func (s *API) handleGetNode(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
-		if n := snap.Node(id); n != nil {
-			return n, snap.TableIndex(ws, state.TableNodes), nil
+		n, err := findNodeIn(snap.NodesWatch(ws), id)
+		if err != nil {
+			return nil, 0, err
 		}
-		for _, n := range snap.NodesWatch(ws) { // by name too
-			if n.Name == id {
-				return n, snap.TableIndex(ws, state.TableNodes), nil
-			}
-		}
-		return nil, 0, route.NotFound("node %q not found", id)
+		return n, snap.TableIndex(ws, state.TableNodes), nil
 	})
 }
 
@@ -69,6 +66,13 @@ func (s *API) handleRegisterNode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if r.Header.Get(api.HeaderDefaultName) != "" {
+		s.defaultNameMu.Lock()
+		defer s.defaultNameMu.Unlock()
+		if err := defaultNameTaken(s.state().Snapshot(), &n); err != nil {
+			return err
+		}
+	}
 	// Ready, or draining or quarantined: the store keeps an operator's
 	// state across agent restarts (state.UpsertNode).
 	n.Status, n.StatusReason = api.NodeReady, ""
@@ -86,6 +90,20 @@ func (s *API) handleRegisterNode(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.stampCell(w, s.state().Snapshot())
 	route.WriteJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
+	return nil
+}
+
+// defaultNameTaken refuses a node new to the cell whose agent chose its
+// name by default (api.HeaderDefaultName) when another node has that name:
+// the agent then registers under a name of its own. A name given on
+// purpose is kept; commands that name it refuse and list the nodes.
+func defaultNameTaken(snap *state.Snapshot, n *api.Node) error {
+	if snap.NodeKey(n.ID) != nil {
+		return nil
+	}
+	if other := noderef.NameHolder(snap.Nodes(), n.Name, n.ID); other != nil {
+		return route.Conflict(api.CodeNodeNameTaken, "node name %q is taken by node %s (%s)", n.Name, other.ID, other.Status)
+	}
 	return nil
 }
 

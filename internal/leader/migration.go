@@ -3,10 +3,12 @@ package leader
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -48,9 +50,9 @@ func (l *Leader) PlanMigration(snap *state.Snapshot, a *api.Allocation, req api.
 	}
 	var target *api.Node
 	if req.To != "" {
-		target = nodeByIDOrName(snap, req.To)
-		if target == nil {
-			return nil, &Refusal{Kind: RefusedNotFound, Field: "to", Msg: fmt.Sprintf("to: node %q not found", req.To), FieldMsg: "no such node"}
+		var err error
+		if target, err = findNode(snap, req.To); err != nil {
+			return nil, err
 		}
 		if err := targetProblem(snap, a, source, target); err != nil {
 			return nil, err
@@ -103,16 +105,22 @@ func cannotCheckpoint(n *api.Node) string {
 	return ""
 }
 
-func nodeByIDOrName(snap *state.Snapshot, ref string) *api.Node {
+// findNode resolves the node a request names by its id, a unique prefix
+// of it, or its name (internal/noderef), for the request's field "to": a
+// reference several nodes match is refused with the candidates.
+func findNode(snap *state.Snapshot, ref string) (*api.Node, error) {
 	if n := snap.Node(ref); n != nil {
-		return n
+		return n, nil
 	}
-	for _, n := range snap.Nodes() {
-		if n.Name == ref {
-			return n
-		}
+	n, err := noderef.Resolve(snap.Nodes(), ref)
+	var amb *noderef.AmbiguousError
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.As(err, &amb):
+		return nil, &Refusal{Kind: RefusedInvalid, Code: "ambiguous", Field: "to", Msg: err.Error()}
 	}
-	return nil
+	return nil, &Refusal{Kind: RefusedNotFound, Field: "to", Msg: "to: " + err.Error(), FieldMsg: err.Error()}
 }
 
 // targetProblem checks a target the user named: another ready node that

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 )
 
@@ -27,6 +28,15 @@ func (u *unavailable) Reply(chain error) *route.Error { return u.reply(chain) }
 // write was not applied: a client may retry it.
 var ErrNotLeader error = &unavailable{msg: "this server is not the leader", reply: func(chain error) *route.Error {
 	return &route.Error{Status: http.StatusServiceUnavailable, Code: "not-leader", Msg: chain.Error() + "; retry", RetryAfter: retryAfter}
+}}
+
+// ErrNoQuorum is not-leader from a server that has known no leader for
+// far longer than an election takes (Config.NoQuorumAfter): it cannot
+// reach a majority of the cell's voting servers. Answered 503 no-quorum; a
+// client tries the other servers it knows, and gives up at once when none
+// leads.
+var ErrNoQuorum error = &unavailable{msg: "the cell has no quorum", reply: func(chain error) *route.Error {
+	return &route.Error{Status: http.StatusServiceUnavailable, Code: api.CodeNoQuorum, Msg: chain.Error()}
 }}
 
 // ErrOutcomeUnknown is returned by a write whose raft entry may or may not

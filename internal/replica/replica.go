@@ -35,6 +35,10 @@ type Config struct {
 	Join []string
 	// Multiplier scales raft's timeouts (default 1).
 	Multiplier int
+	// NoQuorumAfter is how long a server must have known no leader before
+	// it answers no-quorum instead of not-leader (default 15s times
+	// Multiplier).
+	NoQuorumAfter time.Duration
 	// APIAddr is this server's API URL, told to the other servers.
 	APIAddr string
 	// PeerTLS and DialTLS, when set, make the server port mutual TLS:
@@ -105,6 +109,9 @@ type Replica struct {
 	peers    peerBook
 
 	leadership *leadership
+	// started is when this replica opened: one that has known no leader
+	// since, for long, says the cell has no quorum (noQuorum).
+	started time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,7 +137,7 @@ func Open(cfg Config, f FSM) (*Replica, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	r := &Replica{cfg: cfg, logger: cfg.Logger, fsm: f}
+	r := &Replica{cfg: cfg, logger: cfg.Logger, fsm: f, started: time.Now()}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	var err error
 	r.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: cfg.ID, bindAddr: cfg.BindAddr, advertise: cfg.Advertise,

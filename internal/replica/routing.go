@@ -136,6 +136,9 @@ func (r *Replica) route(w http.ResponseWriter, req *http.Request, rt route.Route
 			err = fmt.Errorf("%w: no leader elected yet", ErrNotLeader)
 		}
 		if time.Now().After(deadline) || !backoff.Sleep(req.Context(), 10*time.Millisecond) {
+			if errors.Is(err, ErrNotLeader) {
+				err = r.noQuorum(err)
+			}
 			route.Fail(w, err, r.logger)
 			return
 		}
@@ -173,6 +176,41 @@ func (r *Replica) ConfirmLeadership() error {
 		return ErrNotLeader
 	}
 	return nil
+}
+
+// noQuorumAfter is how long a server must have known no leader before it
+// says the cell has no quorum, at raft multiplier 1 (Config.NoQuorumAfter):
+// an election takes a second or two, so this is many failed elections.
+const noQuorumAfter = 15 * time.Second
+
+// noQuorum turns err into ErrNoQuorum, saying for how long and how many
+// voters the cell has, when this server has known no leader for longer
+// than noQuorumAfter (since its last contact with one, or since it started).
+func (r *Replica) noQuorum(err error) error {
+	if _, id := r.raft.raft.LeaderWithID(); id != "" {
+		return err
+	}
+	since := r.started
+	if last := r.raft.raft.LastContact(); last.After(since) {
+		since = last
+	}
+	leaderless, patience := time.Since(since), r.cfg.NoQuorumAfter
+	if patience <= 0 {
+		patience = noQuorumAfter * time.Duration(max(r.cfg.Multiplier, 1))
+	}
+	if leaderless < patience {
+		return err
+	}
+	voters := 0
+	if f := r.raft.raft.GetConfiguration(); f.Error() == nil {
+		for _, srv := range f.Configuration().Servers {
+			if srv.Suffrage == raft.Voter {
+				voters++
+			}
+		}
+	}
+	return fmt.Errorf("no leader for %s: %w, which takes %d of its %d voting servers (strata operator raft peers --stale lists them)",
+		leaderless.Round(time.Second), ErrNoQuorum, voters/2+1, voters)
 }
 
 func (r *Replica) setLeaderHeaders(w http.ResponseWriter) {

@@ -55,6 +55,10 @@ type Config struct {
 	// election after 0.5-1s without a leader); raise it on slow or loaded
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
+	// NoQuorumAfter is how long a server must have known no leader before
+	// it answers no-quorum instead of not-leader (default 15s times
+	// RaftMultiplier).
+	NoQuorumAfter time.Duration
 	// HeartbeatTTL is how long a node may stay silent before it is marked
 	// down and its allocations replaced, while the cell is small. Default
 	// 10s. A large cell's TTL grows with its heartbeat interval
@@ -142,6 +146,13 @@ type Server struct {
 
 	// joinFileMu serialises writes of <data-dir>/join-token.
 	joinFileMu sync.Mutex
+	// started is when this server started: a server that has known no
+	// leader since, for long, says the cell has no quorum (noQuorum).
+	started time.Time
+	// defaultNameMu serialises the registrations of new nodes named by
+	// default, so two agents of one host started together do not both
+	// take its name (defaultNameTaken).
+	defaultNameMu sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -209,7 +220,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.listener = ln
 	rc := replica.Config{DataDir: cfg.DataDir, ID: id, BindAddr: cfg.RaftAddr, Advertise: cfg.RaftAdvertise,
-		BootstrapExpect: cfg.BootstrapExpect, Join: cfg.Join, Multiplier: cfg.RaftMultiplier, APIAddr: s.Addr(),
+		BootstrapExpect: cfg.BootstrapExpect, Join: cfg.Join, Multiplier: cfg.RaftMultiplier, NoQuorumAfter: cfg.NoQuorumAfter, APIAddr: s.Addr(),
 		HTTP: cfg.HTTP, Now: cfg.Now, Metrics: s.metrics, Logger: s.logger}
 	if s.tls != nil {
 		rc.PeerTLS, rc.DialTLS = s.tls.peer, s.tls.dial
