@@ -40,7 +40,7 @@ var EventTypes = []string{
 	EventWorkloadRegistered, EventWorkloadStopped, EventWorkloadPurged, EventNodeRegistered, EventNodeDown, EventNodeReady,
 	EventPlaced, EventStopped, EventPreempted, EventAllocFailed, EventUnplaceable, EventCellConfig, EventAllocHealth, EventCheck,
 	EventCellCreated, EventNodeAgent, EventNotRescheduled, EventFollowUp, EventDeployment,
-	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration,
+	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration, EventEvalRetried,
 }
 
 // Event is one line of the cell's history, as `strata events` shows it.
