@@ -385,16 +385,7 @@ func (a *Agent) markDirty(id string) {
 }
 
 // sleepCtx waits d or until ctx is done; it reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) bool { return backoff.Sleep(ctx, d) }
 
 // retryBackoff is the agent's next wait after d (0 before the first):
 // jittered between 100ms and 5s (internal/backoff), so that agents that

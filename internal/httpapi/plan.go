@@ -9,7 +9,6 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/scheduler"
-	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 	"github.com/strata-dev/strata/internal/trigger"
 )
@@ -19,16 +18,7 @@ import (
 // new version in place of the stored one. Nothing is written; the answer
 // carries the stored workload's modify index for `run --check-index`.
 func (s *API) handlePlanWorkload(w http.ResponseWriter, r *http.Request) error {
-	body, err := route.ReadBody(w, r)
-	if err != nil {
-		return err
-	}
-	wl, err := spec.Parse(body)
-	if err != nil {
-		return specError(err)
-	}
-	snap := s.state().Snapshot()
-	ns, err := intoRequestNamespace(r, snap, wl)
+	wl, snap, ns, err := s.submission(w, r)
 	if err != nil {
 		return err
 	}

@@ -17,16 +17,7 @@ import (
 // and validates it with the same code as `strata validate`, and registers it
 // with an evaluation in one raft entry. Bad input writes nothing.
 func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) error {
-	body, err := route.ReadBody(w, r)
-	if err != nil {
-		return err
-	}
-	wl, err := spec.Parse(body)
-	if err != nil {
-		return specError(err)
-	}
-	snap := s.state().Snapshot()
-	ns, err := intoRequestNamespace(r, snap, wl)
+	wl, snap, ns, err := s.submission(w, r)
 	if err != nil {
 		return err
 	}
@@ -66,6 +57,24 @@ func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) err
 	}
 	route.WriteJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// submission reads a submitted Workload document (YAML or JSON) as `strata
+// validate` does, puts it in the request's namespace and admits it there,
+// against the state it returns.
+func (s *API) submission(w http.ResponseWriter, r *http.Request) (wl *api.Workload, snap *state.Snapshot, ns string, err error) {
+	body, err := route.ReadBody(w, r)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if wl, err = spec.Parse(body); err != nil {
+		return nil, nil, "", specError(err)
+	}
+	snap = s.state().Snapshot()
+	if ns, err = intoRequestNamespace(r, snap, wl); err != nil {
+		return nil, nil, "", err
+	}
+	return wl, snap, ns, nil
 }
 
 // specError turns spec validation errors into a 400 naming every field.
