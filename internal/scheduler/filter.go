@@ -41,9 +41,11 @@ type filter interface {
 	name() string
 	// kind says what the verdict depends on (see stageKind).
 	kind() stageKind
-	// key names what check reads of the group, never empty: two groups
-	// whose filters of kindStatic have equal keys accept the same nodes,
-	// so they share a gang view (gangview.go).
+	// key names everything check reads of the group, never empty: two
+	// groups whose filters have equal keys give every node the same
+	// verdict, so groups with equal static keys share a gang view
+	// (gangview.go) and groups with equal keys share cached verdicts
+	// (scorecache.go).
 	key(g *group) string
 	check(g *group, c *cell, n *nodeState, i int) string
 }
@@ -60,7 +62,9 @@ const (
 	kindStatic stageKind = iota + 1
 	// kindDynamic reads what runs or what the plan placed (relations): it
 	// may change during the plan, so no view prunes by it, and preemption
-	// does not try to lift it.
+	// does not try to lift it. It reads the cell, never the node's state:
+	// its check is given a nil n where the score cache stands for the
+	// node (scorecache.go).
 	kindDynamic
 	// kindCapacity reads what is free on the node: evicting lower-priority
 	// work can lift it (preempt.go), and relation filters run before it.
@@ -164,7 +168,7 @@ type gpuModelFilter struct{}
 func (gpuModelFilter) name() string    { return "gpu model" }
 func (gpuModelFilter) kind() stageKind { return kindStatic }
 func (gpuModelFilter) key(g *group) string {
-	return fmt.Sprintf("model %v %v %q", g.anyModel, g.noModel, g.models)
+	return fmt.Sprintf("model %v %v %q %q", g.anyModel, g.noModel, g.models, g.modelLists)
 }
 
 func (gpuModelFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
@@ -187,7 +191,8 @@ type numaFilter struct{}
 func (numaFilter) name() string    { return "numa" }
 func (numaFilter) kind() stageKind { return kindCapacity }
 func (numaFilter) key(g *group) string {
-	return fmt.Sprintf("numa %d %d", g.cores, g.req.Resources.MemoryBytes)
+	// numaFits also asks NUMA-local devices to fit.
+	return fmt.Sprintf("numa %d %d %s", g.cores, g.req.Resources.MemoryBytes, devicesKey(g))
 }
 
 func (numaFilter) check(g *group, c *cell, n *nodeState, i int) string {
@@ -210,7 +215,7 @@ type gpuFitFilter struct{}
 func (gpuFitFilter) name() string    { return "gpu" }
 func (gpuFitFilter) kind() stageKind { return kindCapacity }
 func (gpuFitFilter) key(g *group) string {
-	return fmt.Sprintf("gpu %d %d %v %v %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models)
+	return fmt.Sprintf("gpu %d %d %v %v %q %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models, g.modelLists)
 }
 
 func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {

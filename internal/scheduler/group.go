@@ -60,6 +60,12 @@ type group struct {
 
 	// tiers are the tasks accepting slow memory tiers (memtier.go).
 	tiers []tierNeed
+
+	// verdicts is the group's class in the cell's score cache, nil
+	// without one; dynamicAt lists the positions of its dynamic filters
+	// (scorecache.go).
+	verdicts  *verdicts
+	dynamicAt []int
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
@@ -235,6 +241,9 @@ func (g *group) check(c *cell, i int) string {
 // firstReject is check with the position of the rejecting filter (-1 when
 // none rejects).
 func (g *group) firstReject(c *cell, i int) (int, string) {
+	if v := g.judged(c, i); v != nil {
+		return g.replay(c, i, v)
+	}
 	return g.firstRejectOn(c, c.at(i), i)
 }
 
@@ -262,13 +271,27 @@ func (g *group) fullCheck(c *cell, i int) string {
 // score is the cacheable part of node i's score: the weighted sum of the
 // group's scorers and static soft terms. It changes only when node i does.
 func (g *group) score(c *cell, i int) float64 {
+	var total float64
+	if v := g.judged(c, i); v != nil && g.verdicts.scores {
+		if !v.scored {
+			v.score, v.scored = g.scorersScore(c, i), true
+		}
+		total = v.score
+	} else {
+		total = g.scorersScore(c, i)
+	}
+	for _, t := range g.static {
+		total += t.score(c, i)
+	}
+	return total
+}
+
+// scorersScore is the weighted sum of the group's scorers on node i.
+func (g *group) scorersScore(c *cell, i int) float64 {
 	view := g.view(c, i)
 	total := 0.0
 	for _, ws := range g.scorers {
 		total += ws.Weight * ws.Scorer.Score(&g.req, view)
-	}
-	for _, t := range g.static {
-		total += t.score(c, i)
 	}
 	return total
 }

@@ -206,16 +206,32 @@ func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
 // (unit), and sets are compared by what they evict in all.
 func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	g, c := pr.g, pr.p.cell
-	n := c.at(i)
-	for _, f := range g.filters {
-		if f.kind() != kindCapacity && f.check(g, c, n, i) != "" {
+	s := victimSet{node: i, rank: rank}
+	if v := g.judged(c, i); v != nil {
+		// The cached verdict answers for the node-local filters; the
+		// dynamic ones are judged now.
+		switch {
+		case v.staticFail || g.dynamicReject(c, i):
 			return victimSet{}, false
+		case v.first < 0:
+			return s, true
+		}
+		if lowest, ok := c.lowestPriority(i); ok && lowest >= pr.p.w.Priority {
+			c.budgets.block(g, i, nil)
+			return victimSet{}, false // nothing here may be evicted
+		}
+	} else {
+		n := c.at(i)
+		for _, f := range g.filters {
+			if f.kind() != kindCapacity && f.check(g, c, n, i) != "" {
+				return victimSet{}, false
+			}
+		}
+		if g.check(c, i) == "" {
+			return s, true
 		}
 	}
-	s := victimSet{node: i, rank: rank}
-	if g.check(c, i) == "" {
-		return s, true
-	}
+	n := c.at(i)
 	// blocked is the first budget that refused a victim here: named in
 	// the group's failure when no set makes room.
 	var blocked *victimBudget

@@ -16,6 +16,9 @@ type Scratch struct {
 	slot   []int32 // all zero while idle
 	order  []int32
 	chunks [][]nodeState // cleared while idle
+	// cache keeps verdicts and scores from call to call, for States that
+	// say which nodes changed (scorecache.go).
+	cache scoreCache
 }
 
 // take lends the scratch to a cell of n nodes, or returns false when
@@ -49,6 +52,6 @@ func (c *cell) release() {
 		clear(chunk[:min(stateChunk, c.used-k*stateChunk)])
 	}
 	s.chunks = append(c.spare, c.states...)
-	c.scratch, c.slot, c.order, c.states, c.spare = nil, nil, nil, nil, nil
+	c.scratch, c.slot, c.order, c.states, c.spare, c.cache = nil, nil, nil, nil, nil, nil
 	s.busy.Store(false)
 }

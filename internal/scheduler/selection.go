@@ -65,17 +65,45 @@ func (g *group) newSelection(c *cell, size int) selection {
 // (candidate.before), so the best is nodes[0]. Whoever changes a
 // candidate's cached score must restore the heap: update does it for the
 // node just placed on (no other node's cached score changes).
+//
+// Pushes only append: the heap is restored when a candidate is asked for
+// (ordered), by sifting the new ones up or, when they outnumber the old,
+// by heapifying all of them. The root is the same either way, since the
+// selection order is total.
 type candidateHeap struct {
 	g     *group
 	c     *cell
 	nodes []candidate
+	// heaped is how many of nodes, from the first, form a heap.
+	heaped int
 }
 
-func (h *candidateHeap) size() int         { return len(h.nodes) }
-func (h *candidateHeap) node(j int) int    { return int(h.nodes[j].node) }
-func (h *candidateHeap) best() (int, bool) { return 0, len(h.nodes) > 0 }
-func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd); heapUp(h, len(h.nodes)-1) }
+func (h *candidateHeap) size() int      { return len(h.nodes) }
+func (h *candidateHeap) node(j int) int { return int(h.nodes[j].node) }
+func (h *candidateHeap) best() (int, bool) {
+	h.ordered()
+	return 0, len(h.nodes) > 0
+}
+func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd) }
 
+// ordered restores the heap over every candidate pushed.
+func (h *candidateHeap) ordered() {
+	n := len(h.nodes)
+	switch {
+	case h.heaped == n:
+		return
+	case n-h.heaped > h.heaped:
+		heapInit(h)
+	default:
+		for j := h.heaped; j < n; j++ {
+			heapUp(h, j)
+		}
+	}
+	h.heaped = n
+}
+
+// update re-judges candidate j, which best just returned (so the heap is
+// in order).
 func (h *candidateHeap) update(j int) {
 	i := int(h.nodes[j].node)
 	if h.g.check(h.c, i) == "" {
@@ -92,6 +120,7 @@ func (h *candidateHeap) remove(j int) {
 		h.nodes[j] = h.nodes[last]
 	}
 	h.nodes = h.nodes[:last]
+	h.heaped = last
 	if j < last {
 		h.fix(j)
 	}

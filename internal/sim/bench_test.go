@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/internal/sim"
@@ -19,6 +20,12 @@ import (
 // `strata sim grow --copies 6 --shift 60 --events 450000` makes it, and the
 // cell's 12,580 machines (skipping when the shared traces are absent).
 func googleTrace(b *testing.B) *trace.Trace {
+	return grownGoogleTrace(b, trace.GrowOptions{Copies: 6, ShiftSeconds: 60, MaxEvents: 450000})
+}
+
+// grownGoogleTrace is the shared Google 2011 part grown with opts (as
+// `strata sim grow` grows it) on the cell's 12,580 machines.
+func grownGoogleTrace(b *testing.B, opts trace.GrowOptions) *trace.Trace {
 	b.Helper()
 	dir := filepath.Join(simtest.TracesDir(b), "google2011")
 	part, err := os.ReadFile(filepath.Join(dir, "task_events-part-00001-of-00500.csv.gz"))
@@ -30,7 +37,7 @@ func googleTrace(b *testing.B) *trace.Trace {
 		b.Fatal(err)
 	}
 	var grown bytes.Buffer
-	if _, err := trace.GrowGoogleTaskEvents("part", zr, &grown, trace.GrowOptions{Copies: 6, ShiftSeconds: 60, MaxEvents: 450000}); err != nil {
+	if _, err := trace.GrowGoogleTaskEvents("part", zr, &grown, opts); err != nil {
 		b.Fatal(err)
 	}
 	pods, err := trace.ReadGoogleTaskEvents("grown", &grown, trace.DefaultGoogleScale)
@@ -54,6 +61,59 @@ func BenchmarkReplayGoogle450k(b *testing.B) {
 				cfg := sim.Config{Nodes: tr.Nodes, Pods: tr.Pods, Mode: sim.ModeReplay, Policy: policy, Seed: 42}
 				if policy == "strata-binpack" {
 					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New("binpack", seed, 0) }
+				}
+				res, err := sim.Run(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Placed), "placed")
+			}
+		})
+	}
+}
+
+// BenchmarkInflationOpenb runs the paper's experiment (seed 42) on the
+// openb default trace with paper policies and the server's scheduler, so
+// that their cost per pod can be compared in one run.
+func BenchmarkInflationOpenb(b *testing.B) {
+	nodes, err := trace.LoadOpenbNodes(simtest.Openb(b, "openb_node_list_gpu_node.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods, err := trace.LoadOpenbPods(simtest.Openb(b, "openb_pod_list_default.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, policy := range []string{"BestFit", "FGD", "strata-binpack", "strata-spread", "strata-fgd"} {
+		b.Run(policy, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cfg := sim.Config{Nodes: nodes, Pods: pods, Mode: sim.ModeInflation, Policy: policy, Seed: 42, NoSeries: true}
+				if sp, ok := strings.CutPrefix(policy, "strata-"); ok {
+					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, -1).WithTarget(pods) }
+				}
+				res, err := sim.Run(context.Background(), cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Placed), "placed")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Placed+res.Failed), "ns/pod")
+			}
+		})
+	}
+}
+
+// BenchmarkReplayGoogleSaturated replays the shared part grown to 20
+// copies 3 s apart (`strata sim grow --copies 20 --shift 3`), cut at
+// 700,000 events: a cell loaded past its capacity, where pods wait and
+// placements fail, as held-out parts of the trace do.
+func BenchmarkReplayGoogleSaturated(b *testing.B) {
+	tr := grownGoogleTrace(b, trace.GrowOptions{Copies: 20, ShiftSeconds: 3, MaxEvents: 700000})
+	for _, policy := range []string{"BestFit", "strata-binpack"} {
+		b.Run(policy, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cfg := sim.Config{Nodes: tr.Nodes, Pods: tr.Pods, Mode: sim.ModeReplay, Policy: policy, Seed: 42}
+				if sp, ok := strings.CutPrefix(policy, "strata-"); ok {
+					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, 0) }
 				}
 				res, err := sim.Run(context.Background(), cfg)
 				if err != nil {

@@ -36,6 +36,12 @@ type Placer struct {
 	wl      *api.Workload
 	last    *api.Plan // of the latest Place, for Explain
 	hidden  []int     // nodes shown as draining for the current pod
+	// versions counts each node's translations (and its hiding), so
+	// that the scheduler keeps verdicts and scores of the nodes that did
+	// not change (scheduler.NodeVersioner); epoch names the node list
+	// they count for.
+	versions []uint64
+	epoch    *int
 
 	// target is the trace the fgd policy measures fragmentation against;
 	// policies is built from it and the cluster on the first Place.
@@ -44,10 +50,11 @@ type Placer struct {
 }
 
 var (
-	_ cluster.Placer        = (*Placer)(nil)
-	_ cluster.Explainer     = (*Placer)(nil)
-	_ scheduler.NodeIndexer = (*Placer)(nil)
-	_ planapply.View        = (*Placer)(nil)
+	_ cluster.Placer          = (*Placer)(nil)
+	_ cluster.Explainer       = (*Placer)(nil)
+	_ scheduler.NodeIndexer   = (*Placer)(nil)
+	_ scheduler.NodeVersioner = (*Placer)(nil)
+	_ planapply.View          = (*Placer)(nil)
 )
 
 // New returns a placer that schedules with policy (a scheduler policy type:
@@ -102,6 +109,7 @@ func (p *Placer) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Place
 		for i := range p.nodes {
 			if p.nodes[i].Status == api.NodeReady && ex(i) {
 				p.nodes[i].Status = api.NodeDraining
+				p.versions[i]++
 				p.hidden = append(p.hidden, i)
 			}
 		}
@@ -144,6 +152,7 @@ func (p *Placer) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Place
 func (p *Placer) unhide() {
 	for _, i := range p.hidden {
 		p.nodes[i].Status = api.NodeReady
+		p.versions[i]++
 	}
 	p.hidden = p.hidden[:0]
 }
@@ -155,6 +164,7 @@ func (p *Placer) sync(c *cluster.Cluster) {
 		n := c.NumNodes()
 		p.nodes, p.allocs = make([]*api.Node, n), make([][]*api.Allocation, n)
 		p.ids = make(map[string]int, n)
+		p.versions, p.epoch = make([]uint64, n), new(int)
 		for i := range p.nodes {
 			id := fmt.Sprintf("sim-%06d", i)
 			// The node label is each node's own topology domain: the
@@ -170,10 +180,12 @@ func (p *Placer) sync(c *cluster.Cluster) {
 	if !complete {
 		for i := range p.nodes {
 			translate(p.nodes[i], &p.allocs[i], c.Node(i))
+			p.versions[i]++
 		}
 	}
 	for _, i := range changed {
 		translate(p.nodes[i], &p.allocs[i], c.Node(int(i)))
+		p.versions[i]++
 	}
 	p.cursor = next
 }
@@ -270,6 +282,11 @@ func (p *Placer) Index() uint64 { return uint64(p.calls) }
 // beyond the occupancy it translates, so a placement's id is only checked
 // against the plan's other placements.
 func (p *Placer) Alloc(string) *api.Allocation { return nil }
+
+// NodeVersions implements scheduler.NodeVersioner: a node's version moves
+// with every translation of it (the cluster changed it) and when it is
+// shown draining for one pod and back.
+func (p *Placer) NodeVersions() (any, []uint64) { return p.epoch, p.versions }
 
 // NodeIndex implements scheduler.NodeIndexer: the node list never changes
 // (nodes are translated in place) and neither do its labels.
