@@ -49,6 +49,15 @@ func (s *groupStats) merge(o *groupStats) {
 	}
 }
 
+// reasons is how many nodes each reason rejected, whatever the filter.
+func (s *groupStats) reasons() map[string]int {
+	out := make(map[string]int, len(s.rejected))
+	for _, r := range s.rejected {
+		out[r.reason] += r.nodes
+	}
+	return out
+}
+
 // clone copies the statistics, so that a gang trial can restore them.
 func (s groupStats) clone() groupStats {
 	s.rejected = slices.Clone(s.rejected)

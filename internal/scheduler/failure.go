@@ -30,6 +30,12 @@ func (c *cell) failure(g *group, missing int) api.GroupFailure {
 	for _, rc := range counts {
 		reasons[rc.reason] += rc.nodes
 	}
+	return c.failureOf(g, missing, reasons)
+}
+
+// failureOf is the failure of g with missing replicas and the nodes'
+// reasons counted.
+func (c *cell) failureOf(g *group, missing int, reasons map[string]int) api.GroupFailure {
 	f := api.GroupFailure{
 		Group:          g.tg.Name,
 		Missing:        missing,

@@ -94,3 +94,10 @@ func (s *feasibleSet) best() (int, bool) {
 // update re-checks the candidate j after a placement on it: it is
 // re-scored if it still fits and dropped otherwise.
 func (s *feasibleSet) update(j int) { s.sel.update(j) }
+
+// rejectedAll reports whether the window walked the whole cell and every
+// node failed the filter chain, no victim budget standing in for a
+// reason: then each node's reason is the one the walk counted.
+func (s *feasibleSet) rejectedAll() bool {
+	return s.stats.feasible == 0 && s.cursor == len(s.order) && len(s.order) == s.c.size() && !s.c.budgets.blocks(s.g)
+}

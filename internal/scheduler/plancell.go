@@ -77,6 +77,8 @@ type cell struct {
 	// (scorecache.go); versions are the snapshot's node versions.
 	cache    *scoreCache
 	versions []uint64
+	// lent are the scratch's candidate lists the plan's windows hold.
+	lent [][]candidate
 }
 
 // stateChunk is how many node states are allocated at once; states never

@@ -298,3 +298,45 @@ func TestScoreKeysNameWhatScorersRead(t *testing.T) {
 		}
 	})
 }
+
+// TestFailureCountedByTheWalkIsTheRecount: when nothing changed the cell
+// since a window judged every node unfit, the failure built from the
+// window's counts (placeGroup's shortcut) is the one a recount of every
+// node makes.
+func TestFailureCountedByTheWalkIsTheRecount(t *testing.T) {
+	applied := 0
+	defer func() {
+		if applied == 0 {
+			t.Fatal("no scenario met the shortcut's conditions")
+		}
+	}()
+	rapid.Check(t, func(t *rapid.T) {
+		var nodes []*nodeBuilder
+		for i := range rapid.IntRange(1, 12).Draw(t, "nodes") {
+			nodes = append(nodes, genDevices(t, genNodeHardware(t, genNode(t, i))))
+		}
+		f := newFake(nodes...)
+		genBackground(t, f, 3)
+		gb := genDeviceRequests(t, genHardware(t, genPorts(t, genGroup(t, "g")))).replicas(1)
+		if rapid.Bool().Draw(t, "relationRoll") {
+			genRelations(t, gb)
+		}
+		w := workload("w", gb)
+		w.Priority = rapid.IntRange(0, 100).Draw(t, "priority")
+		f.putWorkload(w)
+		c := newCell(f, int64(rapid.IntRange(0, 9).Draw(t, "seed")))
+		g := compileGroup(w, gb.g, Options{})
+		g.relate(c, w)
+		p := &placer{cell: c, w: w, ids: newIDGen(1, 2, 3), sample: Options{FeasibleSample: rapid.SampledFrom([]int{0, 1, -1}).Draw(t, "sample")}.sampleSize(c.size())}
+		before := len(c.changes)
+		k, set := p.placeWindow(g, []placeIntent{{index: 0}}, c.order, true)
+		if k == 1 || len(c.changes) != before || !set.rejectedAll() {
+			t.Skip("the shortcut does not apply")
+		}
+		applied++
+		got, want := c.failureOf(g, 1, set.stats.reasons()), c.failure(g, 1)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("failure from the walk %+v, recount %+v", got, want)
+		}
+	})
+}
