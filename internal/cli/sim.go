@@ -97,7 +97,7 @@ list, or "all".`,
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of one run: allocation vs arrived GPU workload (inflation), allocation and pods waiting over time (replay)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress output (same as --progress none)")
-	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, nothing otherwise), bar, plain (a line about every second, for logs) or none")
+	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal; otherwise, once a run has lasted 5s, a line every 5s), bar, plain (a line about every second, for logs) or none")
 	fl.StringVar(&f.sample, "sample", "auto", "strata-* policies: feasible nodes the scheduler samples before picking the best: all, server (the server's default, max(100, 5% of the nodes)), a number, or auto (all in inflation mode, as the paper's simulator scores every node; server in replay mode, as the server would run)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
@@ -488,6 +488,16 @@ const (
 	showNone  progressShow = iota
 	showBar                // one redrawn line on a terminal
 	showPlain              // a line about every second, for logs and pipes
+	// showQuiet is auto's style where stderr is not a terminal (a script,
+	// a CI log): nothing for a run shorter than quietFor, then a plain
+	// line every quietEvery, so that a long run is never silent.
+	showQuiet
+)
+
+// quietFor and quietEvery pace showQuiet.
+const (
+	quietFor   = 5 * time.Second
+	quietEvery = 5 * time.Second
 )
 
 func progressStyle(f *simFlags) (progressShow, error) {
@@ -499,7 +509,7 @@ func progressStyle(f *simFlags) (progressShow, error) {
 		if isTerminal(os.Stderr) {
 			return showBar, nil
 		}
-		return showNone, nil
+		return showQuiet, nil
 	case "bar":
 		return showBar, nil
 	case "plain":
@@ -511,25 +521,32 @@ func progressStyle(f *simFlags) (progressShow, error) {
 }
 
 // progressBar shows a run's progress: a bar redrawn on one line, or plain
-// lines at most once a second (and the first one at once).
+// lines at most once a second (and the first one at once), or, quiet, a
+// plain line every quietEvery once a run has lasted quietFor.
 type progressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	show  progressShow
+	now   func() time.Time
 	drawn bool
+	start time.Time // of the current run (quiet)
 	last  time.Time // of the latest plain line
 }
 
 func newProgressBar(w io.Writer, show progressShow) *progressBar {
-	return &progressBar{w: w, show: show}
+	return &progressBar{w: w, show: show, now: time.Now}
 }
 
-// terminalBar is a bar on a terminal when enabled, nothing otherwise.
+// terminalBar is a bar on a terminal when enabled, quiet lines on a pipe
+// when enabled, nothing otherwise.
 func terminalBar(w io.Writer, enabled bool) *progressBar {
-	if enabled && isTerminal(os.Stderr) {
+	switch {
+	case !enabled:
+		return newProgressBar(w, showNone)
+	case isTerminal(os.Stderr):
 		return newProgressBar(w, showBar)
 	}
-	return newProgressBar(w, showNone)
+	return newProgressBar(w, showQuiet)
 }
 
 // func_ returns the Progress callback of one run named label (nil when
@@ -544,10 +561,23 @@ func (p *progressBar) func_(label, unit string) func(done, total int) {
 		if total <= 0 {
 			return
 		}
-		if p.show == showPlain {
-			if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= time.Second || done == total {
+		now := p.now()
+		switch p.show {
+		case showPlain:
+			if p.last.IsZero() || now.Sub(p.last) >= time.Second || done == total {
 				p.last = now
 				fmt.Fprintf(p.w, "%s: %d/%d %s (%.1f%%)\n", label, done, total, unit, 100*float64(done)/float64(total))
+			}
+			return
+		case showQuiet:
+			if p.start.IsZero() {
+				p.start = now
+			}
+			ran := now.Sub(p.start)
+			due := ran >= quietFor && (p.last.IsZero() || now.Sub(p.last) >= quietEvery)
+			if due || (done == total && !p.last.IsZero()) {
+				p.last = now
+				fmt.Fprintf(p.w, "%s: %d/%d %s (%.1f%%), %s\n", label, done, total, unit, 100*float64(done)/float64(total), ran.Round(time.Second))
 			}
 			return
 		}
@@ -561,7 +591,7 @@ func (p *progressBar) func_(label, unit string) func(done, total int) {
 func (p *progressBar) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = time.Time{}
+	p.last, p.start = time.Time{}, time.Time{}
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.drawn = false

@@ -57,10 +57,21 @@ func (s *feasibleSet) node(j int) int { return s.sel.node(j) }
 // fill walks the order until the set holds limit nodes or the cell is
 // exhausted.
 func (s *feasibleSet) fill() {
+	g, c := s.g, s.c
 	for s.sel.size() < s.limit && s.cursor < len(s.order) {
-		i := s.order[s.cursor]
-		if k, reason := s.g.firstReject(s.c, int(i)); k < 0 {
-			s.sel.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
+		i := int(s.order[s.cursor])
+		var k int
+		var reason string
+		// A verdict the score cache holds answers for the node-local
+		// stages (scorecache.go); otherwise the chain runs.
+		v := g.judged(c, i)
+		if v != nil {
+			k, reason = g.replay(c, i, v)
+		} else {
+			k, reason = g.firstRejectOn(c, c.at(i), i)
+		}
+		if k < 0 {
+			s.sel.push(candidate{node: int32(i), rank: int32(s.cursor), score: g.scoreWith(c, i, v)})
 			s.stats.feasible++
 		} else {
 			s.stats.reject(k, reason)

@@ -270,9 +270,12 @@ func (g *group) fullCheck(c *cell, i int) string {
 
 // score is the cacheable part of node i's score: the weighted sum of the
 // group's scorers and static soft terms. It changes only when node i does.
-func (g *group) score(c *cell, i int) float64 {
+func (g *group) score(c *cell, i int) float64 { return g.scoreWith(c, i, g.judged(c, i)) }
+
+// scoreWith is score with node i's cached verdict v (nil: none).
+func (g *group) scoreWith(c *cell, i int, v *verdict) float64 {
 	var total float64
-	if v := g.judged(c, i); v != nil && g.verdicts.scores {
+	if v != nil && g.verdicts.scores {
 		if !v.scored {
 			v.score, v.scored = g.scorersScore(c, i), true
 		}

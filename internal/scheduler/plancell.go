@@ -165,10 +165,15 @@ func (c *cell) at(i int) *nodeState {
 	c.used++
 	c.slot[i] = int32(k + 1)
 	c.touched = append(c.touched, int32(i))
-	n := c.nodes[i]
 	ns := &c.states[k/stateChunk][k%stateChunk]
-	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Alive(), unschedulable: n.Unschedulable()}
+	*ns = snapshotState(c.nodes[i])
 	return ns
+}
+
+// snapshotState is node n's state as the snapshot has it, before the plan
+// changes anything.
+func snapshotState(n *api.Node) nodeState {
+	return nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Alive(), unschedulable: n.Unschedulable()}
 }
 
 // touch returns node i's state for a change of the plan (a stop, a
@@ -183,6 +188,9 @@ func (c *cell) touch(i int) *nodeState {
 // pristine reports whether node i is still as the snapshot has it: the
 // plan has not changed it (it may not have a state yet).
 func (c *cell) pristine(i int) bool {
+	if len(c.changes) == 0 {
+		return true // the plan changed nothing yet
+	}
 	k := c.slot[i]
 	if k == 0 {
 		return true

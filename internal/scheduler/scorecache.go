@@ -256,7 +256,15 @@ func (g *group) judged(c *cell, i int) *verdict {
 // judge runs g's node-local filters on node i: the first that rejects,
 // and whether any static one does.
 func (g *group) judge(c *cell, i int, v *verdict) {
-	n := c.at(i)
+	// The node is pristine: its state is the snapshot's, made here
+	// without a place in the plan.
+	var n *nodeState
+	if c.slot[i] == 0 {
+		tmp := snapshotState(c.nodes[i])
+		n = &tmp
+	} else {
+		n = c.at(i)
+	}
 	*v = verdict{version: c.versions[i] + 1, first: -1}
 	for k, f := range g.filters {
 		kind := f.kind()

@@ -64,11 +64,13 @@ func BenchmarkReplayGoogle450k(b *testing.B) {
 				if policy == "strata-binpack" {
 					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New("binpack", seed, 0) }
 				}
+				cpu := cpuTime()
 				res, err := sim.Run(context.Background(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(res.Placed), "placed")
+				b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s")
 			}
 		})
 	}
@@ -128,11 +130,13 @@ func BenchmarkReplayGoogleSaturated(b *testing.B) {
 				if sp, ok := strings.CutPrefix(policy, "strata-"); ok {
 					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, 0) }
 				}
+				cpu := cpuTime()
 				res, err := sim.Run(context.Background(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(res.Placed), "placed")
+				b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s")
 			}
 		})
 	}
