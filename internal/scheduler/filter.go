@@ -11,16 +11,26 @@ import (
 // Rejection reasons shown to users, counted per node in GroupFailure.Reasons.
 const (
 	reasonNotReady      = "node not ready"
-	reasonCPU           = "insufficient cpu"
-	reasonMemory        = "insufficient memory"
-	reasonDisk          = "insufficient disk"
 	reasonGPU           = "insufficient gpu"
-	reasonBandwidth     = "insufficient bandwidth"
-	reasonHugePages2Mi  = "insufficient 2Mi huge pages"
-	reasonHugePages1Gi  = "insufficient 1Gi huge pages"
 	reasonMixedGPU      = "gpu request mixes whole gpus and a share"
 	reasonShareTooLarge = "gpu share over 1000 milli"
 )
+
+// aggregateDims are the dimensions fitted against a node's free totals
+// (api.FitAggregate), in table order, and insufficient words each
+// dimension's rejection: "insufficient cpu", "insufficient 2Mi huge
+// pages".
+var aggregateDims, insufficient = func() ([]int, []string) {
+	var dims []int
+	reasons := make([]string, len(api.Dimensions))
+	for k, d := range api.Dimensions {
+		reasons[k] = "insufficient " + d.Noun
+		if d.Fit == api.FitAggregate {
+			dims = append(dims, k)
+		}
+	}
+	return dims, reasons
+}()
 
 // filter is one feasibility stage of the pipeline, and describes itself:
 // the engine's bounds (gang views, preemption, explanations) ask a filter
@@ -142,21 +152,10 @@ func (resourceFilter) key(g *group) string {
 
 func (resourceFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
 	want, free := &g.req.Resources, &n.free
-	switch {
-	case want.CPUMilli > free.CPUMilli:
-		return reasonCPU
-	case want.MemoryBytes > free.MemoryBytes:
-		return reasonMemory
-	case want.DiskBytes > free.DiskBytes:
-		return reasonDisk
-	case want.GPUs > free.GPUs:
-		return reasonGPU
-	case want.NetMbps > free.NetMbps:
-		return reasonBandwidth
-	case want.HugePages2Mi > free.HugePages2Mi:
-		return reasonHugePages2Mi
-	case want.HugePages1Gi > free.HugePages1Gi:
-		return reasonHugePages1Gi
+	for _, k := range aggregateDims {
+		if *want.Of(k) > *free.Of(k) {
+			return insufficient[k]
+		}
 	}
 	return ""
 }

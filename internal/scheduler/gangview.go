@@ -232,13 +232,9 @@ func fitCount(want, avail *api.Resources, limit int) int {
 			k = min(k, max(a, 0)/w)
 		}
 	}
-	fit(want.CPUMilli, avail.CPUMilli)
-	fit(want.MemoryBytes, avail.MemoryBytes)
-	fit(want.DiskBytes, avail.DiskBytes)
-	fit(want.GPUs, avail.GPUs)
-	fit(want.NetMbps, avail.NetMbps)
-	fit(want.HugePages2Mi, avail.HugePages2Mi)
-	fit(want.HugePages1Gi, avail.HugePages1Gi)
+	for _, d := range aggregateDims {
+		fit(*want.Of(d), *avail.Of(d))
+	}
 	return int(k)
 }
 

@@ -419,17 +419,30 @@ func cheaperSet(a, b []*api.Allocation, lost func(*api.Allocation) float64) bool
 // share is r as a fraction of capacity, summed over the dimensions the node
 // has: a scale-free measure of how much work an eviction throws away.
 func share(r, capacity api.Resources) float64 {
-	frac := func(v, c int64) float64 {
-		if c <= 0 {
-			return 0
+	total := 0.0
+	for k, d := range api.Dimensions {
+		c := capacity.Get(k)
+		if d.Fit == api.FitPerDevice { // a share of one device: of its parts
+			c = capacity.Get(shareOf[k]) * d.Share.Parts
 		}
-		return float64(v) / float64(c)
+		if c > 0 {
+			total += float64(r.Get(k)) / float64(c)
+		}
 	}
-	return frac(r.CPUMilli, capacity.CPUMilli) + frac(r.MemoryBytes, capacity.MemoryBytes) +
-		frac(r.DiskBytes, capacity.DiskBytes) + frac(r.GPUs, capacity.GPUs) +
-		frac(r.GPUMilli, capacity.GPUs*1000) + frac(r.NetMbps, capacity.NetMbps) +
-		frac(r.HugePages2Mi, capacity.HugePages2Mi) + frac(r.HugePages1Gi, capacity.HugePages1Gi)
+	return total
 }
+
+// shareOf is, for each per-device dimension, the index of the dimension
+// it divides.
+var shareOf = func() []int {
+	out := make([]int, len(api.Dimensions))
+	for k, d := range api.Dimensions {
+		if d.Fit == api.FitPerDevice {
+			out[k] = api.DimensionIndex(d.Share.Of)
+		}
+	}
+	return out
+}()
 
 func cmpDesc(a, b float64) int {
 	switch {

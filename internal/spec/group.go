@@ -143,6 +143,18 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	return g
 }
 
+// quantityKeys are the dimensions a task's resources write as a quantity
+// of their unit, by key.
+var quantityKeys = func() map[string]resources.Limit {
+	out := map[string]resources.Limit{}
+	for _, l := range resources.Limits {
+		if l.Spec.Form == api.FormQuantity {
+			out[l.Spec.Key] = l
+		}
+	}
+	return out
+}()
+
 // checkGroupTotal refuses a group whose tasks together ask for more of a
 // resource than one node may offer: every task is within bounds, but one
 // allocation holds them all, and no node could ever take it.
@@ -332,25 +344,20 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	r := &t.Resources
 	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+		if l, ok := quantityKeys[key]; ok {
+			// A dimension written as a quantity of its unit (api.Dimensions).
+			if q, ok := d.quantity(p, v, l.Spec.Example); ok {
+				if l.Spec.NonZero {
+					d.positive(p, q, l.Parse, l, l.Ptr(r))
+				} else {
+					d.parse(p, q, l.Parse, l, l.Ptr(r))
+				}
+			}
+			return true
+		}
 		switch key {
-		case "cpu":
-			if q, ok := d.quantity(p, v, "500m or 2"); ok {
-				d.positive(p, q, resources.ParseCPU, resources.CPULimit, &r.CPUMilli)
-			}
-		case "memory":
-			if q, ok := d.quantity(p, v, "64Mi"); ok {
-				d.positive(p, q, resources.ParseBytes, resources.MemoryLimit, &r.MemoryBytes)
-			}
-		case "disk":
-			if q, ok := d.quantity(p, v, "100Mi"); ok {
-				d.parse(p, q, resources.ParseBytes, resources.DiskLimit, &r.DiskBytes)
-			}
-		case "bandwidth":
-			if q, ok := d.quantity(p, v, "100Mbps"); ok {
-				d.parse(p, q, resources.ParseBandwidth, resources.BandwidthLimit, &r.NetMbps)
-			}
-		case "gpu":
-			if q, ok := d.quantity(p, v, "1 or 0.5"); ok {
+		case resources.GPULimit.Spec.Key:
+			if q, ok := d.quantity(p, v, resources.GPULimit.Spec.Example); ok {
 				whole, milli, err := resources.ParseGPU(q.Value)
 				switch {
 				case err != nil:
@@ -370,7 +377,7 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 			}
 		case "exclusiveCores":
 			t.ExclusiveCores, _ = d.boolean(p, v)
-		case "hugepages":
+		case resources.HugePages2Mi.Spec.Key:
 			d.hugePages(p, v, r)
 		case "memoryTiers":
 			t.MemoryTiers = d.memoryTiers(p, v)
