@@ -17,6 +17,9 @@ type groupStats struct {
 	examined, feasible int
 	rejected           []rejection
 	chosen             *api.NodeScore
+	// last is 1 + the rejection counted last: most nodes in a row are
+	// rejected alike.
+	last int
 }
 
 type rejection struct {
@@ -28,13 +31,19 @@ type rejection struct {
 func (s *groupStats) reject(filter int, reason string) { s.add(filter, reason, 1) }
 
 func (s *groupStats) add(filter int, reason string, nodes int) {
+	if j := s.last - 1; j >= 0 && j < len(s.rejected) && s.rejected[j].filter == filter && s.rejected[j].reason == reason {
+		s.rejected[j].nodes += nodes
+		return
+	}
 	for k := range s.rejected {
 		if r := &s.rejected[k]; r.filter == filter && r.reason == reason {
 			r.nodes += nodes
+			s.last = k + 1
 			return
 		}
 	}
 	s.rejected = append(s.rejected, rejection{filter: filter, reason: reason, nodes: nodes})
+	s.last = len(s.rejected)
 }
 
 // merge adds what another feasible set of the same group saw.

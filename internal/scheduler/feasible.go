@@ -58,7 +58,10 @@ func (s *feasibleSet) node(j int) int { return s.sel.node(j) }
 // exhausted.
 func (s *feasibleSet) fill() {
 	g, c := s.g, s.c
-	for s.sel.size() < s.limit && s.cursor < len(s.order) {
+	// Every push adds one candidate and nothing else changes the
+	// selection's size while the window walks.
+	room := s.limit - s.sel.size()
+	for room > 0 && s.cursor < len(s.order) {
 		i := int(s.order[s.cursor])
 		var k int
 		var reason string
@@ -73,6 +76,7 @@ func (s *feasibleSet) fill() {
 		if k < 0 {
 			s.sel.push(candidate{node: int32(i), rank: int32(s.cursor), score: g.scoreWith(c, i, v)})
 			s.stats.feasible++
+			room--
 		} else {
 			s.stats.reject(k, reason)
 		}

@@ -52,6 +52,7 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 // placeWindow is placeIn that also returns the window it placed from.
 func (p *placer) placeWindow(g *group, intents []placeIntent, order []int32, preempt bool) (int, *feasibleSet) {
 	set := openWindow(g, p.cell, p.sample, order)
+	opened := len(p.cell.changes)
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
@@ -74,6 +75,11 @@ func (p *placer) placeWindow(g *group, intents []placeIntent, order []int32, pre
 			return k, set
 		}
 		if pre == nil {
+			if len(p.cell.changes) == opened && set.rejectedAll() && p.cell.nothingBelow(p.w.Priority) {
+				// No node fits as it is and nothing in the cell may be
+				// evicted: every node's victim search would come back empty.
+				return k, set
+			}
 			pre = newPreemptor(p, g, order)
 		}
 		if !pre.place(intent, &set.stats) {

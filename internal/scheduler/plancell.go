@@ -79,6 +79,9 @@ type cell struct {
 	versions []uint64
 	// lent are the scratch's candidate lists the plan's windows hold.
 	lent [][]candidate
+	// judging is the state of a pristine node the score cache judges
+	// without making it a place in the plan (scorecache.go).
+	judging nodeState
 }
 
 // stateChunk is how many node states are allocated at once; states never

@@ -260,8 +260,8 @@ func (g *group) judge(c *cell, i int, v *verdict) {
 	// without a place in the plan.
 	var n *nodeState
 	if c.slot[i] == 0 {
-		tmp := snapshotState(c.nodes[i])
-		n = &tmp
+		c.judging = snapshotState(c.nodes[i])
+		n = &c.judging
 	} else {
 		n = c.at(i)
 	}
@@ -354,4 +354,19 @@ func (sc *scoreCache) detail(c *cell, i int) *nodeDetail {
 	}
 	sc.details[i], sc.detailAt[i] = d, c.versions[i]+1
 	return d
+}
+
+// nothingBelow reports, from the score cache, whether no live allocation
+// of the cell has a priority below prio: then no preemption can evict
+// anything. False without a cache.
+func (c *cell) nothingBelow(prio int) bool {
+	if c.cache == nil {
+		return false
+	}
+	for i := range c.nodes {
+		if lowest, _ := c.lowestPriority(i); lowest < prio {
+			return false
+		}
+	}
+	return true
 }
