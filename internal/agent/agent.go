@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
@@ -28,9 +30,11 @@ import (
 
 // Agent is one node's agent. Create it with New and run it with Run.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	nodeID string
+	cfg Config
+	// oomKills counts the tasks the kernel killed for memory (metrics.go).
+	oomKills *prometheus.CounterVec
+	log      *slog.Logger
+	nodeID   string
 	// nodeSecret proves the node (identity.go); it is never logged.
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
@@ -86,6 +90,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, nodeID: id, nodeSecret: secret,
+		oomKills:    newOOMKills(),
 		log:         cfg.Logger.With("node_id", id),
 		drivers:     map[string]Driver{},
 		driverErrs:  map[string]error{},

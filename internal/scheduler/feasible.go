@@ -78,7 +78,7 @@ func (s *feasibleSet) fill() {
 			s.stats.feasible++
 			room--
 		} else {
-			s.stats.reject(k, reason)
+			s.stats.reject(k, reason, c, i)
 		}
 		s.cursor++
 	}
