@@ -275,12 +275,15 @@ func (g *group) score(c *cell, i int) float64 { return g.scoreWith(c, i, g.judge
 // scoreWith is score with node i's cached verdict v (nil: none).
 func (g *group) scoreWith(c *cell, i int, v *verdict) float64 {
 	var total float64
-	if v != nil && g.verdicts.scores {
+	switch {
+	case v != nil && g.verdicts.scores:
 		if !v.scored {
-			v.score, v.scored = g.scorersScore(c, i), true
+			// The node is pristine: scored on its snapshot state,
+			// without a place in the plan.
+			v.score, v.scored = g.scorersScoreOn(c, c.pristineState(i), i), true
 		}
 		total = v.score
-	} else {
+	default:
 		total = g.scorersScore(c, i)
 	}
 	for _, t := range g.static {
@@ -290,8 +293,11 @@ func (g *group) scoreWith(c *cell, i int, v *verdict) float64 {
 }
 
 // scorersScore is the weighted sum of the group's scorers on node i.
-func (g *group) scorersScore(c *cell, i int) float64 {
-	view := g.view(c, i)
+func (g *group) scorersScore(c *cell, i int) float64 { return g.scorersScoreOn(c, c.at(i), i) }
+
+// scorersScoreOn is scorersScore on node i in state n.
+func (g *group) scorersScoreOn(c *cell, n *nodeState, i int) float64 {
+	view := g.viewOf(c, n, i)
 	total := 0.0
 	for _, ws := range g.scorers {
 		total += ws.Weight * ws.Scorer.Score(&g.req, view)
@@ -313,11 +319,13 @@ func (g *group) verdict(c *cell, i int) (string, float64) {
 }
 
 // view is node i as the group's scorers see it.
-func (g *group) view(c *cell, i int) NodeView {
-	n := c.at(i)
+func (g *group) view(c *cell, i int) NodeView { return g.viewOf(c, c.at(i), i) }
+
+// viewOf is view of node i in state n.
+func (g *group) viewOf(c *cell, n *nodeState, i int) NodeView {
 	v := NodeView{Node: n.node, Free: n.free, index: c.nodeIndex, slot: int32(i) + 1}
 	if g.readsGPUs {
-		d := c.detail(i)
+		d := c.detailOf(n, i)
 		g.gpuBuf = g.gpuBuf[:0]
 		for k := range d.gpuMilli {
 			free := 1000 - d.gpuMilli[k]

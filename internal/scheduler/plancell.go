@@ -105,7 +105,7 @@ func newCellWith(st State, seed int64, scr *Scratch) *cell {
 	if !scr.take(c, len(nodes)) {
 		c.slot = make([]int32, len(nodes))
 		c.order = make([]int32, len(nodes))
-	} else if source, versions := nodeVersionsOf(st); len(versions) == len(nodes) && scr.cache.bind(source, versions) {
+	} else if source, versions := nodeVersionsOf(st); len(versions) == len(nodes) && scr.cache.bind(source, versions, scr.CachedVerdicts) {
 		c.cache, c.versions = &scr.cache, versions
 	}
 	seededOrder(c.order, seed)

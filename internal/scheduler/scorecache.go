@@ -57,9 +57,10 @@ type ScoreKeyer interface {
 	ScoreKey(req *Request) (key string, ok bool)
 }
 
-// maxCachedVerdicts bounds the cache's size, in node verdicts over all
-// classes (24 bytes each): the least recently used class goes first.
-const maxCachedVerdicts = 1 << 20
+// defaultCachedVerdicts bounds the cache's size, in node verdicts over
+// all classes (24 bytes each), when the Scratch does not say: the least
+// recently used class goes first.
+const defaultCachedVerdicts = 1 << 20
 
 // minCachedClasses is how many classes the cache keeps however large the
 // cell.
@@ -116,19 +117,31 @@ type scoreCache struct {
 	// has not changed the node; never written once made.
 	details  []*nodeDetail
 	detailAt []uint64
+	// states is, per node, its state as the snapshot has it (stateAt: at
+	// which version plus one): a class judging a node another class has
+	// judged at the same version does not read the node object again.
+	states  []nodeState
+	stateAt []uint64
+	// budget bounds the verdicts kept (Scratch.CachedVerdicts).
+	budget int
 }
 
 // bind readies the cache for a cell of versions from source, emptying it
 // when the source or the cell's size changed. It returns false when the
 // snapshot cannot say what changed.
-func (sc *scoreCache) bind(source any, versions []uint64) bool {
+func (sc *scoreCache) bind(source any, versions []uint64, budget int) bool {
 	if source == nil {
 		return false
 	}
 	if sc.source != source || sc.size != len(versions) {
 		n := len(versions)
 		*sc = scoreCache{source: source, size: n, classes: make(map[string]*verdicts),
-			lowest: make([]int, n), lowestAt: make([]uint64, n), details: make([]*nodeDetail, n), detailAt: make([]uint64, n)}
+			lowest: make([]int, n), lowestAt: make([]uint64, n), details: make([]*nodeDetail, n), detailAt: make([]uint64, n),
+			states: make([]nodeState, n), stateAt: make([]uint64, n)}
+	}
+	sc.budget = budget
+	if sc.budget <= 0 {
+		sc.budget = defaultCachedVerdicts
 	}
 	sc.clock++
 	return true
@@ -142,7 +155,7 @@ func (sc *scoreCache) class(key string, scores bool) *verdicts {
 		return vs
 	}
 	var nodes []verdict
-	if len(sc.classes) >= max(minCachedClasses, maxCachedVerdicts/max(sc.size, 1)) {
+	if len(sc.classes) >= max(minCachedClasses, sc.budget/max(sc.size, 1)) {
 		var oldest *verdicts
 		for _, vs := range sc.classes {
 			if oldest == nil || vs.used < oldest.used {
@@ -258,13 +271,7 @@ func (g *group) judged(c *cell, i int) *verdict {
 func (g *group) judge(c *cell, i int, v *verdict) {
 	// The node is pristine: its state is the snapshot's, made here
 	// without a place in the plan.
-	var n *nodeState
-	if c.slot[i] == 0 {
-		c.judging = snapshotState(c.nodes[i])
-		n = &c.judging
-	} else {
-		n = c.at(i)
-	}
+	n := c.pristineState(i)
 	*v = verdict{version: c.versions[i] + 1, first: -1}
 	for k, f := range g.filters {
 		kind := f.kind()
@@ -369,4 +376,25 @@ func (c *cell) nothingBelow(prio int) bool {
 		}
 	}
 	return true
+}
+
+// state is node i's state as the snapshot has it, kept per node version.
+func (sc *scoreCache) state(c *cell, i int) nodeState {
+	if v := c.versions[i] + 1; v != 0 && sc.stateAt[i] == v {
+		return sc.states[i]
+	}
+	ns := snapshotState(c.nodes[i])
+	sc.states[i], sc.stateAt[i] = ns, c.versions[i]+1
+	return ns
+}
+
+// pristineState is the state of node i, which the plan has not changed:
+// the cell's when the plan made one, else the snapshot's from the cache,
+// without a place in the plan (valid until the next call).
+func (c *cell) pristineState(i int) *nodeState {
+	if c.slot[i] != 0 {
+		return c.at(i)
+	}
+	c.judging = c.cache.state(c, i)
+	return &c.judging
 }

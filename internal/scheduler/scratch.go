@@ -12,6 +12,12 @@ import "sync/atomic"
 // Scratch serves one call at a time; a call that finds it in use by
 // another allocates its own memory instead. The zero value is ready.
 type Scratch struct {
+	// CachedVerdicts bounds the score cache (scorecache.go), in node
+	// verdicts of 24 bytes over all classes; 0: about a million. A caller
+	// that meets many classes on a large cell (the simulator's Google
+	// replays) keeps more.
+	CachedVerdicts int
+
 	busy   atomic.Bool
 	slot   []int32 // all zero while idle
 	order  []int32
