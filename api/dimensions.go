@@ -163,9 +163,16 @@ func DimensionIndex(name string) int {
 	return -1
 }
 
+// aggregate is, per dimension, whether it is fitted against totals
+// (Exceeds compares only those).
+var aggregate [numDims]bool
+
 func init() {
 	if err := checkDimensions(); err != nil {
 		panic(err)
+	}
+	for k, d := range Dimensions {
+		aggregate[k] = d.Fit == FitAggregate
 	}
 }
 

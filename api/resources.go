@@ -115,7 +115,7 @@ func (r Resources) Negative() string {
 // GPU's occupancy by the scheduler, never against a total.
 func (r Resources) Exceeds(limit Resources) string {
 	for k, v := range r.vector() {
-		if Dimensions[k].Fit == FitAggregate && v > limit.vector()[k] {
+		if aggregate[k] && v > limit.vector()[k] {
 			return Dimensions[k].Name
 		}
 	}

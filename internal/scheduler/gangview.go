@@ -227,13 +227,10 @@ func (gs *gangSearch) roomOf(order []int32, need int) int {
 // resource filter checks, at most limit.
 func fitCount(want, avail *api.Resources, limit int) int {
 	k := int64(limit)
-	fit := func(w, a int64) {
-		if w > 0 {
-			k = min(k, max(a, 0)/w)
-		}
-	}
 	for _, d := range aggregateDims {
-		fit(*want.Of(d), *avail.Of(d))
+		if w := *want.Of(d); w > 0 {
+			k = min(k, max(*avail.Of(d), 0)/w)
+		}
 	}
 	return int(k)
 }

@@ -420,25 +420,31 @@ func cheaperSet(a, b []*api.Allocation, lost func(*api.Allocation) float64) bool
 // has: a scale-free measure of how much work an eviction throws away.
 func share(r, capacity api.Resources) float64 {
 	total := 0.0
-	for k, d := range api.Dimensions {
-		c := capacity.Get(k)
-		if d.Fit == api.FitPerDevice { // a share of one device: of its parts
-			c = capacity.Get(shareOf[k]) * d.Share.Parts
+	for k := range shareOf {
+		c := *capacity.Of(k)
+		if s := &shareOf[k]; s.parts > 0 { // a share of one device: of its parts
+			c = *capacity.Of(s.of) * s.parts
 		}
 		if c > 0 {
-			total += float64(r.Get(k)) / float64(c)
+			total += float64(*r.Of(k)) / float64(c)
 		}
 	}
 	return total
 }
 
-// shareOf is, for each per-device dimension, the index of the dimension
-// it divides.
-var shareOf = func() []int {
-	out := make([]int, len(api.Dimensions))
+// shareOf is, for each per-device dimension, the dimension it divides and
+// into how many parts (parts 0: an aggregate dimension).
+var shareOf = func() []struct {
+	of    int
+	parts int64
+} {
+	out := make([]struct {
+		of    int
+		parts int64
+	}, len(api.Dimensions))
 	for k, d := range api.Dimensions {
 		if d.Fit == api.FitPerDevice {
-			out[k] = api.DimensionIndex(d.Share.Of)
+			out[k].of, out[k].parts = api.DimensionIndex(d.Share.Of), d.Share.Parts
 		}
 	}
 	return out
