@@ -73,6 +73,9 @@ func (l Limit) Format(v int64) string { return FormatLimit(l.Unit, v) }
 // Parse reads a quantity of l's unit, as a workload document writes it.
 func (l Limit) Parse(s string) (int64, error) { return Parse(l.Unit, s) }
 
+// ParseRequest reads a quantity of l's unit as one task asks for it.
+func (l Limit) ParseRequest(s string) (int64, error) { return ParseRequest(l.Unit, s) }
+
 // Check returns why v is out of l's range, or "" when 0 <= v <= l.Max.
 func (l Limit) Check(v int64) string {
 	switch {

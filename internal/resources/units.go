@@ -37,6 +37,19 @@ func Parse(u api.Unit, s string) (int64, error) {
 	return 0, fmt.Errorf("no syntax for unit %d", u)
 }
 
+// ParseRequest reads a quantity of unit u as one task asks for it: Parse,
+// refusing what a user likely meant otherwise (a bare byte count, an
+// implausible number of cores; meant.go).
+func ParseRequest(u api.Unit, s string) (int64, error) {
+	switch u {
+	case api.UnitMilliCPU:
+		return ParseCPURequest(s)
+	case api.UnitBytes:
+		return ParseBytesWithUnit(s)
+	}
+	return Parse(u, s)
+}
+
 // Format writes v of unit u so that Parse reads it back (v >= 0).
 func Format(u api.Unit, v int64) string {
 	switch u {

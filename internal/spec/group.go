@@ -59,7 +59,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	var name, tasks, minMember, replace, services, shutdownDelay *yaml.Node
 	var updateFields map[string]*yaml.Node
 	gangPath := join(path, "gang")
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, groupKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -217,7 +217,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		PidsLimit:   DefaultPidsLimit,
 	}
 	var name, driver, command, image, res *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, taskKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -343,20 +343,19 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 
 func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	r := &t.Resources
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
-		if l, ok := quantityKeys[key]; ok {
+	d.fields(path, n, resourceKeys, func(key, p string, v *yaml.Node) bool {
+		switch key {
+		case "cpu", "memory", "disk", "bandwidth":
 			// A dimension written as a quantity of its unit (api.Dimensions).
+			l := quantityKeys[key]
 			if q, ok := d.quantity(p, v, l.Spec.Example); ok {
 				if l.Spec.NonZero {
-					d.positive(p, q, l.Parse, l, l.Ptr(r))
+					d.positive(p, q, l.ParseRequest, l, l.Ptr(r))
 				} else {
-					d.parse(p, q, l.Parse, l, l.Ptr(r))
+					d.parse(p, q, l.ParseRequest, l, l.Ptr(r))
 				}
 			}
-			return true
-		}
-		switch key {
-		case resources.GPULimit.Spec.Key:
+		case "gpu":
 			if q, ok := d.quantity(p, v, resources.GPULimit.Spec.Example); ok {
 				whole, milli, err := resources.ParseGPU(q.Value)
 				switch {
@@ -377,7 +376,7 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 			}
 		case "exclusiveCores":
 			t.ExclusiveCores, _ = d.boolean(p, v)
-		case resources.HugePages2Mi.Spec.Key:
+		case "hugepages":
 			d.hugePages(p, v, r)
 		case "memoryTiers":
 			t.MemoryTiers = d.memoryTiers(p, v)
@@ -436,7 +435,7 @@ func (d *decoder) checkResources(path string, res, task *yaml.Node, t *api.Task)
 func (d *decoder) restartPolicy(path string, n *yaml.Node) api.RestartPolicy {
 	rp := defaultRestartPolicy()
 	var attempts, delay, maxDelay *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, restartPolicyKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "mode":
 			if s, ok := d.str(p, v); ok {
