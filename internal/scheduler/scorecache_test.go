@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -90,37 +91,27 @@ func cacheScenario(t *rapid.T, cached bool) string {
 			w.SchedulingPolicy.Type = rapid.SampledFrom([]string{api.PolicyBinpack, api.PolicySpread, api.PolicyDotProduct, api.PolicyRandom}).Draw(t, "policy")
 			f.putWorkload(w)
 		case 2: // another workload of the same shapes: the same classes
-			from := f.Workload("", rapid.SampledFrom(names).Draw(t, "copyOf"))
-			if from == nil || from.Name == name {
+			w := copyOf(t, f, names, name, "copyOf")
+			if w == nil {
 				break
-			}
-			w := *from
-			w.Name, w.Version = name, 1
-			if old := f.Workload("", name); old != nil {
-				w.Version = old.Version + 1
 			}
 			if rapid.Bool().Draw(t, "copyPolicyRoll") {
 				w.SchedulingPolicy.Type = rapid.SampledFrom([]string{api.PolicyBinpack, api.PolicyRandom}).Draw(t, "copyPolicy")
 			}
-			f.putWorkload(&w)
+			f.putWorkload(w)
 		case 7: // another workload alike but for one field of one task:
 			// a class key that leaves the field out shares verdicts wrongly
-			from := f.Workload("", rapid.SampledFrom(names).Draw(t, "tweakOf"))
-			if from == nil || from.Name == name {
+			w := copyOf(t, f, names, name, "tweakOf")
+			if w == nil {
 				break
 			}
-			w := *from
-			w.Name, w.Version = name, 1
-			if old := f.Workload("", name); old != nil {
-				w.Version = old.Version + 1
-			}
-			w.Groups = append([]*api.TaskGroup(nil), from.Groups...)
+			w.Groups = slices.Clone(w.Groups)
 			g := *w.Groups[0]
 			task := *g.Tasks[0]
 			tweak(t, &task)
 			g.Tasks = append([]*api.Task{&task}, g.Tasks[1:]...)
 			w.Groups[0] = &g
-			f.putWorkload(&w)
+			f.putWorkload(w)
 		case 3: // scale
 			if w := f.Workload("", name); w != nil {
 				cp := *w
@@ -164,6 +155,22 @@ func cacheScenario(t *rapid.T, cached bool) string {
 		f.apply(plan, rapid.Bool().Draw(t, "finish"))
 	}
 	return string(out)
+}
+
+// copyOf is a copy, named name, of a workload drawn from names (the next
+// version of name when it exists); nil when the draw is name itself or
+// none.
+func copyOf(t *rapid.T, f *fakeState, names []string, name, label string) *api.Workload {
+	from := f.Workload("", rapid.SampledFrom(names).Draw(t, label))
+	if from == nil || from.Name == name {
+		return nil
+	}
+	w := *from
+	w.Name, w.Version = name, 1
+	if old := f.Workload("", name); old != nil {
+		w.Version = old.Version + 1
+	}
+	return &w
 }
 
 // tweak changes one thing a task asks for.

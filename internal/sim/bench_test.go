@@ -56,13 +56,19 @@ func grownGoogleTrace(b *testing.B, opts trace.GrowOptions) *trace.Trace {
 // BenchmarkReplayGoogle450k replays the 450,000-event part on the 12,580
 // machines with each paper policy and with the server's binpack scheduler.
 func BenchmarkReplayGoogle450k(b *testing.B) {
-	tr := googleTrace(b)
-	for _, policy := range []string{"BestFit", "FGD", "Random", "strata-binpack"} {
+	benchReplay(b, googleTrace(b), "BestFit", "FGD", "Random", "strata-binpack")
+}
+
+// benchReplay replays tr with each policy (strata-*: the server's
+// scheduler, sampling as the server does), reporting pods placed and the
+// CPU time of a run.
+func benchReplay(b *testing.B, tr *trace.Trace, policies ...string) {
+	for _, policy := range policies {
 		b.Run(policy, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				cfg := sim.Config{Nodes: tr.Nodes, Pods: tr.Pods, Mode: sim.ModeReplay, Policy: policy, Seed: 42}
-				if policy == "strata-binpack" {
-					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New("binpack", seed, 0) }
+				if sp, ok := strings.CutPrefix(policy, "strata-"); ok {
+					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, 0) }
 				}
 				cpu := cpuTime()
 				res, err := sim.Run(context.Background(), cfg)
@@ -122,22 +128,5 @@ func cpuTime() time.Duration {
 // 700,000 events: a cell loaded past its capacity, where pods wait and
 // placements fail, as held-out parts of the trace do.
 func BenchmarkReplayGoogleSaturated(b *testing.B) {
-	tr := grownGoogleTrace(b, trace.GrowOptions{Copies: 20, ShiftSeconds: 3, MaxEvents: 700000})
-	for _, policy := range []string{"BestFit", "strata-binpack"} {
-		b.Run(policy, func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				cfg := sim.Config{Nodes: tr.Nodes, Pods: tr.Pods, Mode: sim.ModeReplay, Policy: policy, Seed: 42}
-				if sp, ok := strings.CutPrefix(policy, "strata-"); ok {
-					cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, 0) }
-				}
-				cpu := cpuTime()
-				res, err := sim.Run(context.Background(), cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(res.Placed), "placed")
-				b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s")
-			}
-		})
-	}
+	benchReplay(b, grownGoogleTrace(b, trace.GrowOptions{Copies: 20, ShiftSeconds: 3, MaxEvents: 700000}), "BestFit", "strata-binpack")
 }
