@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fieldpath"
