@@ -34,7 +34,7 @@ type Config struct {
 	// 10 min). Burstiness is remembered with a half-life of BurstHalfLife
 	// (default 48 h). A bursty task is sized on its peak over BurstWindow
 	// (default 24 h) with a margin of BurstWeight (default 2.5) times its
-	// burstiness, at most MaxMargin (default 3, i.e. 4 × the peak).
+	// burstiness, at most MaxMargin (default 1, i.e. twice the peak).
 	BurstThreshold float64
 	BurstSpan      time.Duration
 	BurstHalfLife  time.Duration
@@ -61,7 +61,7 @@ func DefaultConfig() Config {
 		SteadyWindow: 2 * time.Hour, Margin: 0.02,
 		RiseSpan: 3 * time.Minute, RiseWindow: 12 * time.Hour, RiseWeight: 0.7,
 		BurstThreshold: 0.3, BurstSpan: 10 * time.Minute, BurstHalfLife: 48 * time.Hour,
-		BurstWindow: 24 * time.Hour, BurstWeight: 2.5, MaxMargin: 3,
+		BurstWindow: 24 * time.Hour, BurstWeight: 2.5, MaxMargin: 1,
 		OOMBump: 0.2, OOMMemory: 7 * 24 * time.Hour,
 		MinHistory: 20 * time.Minute,
 	}

@@ -61,3 +61,5 @@ func (s *taskSizer) Limit(now int64) (float64, bool) {
 }
 
 func (s *taskSizer) Observe(v vertical.Sample) error { return s.task.Observe(v) }
+
+func (s *taskSizer) Reason() string { return s.last.Reason }

@@ -37,6 +37,7 @@ type Row struct {
 
 // PodResult is one pod's replay under one policy.
 type PodResult struct {
+	Policy   string
 	Pod      string
 	Warmup   int // samples not scored
 	Breaches int
@@ -44,13 +45,37 @@ type PodResult struct {
 	Usage    []float64 // every sample
 	Limit    []float64 // the limit in force at every sample (NaN where none)
 	Times    []int64
-	Reasons  []string // Strata's policy: the reason of the last recommendation, one per breach
+	// Explained: the reason of the limit in force at each breach, for a
+	// policy that explains itself.
+	Explained []Breach
 }
 
-// Result is a policy's row and, when asked for, its pods.
+// Breach is one scored sample above the limit in force, and why the limit
+// was what it was.
+type Breach struct {
+	Time   int64   `json:"time"`
+	Usage  float64 `json:"usage"`
+	Limit  float64 `json:"limit"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+// Explainer is a Sizer that says why its last limit was what it was.
+type Explainer interface {
+	Reason() string
+}
+
+// Result is a policy's row, its breaches pod by pod, and, when asked for,
+// its pods' series.
 type Result struct {
-	Row  Row
-	Pods []PodResult
+	Row       Row
+	Breaching []PodBreaches
+	Pods      []PodResult
+}
+
+// PodBreaches are one pod's breaches.
+type PodBreaches struct {
+	Pod      string   `json:"pod"`
+	Breaches []Breach `json:"breaches"`
 }
 
 // Options of a replay.
@@ -89,6 +114,7 @@ func Replay(ctx context.Context, p Policy, series []trace.UsageSeries, o Options
 		res.Row.BreachSamples += pr.Breaches
 		if pr.Breaches > 0 {
 			res.Row.PodsBreaching++
+			res.Breaching = append(res.Breaching, PodBreaches{Pod: s.Pod, Breaches: pr.Explained})
 		}
 		if o.KeepPods != nil && o.KeepPods(s.Pod) {
 			res.Pods = append(res.Pods, pr)
@@ -110,7 +136,7 @@ func replayPod(p Policy, s trace.UsageSeries, keep bool) (PodResult, float64, fl
 	if err != nil {
 		return PodResult{}, 0, 0, err
 	}
-	pr := PodResult{Pod: s.Pod, Warmup: len(s.Samples) / 4}
+	pr := PodResult{Policy: p.Name(), Pod: s.Pod, Warmup: len(s.Samples) / 4}
 	var slack, limits float64
 	for i, smp := range s.Samples {
 		limit, ok := sizer.Limit(smp.Time)
@@ -124,6 +150,11 @@ func replayPod(p Policy, s trace.UsageSeries, keep bool) (PodResult, float64, fl
 			if smp.Value > limit {
 				pr.Breaches++
 				obs.OOMKilled, obs.Limit = true, limit
+				b := Breach{Time: smp.Time, Usage: smp.Value, Limit: limit}
+				if e, ok := sizer.(Explainer); ok {
+					b.Reason = e.Reason()
+				}
+				pr.Explained = append(pr.Explained, b)
 			}
 		}
 		if keep {
