@@ -175,7 +175,7 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 		results = append(results, r)
 	}
 	if f.plotPath != "" {
-		from := reqs[len(reqs)-1].Arrival - 7*86400
+		from := (reqs[len(reqs)-1].Arrival/86400 - 6) * 86400 // the last seven UTC days
 		if f.plotFrom != "" {
 			if from, err = parseUTC("--plot-from", f.plotFrom); err != nil {
 				return err

@@ -31,6 +31,11 @@ type Recommendation struct {
 	Margin float64       `json:"margin"` // share added to the peak
 	Rise   float64       `json:"rise"`   // largest rise over the rise span seen in the rise window
 
+	// KilledAt and Bump, for ModelAfterOOM: the limit of the latest kill
+	// and the share it was raised by.
+	KilledAt float64 `json:"killedAt,omitempty"`
+	Bump     float64 `json:"bump,omitempty"`
+
 	Burstiness  float64 `json:"burstiness"`
 	OOMs        int     `json:"ooms"`
 	KilledAtMax int     `json:"killedAtMax,omitempty"` // kills while at MaxAllowed: the task needs more than it may have
@@ -46,7 +51,8 @@ func (r *Recommendation) explain(cfg Config) string {
 		fmt.Fprintf(&b, "bursty (usage jumps by %.0f%% of its peak and falls back within %v): peak %s over %v + %.0f%%",
 			100*r.Burstiness, cfg.BurstSpan, num(r.Peak), r.Window, 100*r.Margin)
 	case ModelAfterOOM:
-		fmt.Fprintf(&b, "held above the last kill: %d OOM kill(s), the latest raised the limit by %.0f%%+", r.OOMs, 100*cfg.OOMBump)
+		fmt.Fprintf(&b, "held above the latest OOM kill (at %s): +%.0f%%, the bump doubling with each kill within %v of the previous; %d OOM kill(s) seen",
+			num(r.KilledAt), 100*r.Bump, cfg.OOMMemory, r.OOMs)
 	default:
 		fmt.Fprintf(&b, "steady: peak %s over %v + %.0f%%", num(r.Peak), r.Window, 100*r.Margin)
 	}

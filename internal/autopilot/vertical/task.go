@@ -52,12 +52,13 @@ type Task struct {
 	rises     *windowExtreme // largest rise over RiseSpan, over RiseWindow
 	burst     *burstMeter
 
-	ooms      int   // kills seen, ever
-	streak    int   // kills each within OOMMemory of the previous
-	lastOOM   int64 // time of the latest kill
-	oomFloor  float64
-	oomAtMax  int // kills while the limit in force was MaxAllowed
-	lastLimit float64
+	ooms     int   // kills seen, ever
+	streak   int   // kills each within OOMMemory of the previous
+	lastOOM  int64 // time of the latest kill
+	oomFloor float64
+	oomAtMax int     // kills while the limit in force was MaxAllowed
+	killedAt float64 // the limit of the latest kill
+	lastBump float64 // the bump it got
 }
 
 // NewTask starts the state of one task. cfg is completed with defaults and
@@ -123,6 +124,7 @@ func (t *Task) observeKill(s Sample) {
 	at := math.Max(s.Limit, s.Usage)
 	bump := t.cfg.OOMBump * math.Exp2(float64(t.streak-1))
 	t.oomFloor = math.Max(t.oomFloor, at*(1+bump))
+	t.killedAt, t.lastBump = at, bump
 	if t.cfg.MaxAllowed > 0 && s.Limit >= t.cfg.MaxAllowed {
 		t.oomAtMax++
 	}
@@ -138,20 +140,26 @@ func (t *Task) Recommend(now int64) Recommendation {
 		return Recommendation{Model: ModelWarmingUp, OOMs: t.ooms,
 			Reason: fmt.Sprintf("warming up: %v of the %v of history a recommendation needs", have, cfg.MinHistory)}
 	}
+	// The windows end at the newest sample: a gap in the telemetry does
+	// not empty them (the caller decides what a gap means), while
+	// burstiness keeps decaying with time.
 	r := Recommendation{Ready: true, OOMs: t.ooms, Burstiness: t.burst.get(now)}
-	r.Rise, _ = t.rises.get(now)
+	if rise, ok := t.rises.get(t.last); ok {
+		r.Rise = rise // none measured yet when samples are further apart than RiseSpan
+	}
 	if r.Burstiness >= cfg.BurstThreshold {
 		r.Model, r.Window = ModelBursty, cfg.BurstWindow
-		r.Peak, _ = t.long.get(now)
+		r.Peak, _ = t.long.get(t.last)
 		r.Margin = math.Min(cfg.MaxMargin, cfg.BurstWeight*r.Burstiness)
 	} else {
 		r.Model, r.Window = ModelSteady, cfg.SteadyWindow
-		r.Peak, _ = t.steady.get(now)
+		r.Peak, _ = t.steady.get(t.last)
 		r.Margin = cfg.Margin
 	}
 	r.Limit = r.Peak*(1+r.Margin) + cfg.RiseWeight*r.Rise
 	if t.ooms > 0 && now-t.lastOOM <= int64(cfg.OOMMemory/time.Second) && t.oomFloor > r.Limit {
 		r.Limit, r.Model = t.oomFloor, ModelAfterOOM
+		r.KilledAt, r.Bump = t.killedAt, t.lastBump
 	}
 	if cfg.MinAllowed > 0 && r.Limit < cfg.MinAllowed {
 		r.Limit, r.Bound = cfg.MinAllowed, BoundMin

@@ -32,7 +32,7 @@ type Config struct {
 	// and learns from everything before.
 	ScoreFrom int64
 	// Tail is how long the replay runs after the last arrival, seconds
-	// (default 3600).
+	// (default 3600); nothing after it is simulated or scored.
 	Tail     float64
 	Progress func(done, total int)
 }
@@ -185,7 +185,7 @@ func Replay(ctx context.Context, cfg Config, s Scaler) (*Result, error) {
 	ticks, total := 0, int((end-start)/cfg.Sync)+1
 	for r.events.Len() > 0 {
 		e := heap.Pop(&r.events).(event)
-		if e.time > end && e.kind == evTick {
+		if e.time > end {
 			break
 		}
 		r.advance(e.time)
@@ -212,6 +212,7 @@ func Replay(ctx context.Context, cfg Config, s Scaler) (*Result, error) {
 			r.push(r.now+cfg.Sync, evTick, 0)
 		}
 	}
+	r.advance(end)
 	if cfg.Progress != nil {
 		cfg.Progress(total, total)
 	}

@@ -42,3 +42,14 @@ func Openb(tb testing.TB, file string) string {
 	}
 	return p
 }
+
+// GenAI returns the path of a file in shared/traces/genai, skipping the
+// test when it is absent.
+func GenAI(tb testing.TB, file string) string {
+	tb.Helper()
+	p := filepath.Join(TracesDir(tb), "genai", file)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("trace file %s not present: %v", p, err)
+	}
+	return p
+}
