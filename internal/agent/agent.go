@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
@@ -28,9 +30,11 @@ import (
 
 // Agent is one node's agent. Create it with New and run it with Run.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	nodeID string
+	cfg Config
+	// oomKills counts the tasks the kernel killed for memory (metrics.go).
+	oomKills *prometheus.CounterVec
+	log      *slog.Logger
+	nodeID   string
 	// nodeSecret proves the node (identity.go); it is never logged.
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
@@ -86,6 +90,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, nodeID: id, nodeSecret: secret,
+		oomKills:    newOOMKills(),
 		log:         cfg.Logger.With("node_id", id),
 		drivers:     map[string]Driver{},
 		driverErrs:  map[string]error{},
@@ -280,8 +285,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	scheme := "http://"
 	if a.cfg.TLS != nil {
 		// Logs go to the cell's servers only: mutual TLS with a server's
-		// certificate, on top of the request signature (identity.go).
-		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer)
+		// certificate, on top of the request signature (identity.go). A
+		// scraper's certificate is let in for /metrics alone (routes).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleScrape)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("agent TLS: %w", err)

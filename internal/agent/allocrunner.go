@@ -95,6 +95,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
 		tr.beforeStart = a.syncSharedCores
+		tr.oomKilled = a.oomKills.WithLabelValues(alloc.Workload, task.Name).Inc
 		if ids := perTask[task.Name]; len(ids) > 0 {
 			tr.devicesPresent = func() error { return a.devNodes.present(ids) }
 		}

@@ -35,6 +35,9 @@ type taskRunner struct {
 	// fence, for a group that needs one (atMostOnce, stopAfter), gates
 	// every start on the node's lease (lease.go).
 	fence *fenceGate
+	// oomKilled, when set, is told of every exit the kernel's OOM killer
+	// caused (the agent's metrics count them).
+	oomKilled func()
 
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
@@ -284,6 +287,9 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 // afterExit records how the task ended and, per policy, waits out the
 // backoff. It returns true when the task should be started again.
 func (tr *taskRunner) afterExit(ctx context.Context, res *drivers.ExitResult, stopped bool) bool {
+	if res.OOMKilled && tr.oomKilled != nil {
+		tr.oomKilled()
+	}
 	if stopped || tr.stopping() {
 		tr.markStopped(res)
 		return false

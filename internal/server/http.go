@@ -114,7 +114,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	// A value made for machines (a long list in columns) is not indented.
+	if _, compact := v.(interface{ CompactJSON() }); !compact {
+		enc.SetIndent("", "  ")
+	}
 	enc.Encode(v)
 }
 
@@ -135,6 +138,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusServiceUnavailable, "outcome-unknown", err.Error()+"; read the state before retrying")
 	case errors.Is(err, errNotReady):
 		writeNotReady(w, err)
+	case errors.Is(err, ErrNoQuorum):
+		writeError(w, http.StatusServiceUnavailable, api.CodeNoQuorum, err.Error())
 	case errors.Is(err, ErrNotLeader):
 		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 		writeError(w, http.StatusServiceUnavailable, "not-leader", err.Error()+"; retry")
