@@ -45,7 +45,7 @@ func (s podSplit) keep(id string) bool {
 // simProgress is the progress shown on stderr by the autoscaling
 // subcommands (--progress, as `strata sim`).
 func simProgress(g *globals, style string) (*progressBar, error) {
-	show, err := progressStyle(&simFlags{progress: style})
+	show, err := progressStyle(g.stderr, false, style)
 	if err != nil {
 		return nil, err
 	}
