@@ -76,7 +76,7 @@ func TestSimAutopilotBadInput(t *testing.T) {
 		{"no requests", []string{"sim", "horizontal"}, "--requests and --startup-latency are both required"},
 		{"not a request trace", []string{"sim", "horizontal", "--requests", usage, "--startup-latency", usage}, "--requests: usage.csv:1:gmt_create: missing required column"},
 		{"no duty file", []string{"sim", "gpu-share"}, "--duty, --nodes and --pods are all required"},
-		{"bad output", []string{"sim", "vertical", "--usage", usage, "-o", "yaml"}, "--output: unknown format"},
+		{"bad output", []string{"sim", "vertical", "--usage", usage, "-o", "xml"}, "--output: unknown format"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

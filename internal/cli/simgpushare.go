@@ -62,7 +62,7 @@ their models fit in one GPU's memory is not modelled.`,
 	fl.StringVar(&f.policy, "policy", policy.FGDPlusName, "placement policy (a `strata sim` policy)")
 	fl.BoolVar(&f.sizes, "sizes", false, "list every pod's recommended share and why")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
-	fl.StringVarP(&g.output, "output", "o", "table", "output format: table or json")
+	addOutputFlag(cmd, g)
 	return cmd
 }
 
@@ -98,8 +98,8 @@ func runSimGPUShare(ctx context.Context, g *globals, f *simGPUShareFlags) error 
 	if !f.sizes {
 		res.Sizes = nil
 	}
-	if g.output == "json" {
-		return printJSON(g.stdout, res)
+	if g.structured() {
+		return g.printData(res)
 	}
 	fmt.Fprintf(g.stdout, "%d pods sized (%d left out: too few samples); median p95 duty cycle %.1f%%, median share %d milli\n",
 		res.Pods, res.Skipped, res.MedianDutyP, res.MedianMilli)

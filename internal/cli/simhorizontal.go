@@ -92,7 +92,7 @@ scores only from a time on while both still learn from everything before
 	fl.Float64Var(&f.active, "active-arrivals", d.ActiveArrivals, "Strata: forecast arrivals per 15-minute slot from which the slot is busy")
 	fl.BoolVar(&f.forecastOnly, "forecast-only", false, "Strata: act on the reactive rule only and report what the forecast would have set")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
-	fl.StringVarP(&g.output, "output", "o", "table", "output format: table or json (the rows)")
+	addOutputFlag(cmd, g)
 	return cmd
 }
 
@@ -189,8 +189,8 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 	for k, r := range results {
 		rows[k] = r.Row
 	}
-	if g.output == "json" {
-		return printJSON(g.stdout, rows)
+	if g.structured() {
+		return g.printData(rows)
 	}
 	span := fmt.Sprintf("%s to %s", time.Unix(reqs[0].Arrival, 0).UTC().Format("2006-01-02 15:04"),
 		time.Unix(reqs[len(reqs)-1].Arrival, 0).UTC().Format("2006-01-02 15:04"))

@@ -72,7 +72,7 @@ out while tuning, then score them once.`,
 	fl.Float64Var(&f.maxAllowed, "max-allowed", 0, "Strata's maxAllowed, in the file's unit (0: none)")
 	fl.BoolVar(&f.explain, "explain", false, "list every breach with the reason of the limit that was in force")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
-	fl.StringVarP(&g.output, "output", "o", "table", "output format: table or json (the rows)")
+	addOutputFlag(cmd, g)
 	return cmd
 }
 
@@ -125,8 +125,8 @@ func runSimVertical(ctx context.Context, g *globals, f *simVerticalFlags) error 
 	for k, r := range results {
 		rows[k] = r.Row
 	}
-	if g.output == "json" {
-		return printJSON(g.stdout, rows)
+	if g.structured() {
+		return g.printData(rows)
 	}
 	fmt.Fprintf(g.stdout, "vertical sizing of %d pods (%d with at least %d samples scored; first quarter of each is warm-up)\n",
 		len(kept), rows[0].Pods, sizing.MinSamples)
