@@ -28,6 +28,8 @@ type simHorizontalFlags struct {
 	spare        int
 	active       float64
 	forecastOnly bool
+	hpaTarget    float64
+	hpaWindow    time.Duration
 	progress     string
 }
 
@@ -91,6 +93,8 @@ scores only from a time on while both still learn from everything before
 	fl.IntVar(&f.spare, "spare", d.Spare, "Strata: replicas kept above the work in flight while work flows")
 	fl.Float64Var(&f.active, "active-arrivals", d.ActiveArrivals, "Strata: forecast arrivals per 15-minute slot from which the slot is busy")
 	fl.BoolVar(&f.forecastOnly, "forecast-only", false, "Strata: act on the reactive rule only and report what the forecast would have set")
+	fl.Float64Var(&f.hpaTarget, "hpa-target", 0.7, "baseline: the HPA's busy target (to trace its own trade-off curve)")
+	fl.DurationVar(&f.hpaWindow, "hpa-window", 300*time.Second, "baseline: the HPA's scale-down window")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
 	addOutputFlag(cmd, g)
 	return cmd
@@ -112,6 +116,9 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 	}
 	if f.min < 0 || f.max < 1 || f.min > f.max {
 		return failf("--min/--max: want 0 ≤ min ≤ max and max ≥ 1, got min %d max %d", f.min, f.max)
+	}
+	if !(f.hpaTarget > 0 && f.hpaTarget <= 1) || f.hpaWindow < 0 {
+		return failf("--hpa-target: want a share in (0, 1] and --hpa-window ≥ 0, got %v and %v", f.hpaTarget, f.hpaWindow)
 	}
 	if f.sync < time.Second {
 		return failf("--sync: want at least 1s, got %v", f.sync)
@@ -164,7 +171,9 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 		return err
 	}
 	var results []*scaling.Result
-	for _, s := range []scaling.Scaler{strata, scaling.NewHPA(f.min, f.max)} {
+	hpa := scaling.NewHPA(f.min, f.max)
+	hpa.Target, hpa.ScaleDownWindow = f.hpaTarget, int64(f.hpaWindow/time.Second)
+	for _, s := range []scaling.Scaler{strata, hpa} {
 		rc := scaling.Config{Requests: reqs, Startup: lat, Seed: f.seed, Sync: f.sync.Seconds(), Min: f.min, Max: f.max,
 			ScoreFrom: scoreFrom, Progress: bar.func_(s.Name(), "syncs")}
 		r, err := scaling.Replay(ctx, rc, s)

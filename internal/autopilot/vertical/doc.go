@@ -9,15 +9,20 @@
 // its reason: the model it came from, the window, the margin, the kills it
 // saw. Two models share the history and the task's burstiness picks one:
 //
-//   - steady: the peak over a short window (2 h) plus a small margin (3 %),
-//     plus half of the largest one-minute rise of the last 12 h, so a task
+//   - steady: the peak over a short window (2 h) plus a small margin (2 %),
+//     plus 0.7 × the largest three-minute rise of the last 12 h, so a task
 //     whose use falls sheds its limit within hours and one that ramps stays
 //     ahead of the ramp;
-//   - bursty: a task whose usage jumps by a fifth of its peak or more and
-//     falls back within minutes is sized on its peak over a day, with a
-//     margin three times its burstiness (at most 4 × the peak): its next
-//     burst is not in its short history, and its headroom is cheap because
-//     such tasks are small next to their bursts.
+//   - bursty: a task whose usage jumps by 30 % of its peak or more and
+//     falls back within ten minutes (remembered with a 48 h half-life) is
+//     sized on its peak over a day, with a margin 2.5 times its burstiness
+//     (at most the peak again): its next burst is not in its short history,
+//     and its headroom is cheap because such tasks are small next to their
+//     bursts.
+//
+// Samples may come at any rate and with gaps: the windows are fixed bucket
+// counts over fixed spans, and they end at the newest sample (a gap in the
+// telemetry never empties them; what a gap means is the caller's call).
 //
 // A kill for want of the resource (an OOM) raises the floor of every later
 // recommendation at once, by 20 % of the limit it was killed at, doubling
