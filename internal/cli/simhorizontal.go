@@ -49,7 +49,9 @@ flight, arrivals, busy time, the start-ups of its replicas) and sets the count.
 
 Rows, one per policy: under-provisioned minutes (minutes in which a request
 waited for a replica), replica-hours (starting replicas included), the wait's
-p50/p99, scale-outs and scale-ins.
+p50/p99, scale-outs and scale-ins. AFTER IDLE (underProvisionedAfterIdle) counts the
+under-provisioned minutes that follow 5 or more minutes without an arrival: cold
+starts a forecast can see coming; the others fall inside traffic.
   strata    Strata's autoscaler (internal/autopilot/horizontal; docs/autoscaling.md):
             learns the daily and weekly cycle in 15-minute slots, keeps a replica
             warm ahead of the slots it expects busy (allowing for the measured
@@ -207,9 +209,9 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 		span += ", scored from " + time.Unix(scoreFrom, 0).UTC().Format("2006-01-02 15:04")
 	}
 	fmt.Fprintf(g.stdout, "horizontal scaling of %d requests (%s UTC), replicas %d..%d, sync %v\n", len(reqs), span, f.min, f.max, f.sync)
-	tb := newTable(g.stdout, "POLICY", "UNDER-PROVISIONED MIN", "REPLICA-HOURS", "WAIT P50", "WAIT P99", "WAITED", "SCALE OUT/IN")
+	tb := newTable(g.stdout, "POLICY", "UNDER-PROVISIONED MIN", "AFTER IDLE", "REPLICA-HOURS", "WAIT P50", "WAIT P99", "WAITED", "SCALE OUT/IN")
 	for _, r := range rows {
-		tb.row(r.Policy, fmt.Sprint(r.UnderProvisionedMinutes), fmt.Sprintf("%.1f", r.ReplicaHours), fmt.Sprintf("%.1fs", r.WaitP50),
+		tb.row(r.Policy, fmt.Sprint(r.UnderProvisionedMinutes), fmt.Sprint(r.UnderProvisionedAfterIdle), fmt.Sprintf("%.1f", r.ReplicaHours), fmt.Sprintf("%.1fs", r.WaitP50),
 			fmt.Sprintf("%.1fs", r.WaitP99), fmt.Sprintf("%d/%d", r.Waited, r.Requests), fmt.Sprintf("%d/%d", r.ScaleOuts, r.ScaleIns))
 	}
 	if err := tb.flush(); err != nil {

@@ -23,6 +23,7 @@ type simVerticalFlags struct {
 	maxAllowed float64
 	explain    bool
 	progress   string
+	cfg        vertical.Config
 }
 
 func newSimVerticalCmd(g *globals) *cobra.Command {
@@ -71,6 +72,13 @@ out while tuning, then score them once.`,
 	fl.Float64Var(&f.minAllowed, "min-allowed", 0, "Strata's minAllowed, in the file's unit (0: none)")
 	fl.Float64Var(&f.maxAllowed, "max-allowed", 0, "Strata's maxAllowed, in the file's unit (0: none)")
 	fl.BoolVar(&f.explain, "explain", false, "list every breach with the reason of the limit that was in force")
+	d := vertical.DefaultConfig()
+	fl.DurationVar(&f.cfg.SteadyWindow, "steady-window", d.SteadyWindow, "Strata: how far back a steady task's peak is taken")
+	fl.Float64Var(&f.cfg.Margin, "margin", d.Margin, "Strata: share added to a steady task's peak")
+	fl.Float64Var(&f.cfg.RiseWeight, "rise-weight", d.RiseWeight, "Strata: share of the largest recent rise added to the limit")
+	fl.Float64Var(&f.cfg.BurstThreshold, "burst-threshold", d.BurstThreshold, "Strata: burstiness (jump as a share of the peak) from which a task is bursty")
+	fl.Float64Var(&f.cfg.BurstWeight, "burst-weight", d.BurstWeight, "Strata: a bursty task's margin per unit of burstiness")
+	fl.Float64Var(&f.cfg.MaxMargin, "max-margin", d.MaxMargin, "Strata: the largest margin of a bursty task (1: twice its peak)")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
 	addOutputFlag(cmd, g)
 	return cmd
@@ -97,8 +105,9 @@ func runSimVertical(ctx context.Context, g *globals, f *simVerticalFlags) error 
 	if len(sizing.Scored(kept)) == 0 {
 		return failf("--usage: no pod with at least %d samples to score (of %d pods)", sizing.MinSamples, len(kept))
 	}
-	cfg := vertical.DefaultConfig()
+	cfg := f.cfg
 	cfg.MinAllowed, cfg.MaxAllowed = f.minAllowed, f.maxAllowed
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return failf("%v", err)
 	}

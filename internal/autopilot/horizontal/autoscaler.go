@@ -18,7 +18,7 @@ const startupMemory = 64
 // the group goes idle (to zero, when allowed), reacts to work the forecast
 // missed, and holds when its telemetry is missing or stale.
 //
-// Its memory is fixed: the seasonal profile (about 14 KiB with the default
+// Its memory is fixed: the seasonal profile (about 32 KiB with the default
 // 15-minute slots, 7 days and 3 weeks), 64 start-up times, and one recent
 // peak per decision of the last ScaleInDelay. It is soft state: a new
 // Autoscaler starts from the reactive rule alone and its forecast fills in

@@ -5,11 +5,11 @@ import (
 	"sort"
 )
 
-// seasonalProfile remembers, for every slot of the day and of the week, the
-// peak work in flight of that slot on its last few occurrences, and
-// forecasts a slot from them. Memory is fixed: slotsPerDay × days +
-// slotsPerWeek × weeks small counts (about 3 KiB with 15-minute slots, 7
-// days and 3 weeks).
+// seasonalProfile remembers, for every slot of the day and of the week,
+// what that slot saw on its last few occurrences (peak and mean work in
+// flight, arrivals), and forecasts a slot from them. Memory is fixed:
+// slotsPerDay × days + slotsPerWeek × weeks statistics of 12 bytes (about
+// 32 KiB with 15-minute slots, 7 days and 3 weeks: 96 × 7 + 672 × 3).
 type seasonalProfile struct {
 	slot     int64 // seconds
 	perDay   int

@@ -43,17 +43,21 @@ var ErrOutOfBounds = errors.New("scaler decided a replica count out of bounds")
 
 // Row is one scaler's score.
 type Row struct {
-	Policy                  string  `json:"policy"`
-	UnderProvisionedMinutes int     `json:"underProvisionedMinutes"`
-	ReplicaHours            float64 `json:"replicaHours"`
-	WaitP50                 float64 `json:"waitP50"` // seconds
-	WaitP99                 float64 `json:"waitP99"`
-	WaitMax                 float64 `json:"waitMax"`
-	Requests                int     `json:"requests"`
-	Waited                  int     `json:"waited"` // requests that waited at all
-	ScaleOuts               int     `json:"scaleOuts"`
-	ScaleIns                int     `json:"scaleIns"`
-	Held                    int     `json:"held,omitempty"` // decisions held for want of telemetry
+	Policy                  string `json:"policy"`
+	UnderProvisionedMinutes int    `json:"underProvisionedMinutes"`
+	// UnderProvisionedAfterIdle counts those of them that follow
+	// IdleMinutes or more minutes without an arrival: cold starts, which a
+	// forecast can see coming; the rest fall inside traffic.
+	UnderProvisionedAfterIdle int     `json:"underProvisionedAfterIdle"`
+	ReplicaHours              float64 `json:"replicaHours"`
+	WaitP50                   float64 `json:"waitP50"` // seconds
+	WaitP99                   float64 `json:"waitP99"`
+	WaitMax                   float64 `json:"waitMax"`
+	Requests                  int     `json:"requests"`
+	Waited                    int     `json:"waited"` // requests that waited at all
+	ScaleOuts                 int     `json:"scaleOuts"`
+	ScaleIns                  int     `json:"scaleIns"`
+	Held                      int     `json:"held,omitempty"` // decisions held for want of telemetry
 }
 
 // Minute is one minute of a replay: the highest work in flight and the
@@ -448,14 +452,29 @@ func (r *run) finish() {
 		keys = append(keys, m)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	arrivals := map[int64]bool{}
+	for _, q := range r.cfg.Requests {
+		arrivals[int64(math.Floor(float64(q.Arrival)/60))] = true
+	}
 	for _, m := range keys {
 		mm := r.minutes[m]
 		if mm.Waiting && mm.Time+60 > r.cfg.ScoreFrom {
 			row.UnderProvisionedMinutes++
+			idle := 0
+			for j := m - 1; j >= m-IdleMinutes && !arrivals[j]; j-- {
+				idle++
+			}
+			if idle >= IdleMinutes {
+				row.UnderProvisionedAfterIdle++
+			}
 		}
 		r.res.Minutes = append(r.res.Minutes, *mm)
 	}
 }
+
+// IdleMinutes is how many minutes without an arrival make the next
+// under-provisioned minute one "after idle".
+const IdleMinutes = 5
 
 // quantile of sorted values (nearest rank).
 func quantile(sorted []float64, q float64) float64 {

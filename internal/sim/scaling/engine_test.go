@@ -60,6 +60,11 @@ func TestReplayWaitsMinutesAndReplicaHours(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Every trace here starts cold: its first waited minute follows
+			// five without an arrival; the next ones do not.
+			if c.wantMinutes > 0 && r.Row.UnderProvisionedAfterIdle != 1 {
+				t.Fatalf("%d minutes after idle, want 1", r.Row.UnderProvisionedAfterIdle)
+			}
 			if r.Row.UnderProvisionedMinutes != c.wantMinutes || math.Abs(r.Row.WaitP99-c.wantP99) > 1e-9 || math.Abs(r.Row.ReplicaHours-c.wantHours) > 1e-9 {
 				t.Fatalf("row %+v, want %d minutes, p99 %v s, %.5f replica-hours", r.Row, c.wantMinutes, c.wantP99, c.wantHours)
 			}
