@@ -1,6 +1,8 @@
 package horizontal
 
 import (
+	"github.com/strata-dev/strata/internal/autopilot/slots"
+
 	"fmt"
 	"math"
 	"sort"
@@ -163,7 +165,7 @@ func (a *Autoscaler) forecast(now int64, lead time.Duration) forecastAhead {
 	slot := int64(cfg.Slot / time.Second)
 	end := now + int64(lead/time.Second)
 	var out forecastAhead
-	for s := floorDiv(now, slot); s <= floorDiv(end, slot); s++ {
+	for s := slots.Of(now, slot); s <= slots.Of(end, slot); s++ {
 		load := a.profile.forecast(s*slot, cfg.Quantile, cfg.DayHalfLife, cfg.WeeklyWeight, statLoad)
 		arr := a.profile.forecast(s*slot, cfg.Quantile, cfg.DayHalfLife, cfg.WeeklyWeight, statArrivals)
 		out.days, out.weeks = max(out.days, load.days), max(out.weeks, load.weeks)

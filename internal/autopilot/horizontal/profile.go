@@ -1,6 +1,8 @@
 package horizontal
 
 import (
+	"github.com/strata-dev/strata/internal/autopilot/slots"
+
 	"math"
 	"sort"
 )
@@ -71,7 +73,7 @@ func newSeasonalProfile(slotSeconds int64, days, weeks int) *seasonalProfile {
 // ended are committed (a slot with no observation at all, a gap in the
 // telemetry, is not).
 func (p *seasonalProfile) observe(now int64, peak, arrivals int, workSeconds float64) {
-	s := floorDiv(now, p.slot)
+	s := slots.Of(now, p.slot)
 	if p.open < 0 {
 		p.open, p.first = s, s
 	}
@@ -85,9 +87,9 @@ func (p *seasonalProfile) observe(now int64, peak, arrivals int, workSeconds flo
 }
 
 func (p *seasonalProfile) commit() {
-	day := int(mod(p.open, int64(p.perDay)))
+	day := int(slots.Ring(p.open, int64(p.perDay)))
 	// Unix day 0 was a Thursday; slots of the week start on Monday 00:00 UTC.
-	week := int(mod(p.open+3*int64(p.perDay), int64(p.perDay*7)))
+	week := int(slots.Ring(p.open+3*int64(p.perDay), int64(p.perDay*7)))
 	st := slotStats{peak: int32(p.openMax), arrivals: int32(p.openArr), load: float32(p.openBusy / float64(p.slot))}
 	p.daily.add(day, st)
 	p.weekly.add(week, st)
@@ -103,6 +105,26 @@ type forecastOf struct {
 	weeks  int // behind the weekly one
 }
 
+// weekHalfLife is the half-life, in weeks, of a slot's past weeks.
+const weekHalfLife = 2
+
+// around returns, occurrence by occurrence (newest first), the highest
+// figure of a slot and its neighbour on each side.
+func (h *slotHistory) around(slot int, stat func(slotStats) float64) []float64 {
+	var out []float64
+	size := int64(len(h.filled))
+	for k := -1; k <= 1; k++ {
+		for i, x := range h.values(int(slots.Ring(int64(slot+k), size)), stat) {
+			if i >= len(out) {
+				out = append(out, x)
+			} else {
+				out[i] = max(out[i], x)
+			}
+		}
+	}
+	return out
+}
+
 // Statistics of a slot a forecast can be made of.
 var (
 	statLoad     = func(s slotStats) float64 { return float64(s.load) }
@@ -115,37 +137,16 @@ var (
 // demand that comes a little early or late), blended with the same slot of
 // the previous weeks when there are any.
 func (p *seasonalProfile) forecast(t int64, q, dayHalfLife, weeklyWeight float64, stat func(slotStats) float64) forecastOf {
-	const nb = 1 // neighbours on each side
-	s := floorDiv(t, p.slot)
-	day := int(mod(s, int64(p.perDay)))
-	week := int(mod(s+3*int64(p.perDay), int64(p.perDay*7)))
+	s := slots.Of(t, p.slot)
+	day := int(slots.Ring(s, int64(p.perDay)))
+	week := int(slots.Ring(s+3*int64(p.perDay), int64(p.perDay*7)))
 	var f forecastOf
-	var daily []float64
-	for k := -nb; k <= nb; k++ {
-		v := p.daily.values(int(mod(int64(day+k), int64(p.perDay))), stat)
-		for i, x := range v {
-			if i >= len(daily) {
-				daily = append(daily, x)
-			} else {
-				daily[i] = max(daily[i], x)
-			}
-		}
-	}
+	daily := p.daily.around(day, stat)
 	f.days = len(daily)
 	f.daily = weightedQuantile(daily, q, dayHalfLife)
-	var weekly []float64
-	for k := -nb; k <= nb; k++ {
-		v := p.weekly.values(int(mod(int64(week+k), int64(p.perDay*7))), stat)
-		for i, x := range v {
-			if i >= len(weekly) {
-				weekly = append(weekly, x)
-			} else {
-				weekly[i] = max(weekly[i], x)
-			}
-		}
-	}
+	weekly := p.weekly.around(week, stat)
 	f.weeks = len(weekly)
-	f.weekly = weightedQuantile(weekly, q, 2)
+	f.weekly = weightedQuantile(weekly, q, weekHalfLife)
 	f.value = f.daily
 	if f.weeks > 0 {
 		f.value = (1-weeklyWeight)*f.daily + weeklyWeight*f.weekly
@@ -179,20 +180,4 @@ func weightedQuantile(values []float64, q, halfLife float64) float64 {
 		}
 	}
 	return xs[len(xs)-1].v
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
-func mod(a, b int64) int64 {
-	m := a % b
-	if m < 0 {
-		m += b
-	}
-	return m
 }

@@ -1,6 +1,10 @@
 package vertical
 
-import "math"
+import (
+	"math"
+
+	"github.com/strata-dev/strata/internal/autopilot/slots"
+)
 
 // burstMeter measures how bursty a task is: the largest share of its peak
 // by which usage rose and fell back within a short span, remembered with a
@@ -35,8 +39,8 @@ func newBurstMeter(span, halfLife int64, n int) *burstMeter {
 // add records a sample; peak is the task's recent peak, the scale of its
 // bursts.
 func (m *burstMeter) add(t int64, v, peak float64) {
-	b := floorDiv(t, m.width)
-	slot := int(mod(b, int64(len(m.index))))
+	b := slots.Of(t, m.width)
+	slot := int(slots.Ring(b, int64(len(m.index))))
 	switch {
 	case m.index[slot] == b:
 		m.max[slot] = math.Max(m.max[slot], v)

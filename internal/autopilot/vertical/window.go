@@ -1,6 +1,10 @@
 package vertical
 
-import "math"
+import (
+	"math"
+
+	"github.com/strata-dev/strata/internal/autopilot/slots"
+)
 
 // windowExtreme is the maximum (or the minimum) of the samples seen in the
 // last span seconds, kept as n bucket extremes so that its memory is fixed
@@ -34,8 +38,8 @@ func newWindow(span int64, n int, sign float64) *windowExtreme {
 // add records v at time t (seconds). Times must not go backwards by more
 // than a bucket; a sample older than the window is ignored.
 func (w *windowExtreme) add(t int64, v float64) {
-	b := floorDiv(t, w.width)
-	slot := int(mod(b, int64(len(w.index))))
+	b := slots.Of(t, w.width)
+	slot := int(slots.Ring(b, int64(len(w.index))))
 	switch {
 	case w.index[slot] == b:
 		w.extreme[slot] = math.Max(w.extreme[slot], w.sign*v)
@@ -47,7 +51,7 @@ func (w *windowExtreme) add(t int64, v float64) {
 // get returns the extreme of the samples in the window ending at t, and
 // false when the window holds none.
 func (w *windowExtreme) get(t int64) (float64, bool) {
-	b := floorDiv(t, w.width)
+	b := slots.Of(t, w.width)
 	best, ok := math.Inf(-1), false
 	for k, idx := range w.index {
 		if idx >= 0 && idx > b-int64(len(w.index)) && idx <= b {
@@ -62,20 +66,4 @@ func (w *windowExtreme) reset() {
 	for k := range w.index {
 		w.index[k] = -1
 	}
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func mod(a, b int64) int64 {
-	m := a % b
-	if m < 0 {
-		m += b
-	}
-	return m
 }

@@ -1,7 +1,6 @@
 package scaling
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/strata-dev/strata/internal/autopilot/horizontal"
+	"github.com/strata-dev/strata/internal/sim/eventq"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -95,11 +95,8 @@ type event struct {
 	ref  int
 }
 
-type eventHeap []event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	a, b := &h[i], &h[j]
+// before orders events: time, then kind, then insertion.
+func before(a, b *event) bool {
 	if a.time != b.time {
 		return a.time < b.time
 	}
@@ -107,14 +104,6 @@ func (h eventHeap) Less(i, j int) bool {
 		return a.kind < b.kind
 	}
 	return a.seq < b.seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }
 
 type replicaState uint8
@@ -136,7 +125,7 @@ type replica struct {
 type run struct {
 	cfg      Config
 	scaler   Scaler
-	events   eventHeap
+	events   *eventq.Queue[event]
 	seq      int
 	rng      *rand.Rand
 	replicas []*replica
@@ -174,7 +163,7 @@ func Replay(ctx context.Context, cfg Config, s Scaler) (*Result, error) {
 	if cfg.Min < 0 || cfg.Max < cfg.Min || cfg.Max == 0 {
 		return nil, fmt.Errorf("replica bounds: want 0 ≤ min ≤ max and max ≥ 1, got min %d max %d", cfg.Min, cfg.Max)
 	}
-	r := &run{cfg: cfg, scaler: s, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5ca1e)),
+	r := &run{cfg: cfg, scaler: s, events: eventq.New(before), rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5ca1e)),
 		minutes: map[int64]*Minute{}, res: Result{Row: Row{Policy: s.Name()}, Sources: map[string]int{}}}
 	start := math.Floor(float64(cfg.Requests[0].Arrival)/cfg.Sync) * cfg.Sync
 	end := float64(cfg.Requests[len(cfg.Requests)-1].Arrival) + cfg.Tail
@@ -188,7 +177,7 @@ func Replay(ctx context.Context, cfg Config, s Scaler) (*Result, error) {
 	r.push(start, evTick, 0)
 	ticks, total := 0, int((end-start)/cfg.Sync)+1
 	for r.events.Len() > 0 {
-		e := heap.Pop(&r.events).(event)
+		e := r.events.Pop()
 		if e.time > end {
 			break
 		}
@@ -225,7 +214,7 @@ func Replay(ctx context.Context, cfg Config, s Scaler) (*Result, error) {
 }
 
 func (r *run) push(t float64, k eventKind, ref int) {
-	heap.Push(&r.events, event{time: t, kind: k, seq: r.seq, ref: ref})
+	r.events.Push(event{time: t, kind: k, seq: r.seq, ref: ref})
 	r.seq++
 }
 

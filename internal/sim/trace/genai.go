@@ -47,30 +47,27 @@ func ReadUsageSeries(name string, r io.Reader) ([]UsageSeries, error) {
 		return nil, err
 	}
 	byPod := map[string][]UsageSample{}
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func() error {
 		v, err := t.float("value")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// The GenAI files hold a few values a hair below zero (-1e-5):
 		// measurement noise around an idle pod, read as zero.
 		v = math.Max(v, 0)
 		ts, err := t.seconds("timestamp_anon")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pod := t.str("container_ip")
 		if pod == "" {
-			return nil, t.errf("container_ip", "empty pod id")
+			return t.errf("container_ip", "empty pod id")
 		}
 		byPod[pod] = append(byPod[pod], UsageSample{Time: ts, Value: v})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]UsageSeries, 0, len(byPod))
 	for pod, s := range byPod {
@@ -83,12 +80,7 @@ func ReadUsageSeries(name string, r io.Reader) ([]UsageSeries, error) {
 
 // LoadUsageSeries reads a per-pod usage file, plain or gzipped.
 func LoadUsageSeries(path string) ([]UsageSeries, error) {
-	r, closeFn, err := openMaybeGzip(path)
-	if err != nil {
-		return nil, fmt.Errorf("open usage file: %w", err)
-	}
-	defer closeFn()
-	return ReadUsageSeries(filepath.Base(path), r)
+	return load(path, "usage file", ReadUsageSeries)
 }
 
 // Request is one request of a serving trace: when it arrived (seconds) and
@@ -119,44 +111,34 @@ func ReadRequests(name string, r io.Reader) ([]Request, error) {
 		return nil, err
 	}
 	var out []Request
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func() error {
 		at, err := time.Parse(requestTimeLayout, t.str("gmt_create"))
 		if err != nil {
-			return nil, t.errf("gmt_create", "want %q, got %q", requestTimeLayout, t.str("gmt_create"))
+			return t.errf("gmt_create", "want %q, got %q", requestTimeLayout, t.str("gmt_create"))
 		}
 		exec := 0.0
 		if t.str("exec_time_seconds") != "" {
 			if exec, err = t.float("exec_time_seconds"); err != nil {
-				return nil, err
+				return err
 			}
 			if exec < 0 {
-				return nil, t.errf("exec_time_seconds", "negative execution time %v", exec)
+				return t.errf("exec_time_seconds", "negative execution time %v", exec)
 			}
 		}
 		out = append(out, Request{Arrival: at.Unix(), Exec: exec, Type: t.str("predict_type"),
 			Status: t.str("predict_status"), Group: t.str("groupId"), Model: t.str("checkpoint_model_version_id"),
 			Sequence: len(out)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Arrival < out[j].Arrival })
 	return out, nil
 }
 
 // LoadRequests reads a request trace, plain or gzipped.
-func LoadRequests(path string) ([]Request, error) {
-	r, closeFn, err := openMaybeGzip(path)
-	if err != nil {
-		return nil, fmt.Errorf("open request trace: %w", err)
-	}
-	defer closeFn()
-	return ReadRequests(filepath.Base(path), r)
-}
+func LoadRequests(path string) ([]Request, error) { return load(path, "request trace", ReadRequests) }
 
 // ReadStartupLatencies reads a start-up latency file
 // (basemodel_update_latency_anon.csv: timestamp_anon,value,container_ip, the
@@ -170,22 +152,19 @@ func ReadStartupLatencies(name string, r io.Reader) ([]float64, error) {
 		return nil, err
 	}
 	var out []float64
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	err = t.each(func() error {
 		ms, err := t.float("value")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ms < 0 {
-			return nil, t.errf("value", "negative latency %v ms", ms)
+			return t.errf("value", "negative latency %v ms", ms)
 		}
 		out = append(out, ms/1000)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, &ParseError{File: name, Line: t.line, Column: "value", Err: fmt.Errorf("no latencies in the file")}
@@ -195,12 +174,31 @@ func ReadStartupLatencies(name string, r io.Reader) ([]float64, error) {
 
 // LoadStartupLatencies reads a start-up latency file, plain or gzipped.
 func LoadStartupLatencies(path string) ([]float64, error) {
+	return load(path, "start-up latency file", ReadStartupLatencies)
+}
+
+// each calls fn for every data row of t, stopping at its first error.
+func (t *table) each(fn func() error) error {
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+}
+
+// load opens path (plain or gzipped) and reads it with read.
+func load[T any](path, what string, read func(string, io.Reader) (T, error)) (T, error) {
 	r, closeFn, err := openMaybeGzip(path)
 	if err != nil {
-		return nil, fmt.Errorf("open start-up latency file: %w", err)
+		var zero T
+		return zero, fmt.Errorf("open %s: %w", what, err)
 	}
 	defer closeFn()
-	return ReadStartupLatencies(filepath.Base(path), r)
+	return read(filepath.Base(path), r)
 }
 
 // float parses a column as a finite float.
