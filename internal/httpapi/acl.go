@@ -168,6 +168,17 @@ func (s *API) authorize(r *http.Request, rt route.Route) error {
 	return nil
 }
 
+// may reports whether r's caller holds rule (in namespace ns for a
+// namespace rule), for a handler that serves each caller what it may
+// read: ACLs off, everyone does.
+func (s *API) may(r *http.Request, snap *state.Snapshot, rule route.Rule, ns string) bool {
+	if !s.cfg.ACL {
+		return true
+	}
+	tok, err := resolveToken(snap, requestToken(r), s.cfg.Now())
+	return err == nil && tok != nil && allows(snap, tok, rule, ns)
+}
+
 // aclNamespace is the namespace the ACLs check a request in: the path's
 // for a route with a NamespaceParam, the request's otherwise.
 func aclNamespace(r *http.Request, rt route.Route) string {
