@@ -79,6 +79,8 @@ func (s *API) audited(w http.ResponseWriter, r *http.Request, rt route.Route, ne
 		e.Who = "token " + c.Accessor + " (" + c.Name + ")"
 	case c.Node != "":
 		e.Who = "node " + c.Node
+	case c.CertRole != "":
+		e.Who = "certificate " + c.CertName + " (" + string(c.CertRole) + ")"
 	default:
 		e.Who = "anonymous"
 		if id := r.Header.Get(api.HeaderNodeID); id != "" {
@@ -90,7 +92,7 @@ func (s *API) audited(w http.ResponseWriter, r *http.Request, rt route.Route, ne
 		if e.Result == "" {
 			e.Result = http.StatusText(status)
 		}
-		if c.Accessor == "" && c.Node == "" {
+		if !c.proven() {
 			s.audit.unproven.add(e)
 			return
 		}

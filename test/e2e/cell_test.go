@@ -110,9 +110,12 @@ func (c *cell) credentialEnv() []string {
 	if c.joinToken == "" {
 		c.joinToken = nodeauth.NewSecret()
 	}
-	// The harness runs its cells in plaintext (STRATA_INSECURE_PLAINTEXT);
-	// TLS is covered by the in-process tests (internal/server, internal/cli).
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
+	// The harness runs its cells in plaintext (STRATA_INSECURE_PLAINTEXT)
+	// and without ACLs, which a server refuses unless told to let
+	// anonymous callers in (STRATA_INSECURE_ALLOW_ANONYMOUS); TLS and
+	// authentication are covered by the in-process tests (internal/server,
+	// internal/cli).
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken, "STRATA_INSECURE_PLAINTEXT=1", "STRATA_INSECURE_ALLOW_ANONYMOUS=1")
 }
 
 func freeAddr(t *testing.T) string {

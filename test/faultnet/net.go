@@ -65,9 +65,10 @@ type Net struct {
 
 // Env is the environment of every process started on the network: the
 // credentials of the cell under test (STRATA_JOIN_TOKEN for its servers
-// and agents, and STRATA_INSECURE_PLAINTEXT: the fault tests run plaintext), kept here only, so that tests need not pass them.
+// and agents, STRATA_INSECURE_PLAINTEXT and STRATA_INSECURE_ALLOW_ANONYMOUS:
+// the fault tests run plaintext without ACLs), kept here only, so that tests need not pass them.
 func (n *Net) Env() []string {
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
+	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken, "STRATA_INSECURE_PLAINTEXT=1", "STRATA_INSECURE_ALLOW_ANONYMOUS=1")
 }
 
 // JoinToken is the join token of the cell under test.
