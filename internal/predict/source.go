@@ -74,3 +74,19 @@ func scanFacts(src Source) (streamFacts, error) {
 	})
 	return f, err
 }
+
+// Span is what a stream covers.
+type Span struct {
+	FirstDay int `json:"firstDay"`
+	LastDay  int `json:"lastDay"`
+	Units    int `json:"units"`
+	Readings int `json:"readings"`
+	Failures int `json:"failures"`
+}
+
+// SpanOf reads src once and says what it covers (FirstDay and LastDay are
+// -1 for an empty stream).
+func SpanOf(src Source) (Span, error) {
+	f, err := scanFacts(src)
+	return Span{FirstDay: f.first, LastDay: f.last, Units: f.units, Readings: f.readings, Failures: len(f.failDay)}, err
+}

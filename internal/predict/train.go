@@ -28,6 +28,15 @@ type TrainConfig struct {
 	// Seed picks the negatives kept and the folds.
 	Seed  uint64
 	Boost BoostConfig
+	// Progress, when set, hears each stage as it starts (training takes
+	// seconds to minutes); it must not block.
+	Progress func(stage string)
+}
+
+func (c *TrainConfig) progress(format string, args ...any) {
+	if c.Progress != nil {
+		c.Progress(fmt.Sprintf(format, args...))
+	}
 }
 
 // DefaultTrain is the configuration `strata sim failures` uses
@@ -110,10 +119,12 @@ func Train(src Source, cfg TrainConfig) (*Model, TrainReport, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, TrainReport{}, err
 	}
+	cfg.progress("scanning the training stream")
 	facts, err := scanFacts(src)
 	if err != nil {
 		return nil, TrainReport{}, err
 	}
+	cfg.progress("building examples from %d readings of %d units", facts.readings, facts.units)
 	rep := TrainReport{Units: facts.units, Readings: facts.readings, Failures: len(facts.failDay), FirstDay: facts.first, LastDay: facts.last}
 	ex, err := collect(src, &facts, &cfg)
 	if err != nil {
@@ -130,10 +141,12 @@ func Train(src Source, cfg TrainConfig) (*Model, TrainReport, error) {
 	}
 	folds := make([]*Model, cfg.Folds)
 	for k := range cfg.Folds {
+		cfg.progress("fold %d/%d: %d trees", k+1, cfg.Folds, cfg.Boost.Rounds)
 		d := ex.subset(func(i int) bool { return ex.fold[i] != k })
 		base, trees := boost(d, cfg.Boost)
 		folds[k] = &Model{Features: FeatureNames(), Horizon: cfg.Horizon, Base: base, Trees: trees}
 	}
+	cfg.progress("scoring every unit out of fold")
 	oof, err := outOfFold(src, &facts, &cfg, folds)
 	if err != nil {
 		return nil, rep, err
@@ -145,6 +158,7 @@ func Train(src Source, cfg TrainConfig) (*Model, TrainReport, error) {
 			rep.Missed = append(rep.Missed, f)
 		}
 	}
+	cfg.progress("final model on all %d examples", len(ex.x))
 	base, trees := boost(ex.subset(func(int) bool { return true }), cfg.Boost)
 	m := &Model{Features: FeatureNames(), Horizon: cfg.Horizon, Base: base, Trees: trees, Threshold: rep.Threshold}
 	return m, rep, nil
