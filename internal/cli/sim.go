@@ -103,6 +103,7 @@ list, or "all".`,
 	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
 	cmd.AddCommand(newSimFailuresCmd(g))
+	cmd.AddCommand(newSimCorrelatedCmd(g))
 	return cmd
 }
 
