@@ -67,7 +67,7 @@ type BoostConfig struct {
 
 // DefaultBoost is the learner the failure model uses (docs/prediction.md
 // says why).
-var DefaultBoost = BoostConfig{Rounds: 150, LearningRate: 0.1, Depth: 1, L2: 1, MinChild: 2}
+var DefaultBoost = BoostConfig{Rounds: 150, LearningRate: 0.1, Depth: 1, L2: 1, MinChild: 0.1}
 
 // binning cuts one feature: a value v falls in bin k when it is at most
 // cuts[k] and above cuts[k-1]; values above the last cut fall in
@@ -274,6 +274,12 @@ func bestSplit(d *boostData, cfg BoostConfig, grad, hess []float64, rows []int32
 			lg += hg[b]
 			lh += hh[b]
 			for _, absentLeft := range [2]bool{false, true} {
+				// Without absent values here, a later absent one goes
+				// with the majority (the heavier child), not wherever
+				// the loop happened to try first.
+				if ah == 0 && absentLeft != (lh >= h-lh) {
+					continue
+				}
 				L, LH := lg, lh
 				if absentLeft {
 					L, LH = lg+ag, lh+ah

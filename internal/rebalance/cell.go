@@ -39,8 +39,10 @@ type Task struct {
 	// deployment of it is running, or its driver can neither migrate nor
 	// replace it.
 	Movable bool
-	// LastMoved is when it was last moved (-1 never).
+	// LastMoved is when it was last moved (-1 never); Since when it
+	// started (-1 unknown).
 	LastMoved int64
+	Since     int64
 	// CPUUsed is the CPU it uses (soft state); negative when unknown.
 	CPUUsed int64
 	// Prefers, when set, says whether a node satisfies the task's soft

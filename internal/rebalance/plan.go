@@ -39,6 +39,12 @@ type Config struct {
 	// Candidates is how many tasks each step examines, those whose
 	// removal lowers the measure most (DefaultCandidates when 0).
 	Candidates int
+	// Survival, when set, is the probability that a task that has run for
+	// age seconds is still running a while later (the cell's history of
+	// lifetimes says how long): moves are chosen by gain × survival, so the
+	// budget goes to tasks whose room would not come free soon by itself.
+	// Nil weighs every task alike.
+	Survival func(age int64) float64
 	// Evacuate is the most tasks a node may hold for the plan to weigh
 	// moving all of them at once (emptying it: room for the largest
 	// shapes, or a node to give back); 0 weighs single moves only. Moves
@@ -59,6 +65,10 @@ type Move struct {
 	GPUs []int `json:"gpus,omitempty"`
 	// Gain is how much the move lowers the measure's Total.
 	Gain float64 `json:"gain"`
+	// Value is Gain weighed by the chance the task would still be running
+	// after the survival horizon (Config.Survival): what moves are chosen
+	// by. A move of a task that is about to end anyway buys little.
+	Value float64 `json:"value"`
 }
 
 // Result is a plan: its moves, in the order they must be made, and the
@@ -109,7 +119,7 @@ func Plan(cell *Cell, cfg Config) (*Result, error) {
 		}
 		mv, ok := p.best()
 		evac := p.bestEvacuation(left)
-		if len(evac) > 0 && (!ok || sumGain(evac)/float64(len(evac)) > mv.Gain) {
+		if len(evac) > 0 && (!ok || sumValue(evac)/float64(len(evac)) > mv.Value) {
 			// apply made each step of the trial; it is made again here.
 			for _, m := range evac {
 				p.apply(m)
@@ -263,8 +273,8 @@ func (p *planner) best() (Move, bool) {
 				if gain < p.minGap {
 					continue
 				}
-				if !found || gain > best.Gain {
-					best, found = Move{Task: cd.task, From: src, To: d, GPUs: slices.Clone(opt), Gain: gain}, true
+				if v := gain * p.survival(t); !found || v > best.Value {
+					best, found = Move{Task: cd.task, From: src, To: d, GPUs: slices.Clone(opt), Gain: gain, Value: v}, true
 				}
 			}
 		}
@@ -343,6 +353,23 @@ func (p *planner) apply(mv Move) {
 	p.parts[mv.To] = p.m.parts(&p.c.Nodes[mv.To], p.counts[mv.To])
 }
 
+func sumValue(ms []Move) float64 {
+	v := 0.0
+	for _, m := range ms {
+		v += m.Value
+	}
+	return v
+}
+
+// survival is the weight of moving task t now (1 without Survival or a
+// start time).
+func (p *planner) survival(t *Task) float64 {
+	if p.cfg.Survival == nil || t.Since < 0 || t.Since > p.cfg.Now {
+		return 1
+	}
+	return p.cfg.Survival(p.cfg.Now - t.Since)
+}
+
 func sumGain(ms []Move) float64 {
 	g := 0.0
 	for _, m := range ms {
@@ -382,8 +409,11 @@ func (p *planner) bestEvacuation(left int) []Move {
 		if !ok {
 			continue
 		}
-		rate := sumGain(moves) / float64(len(moves))
-		if rate >= p.minGap && (best == nil || rate > bestRate) {
+		if sumGain(moves) < p.minGap*float64(len(moves)) {
+			continue
+		}
+		rate := sumValue(moves) / float64(len(moves))
+		if best == nil || rate > bestRate {
 			best, bestRate = moves, rate
 		}
 	}
@@ -450,7 +480,7 @@ func (p *planner) bestFor(i, except int) (Move, bool) {
 		for _, opt := range p.gpuOptions(t, d, buf[:0]) {
 			gain := p.gainOf(t, cd, d, opt)
 			if !found || gain > best.Gain {
-				best, found = Move{Task: i, From: t.Node, To: d, GPUs: slices.Clone(opt), Gain: gain}, true
+				best, found = Move{Task: i, From: t.Node, To: d, GPUs: slices.Clone(opt), Gain: gain, Value: gain * p.survival(t)}, true
 			}
 		}
 	}

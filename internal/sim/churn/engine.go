@@ -92,6 +92,9 @@ type Result struct {
 	Placed        int     `json:"placed"`
 	TurnedAway    int     `json:"turnedAway"`
 	TurnedAwayGPU float64 `json:"turnedAwayGPU"`
+	// TurnedAwayBy counts them by what they asked: "cpu", "share", or
+	// the number of whole GPUs.
+	TurnedAwayBy map[string]int `json:"turnedAwayBy,omitempty"`
 	// Waited counts the pods placed after waiting, WaitMean their mean
 	// wait in seconds.
 	Waited   int     `json:"waited"`
@@ -262,6 +265,10 @@ func (e *engine) run() error {
 				if a.At >= e.start {
 					e.res.TurnedAway++
 					e.awayGPU += a.Pod.GPURequestMilli()
+					if e.res.TurnedAwayBy == nil {
+						e.res.TurnedAwayBy = map[string]int{}
+					}
+					e.res.TurnedAwayBy[askOf(a.Pod)]++
 				}
 			}
 		case evTick:
@@ -464,4 +471,15 @@ func (h *leaveHeap) Pop() any {
 	l := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return l
+}
+
+// askOf names what a pod asks for: "cpu", "share" or its whole GPUs.
+func askOf(p *trace.Pod) string {
+	switch {
+	case p.NumGPU == 0:
+		return "cpu"
+	case p.IsShare():
+		return "share"
+	}
+	return fmt.Sprint(p.NumGPU)
 }

@@ -135,6 +135,10 @@ func Pooled(ctx context.Context, cfg Config) (*Result, error) {
 				if a.At >= start {
 					res.TurnedAway++
 					awayGPU += a.Pod.GPURequestMilli()
+					if res.TurnedAwayBy == nil {
+						res.TurnedAwayBy = map[string]int{}
+					}
+					res.TurnedAwayBy[askOf(a.Pod)]++
 				}
 			}
 		case evSample:

@@ -2,6 +2,8 @@ package churn
 
 import (
 	"math"
+	"slices"
+	"sort"
 
 	"github.com/strata-dev/strata/internal/frag"
 	"github.com/strata-dev/strata/internal/rebalance"
@@ -32,6 +34,9 @@ type Planner struct {
 	Candidates int
 	Evacuate   int
 
+	// Survival is rebalance.Config.Survival (SurvivalOf builds it from
+	// the trace's lifetimes).
+	Survival func(age int64) float64
 	// MaxPerPeriod caps one plan's moves (0: only the daily budget).
 	MaxPerPeriod int
 
@@ -66,7 +71,7 @@ func (pl *Planner) Plan(now int64, c *cluster.Cluster, running []Running, waitin
 	}
 	cell := CellOf(c, running)
 	res, err := rebalance.Plan(cell, rebalance.Config{Now: now, MaxMoves: budget, Cooldown: pl.Cooldown, Target: &target,
-		Weights: pl.Weights, MinGain: 1e-9, Candidates: pl.Candidates, Evacuate: pl.Evacuate})
+		Weights: pl.Weights, MinGain: 1e-9, Candidates: pl.Candidates, Evacuate: pl.Evacuate, Survival: pl.Survival})
 	if err != nil {
 		return nil // an inconsistent view is a bug the cluster's own checks would show; move nothing
 	}
@@ -99,7 +104,7 @@ func CellOf(c *cluster.Cluster, running []Running) *rebalance.Cell {
 	for k, r := range running {
 		a := c.Alloc(r.Alloc)
 		t := rebalance.Task{ID: a.Pod.Name, Node: a.Node, CPU: a.CPUMilli, Mem: a.MemoryMiB, Spec: a.Pod.GPUSpec,
-			Movable: true, LastMoved: r.LastMoved, CPUUsed: -1}
+			Movable: true, LastMoved: r.LastMoved, Since: r.Since, CPUUsed: -1}
 		if a.Pod.NumGPU > 0 {
 			t.GPUMilli = a.Milli
 			for g := range len(c.Node(a.Node).GPUFree) {
@@ -137,4 +142,30 @@ func derefPods(ps []*trace.Pod) []trace.Pod {
 		out[i] = *p
 	}
 	return out
+}
+
+// SurvivalOf is the empirical chance that a pod of the trace that has run
+// for age seconds runs horizon seconds more: among the trace's lifetimes
+// longer than age, the share longer than age + horizon (1 when none is
+// that long). Lifetimes are heavy-tailed — most pods end within minutes,
+// a few run for months — so an old pod is likely to stay and a young one
+// to leave by itself.
+func SurvivalOf(pods []trace.Pod, horizon int64) func(age int64) float64 {
+	var lives []int64
+	for i := range pods {
+		if p := &pods[i]; p.Creation != trace.Absent && p.Deletion != trace.Absent {
+			lives = append(lives, max(p.Deletion-p.Creation, 1))
+		}
+	}
+	slices.Sort(lives)
+	above := func(x int64) int { // lifetimes > x
+		return len(lives) - sort.Search(len(lives), func(i int) bool { return lives[i] > x })
+	}
+	return func(age int64) float64 {
+		n := above(age)
+		if n == 0 {
+			return 1
+		}
+		return float64(above(age+horizon)) / float64(n)
+	}
 }
