@@ -77,17 +77,20 @@ type Outcome struct {
 // reading. warm, when not nil, is history from before the test stream
 // (the training stream): its readings older than the test's first day
 // fill the units' histories, as a cell's would be, and are never judged.
-// Without it the test's first day is history only: every unit would be
-// judged with no past at all, which no later day looks like.
+// Without it (or when it holds nothing older) the test's first day is
+// history only: every unit would be judged with no past at all, which no
+// later day looks like.
 func Evaluate(warm, test Source, policies []Policy) ([]Outcome, error) {
 	facts, err := scanFacts(test)
 	if err != nil {
 		return nil, err
 	}
 	fleet := NewFleet()
+	warmed := false
 	if warm != nil {
 		var failed error
 		err := warm.Until(facts.first)(func(o Observation) bool {
+			warmed = true
 			if err := fleet.Observe(o); err != nil {
 				failed = fmt.Errorf("warm-up: %w", err)
 				return false
@@ -118,7 +121,7 @@ func Evaluate(warm, test Source, policies []Policy) ([]Outcome, error) {
 		if fd, fails := facts.failDay[o.Unit]; fails && o.Reading.Day >= fd {
 			return true // a flag on the failure day or later comes too late
 		}
-		if warm == nil && o.Reading.Day == facts.first {
+		if !warmed && o.Reading.Day == facts.first {
 			return true // nothing before it: the stream's first day is history only, as in Train
 		}
 		x = fleet.Features(o.Unit, x[:0])

@@ -19,7 +19,9 @@
 //     healthy or its migration commit, and only then stop the original;
 //   - strictly lowers the cell's measure (Measure, the weighted sum of the
 //     components above) by at least MinGain — the plan never makes the
-//     cell worse by its own measure, and says so in Before and After;
+//     cell worse by its own measure, and says so in Before and After; the
+//     moves of an evacuation (a node emptied in one go, Move.Evacuation)
+//     lower it by MinGain each together, not necessarily one by one;
 //   - moves a task at most once per plan and never one moved less than
 //     Cooldown ago, one that is not Movable (its group opted out, a
 //     deployment is running, its driver can neither migrate nor replace

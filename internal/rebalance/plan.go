@@ -65,6 +65,12 @@ type Move struct {
 	GPUs []int `json:"gpus,omitempty"`
 	// Gain is how much the move lowers the measure's Total.
 	Gain float64 `json:"gain"`
+	// Evacuation, when not 0, numbers the evacuation the move belongs
+	// to: its moves empty one node together, and only all of them
+	// together are sure to lower the measure (a step may not on its own).
+	// A caller makes them all or, when one fails, keeps in mind that the
+	// cell may be left worse until it finishes or undoes them.
+	Evacuation int `json:"evacuation,omitempty"`
 	// Value is Gain weighed by the chance the task would still be running
 	// after the survival horizon (Config.Survival): what moves are chosen
 	// by. A move of a task that is about to end anyway buys little.
@@ -111,6 +117,7 @@ func Plan(cell *Cell, cfg Config) (*Result, error) {
 	case res.Eligible == 0:
 		res.Stopped = StopNoTask
 	}
+	evacuations := 0
 	for res.Stopped == "" {
 		left := cfg.MaxMoves - len(res.Moves)
 		if left <= 0 {
@@ -120,9 +127,11 @@ func Plan(cell *Cell, cfg Config) (*Result, error) {
 		mv, ok := p.best()
 		evac := p.bestEvacuation(left)
 		if len(evac) > 0 && (!ok || sumValue(evac)/float64(len(evac)) > mv.Value) {
-			// apply made each step of the trial; it is made again here.
-			for _, m := range evac {
-				p.apply(m)
+			// The trial was undone; the steps are made again here.
+			evacuations++
+			for i := range evac {
+				evac[i].Evacuation = evacuations
+				p.apply(evac[i])
 			}
 			res.Moves = append(res.Moves, evac...)
 			continue
@@ -402,7 +411,7 @@ func (p *planner) bestEvacuation(left int) []Move {
 			continue
 		}
 		tasks := on[src]
-		if slices.ContainsFunc(tasks, func(i int) bool { return !p.eligible(i) }) {
+		if slices.ContainsFunc(tasks, func(i int) bool { return !p.eligible(i) }) || !p.withinBudgets(tasks) {
 			continue
 		}
 		moves, ok := p.trialEvacuation(src, tasks)
@@ -418,6 +427,22 @@ func (p *planner) bestEvacuation(left int) []Move {
 		}
 	}
 	return best
+}
+
+// withinBudgets reports whether moving all of tasks keeps every group
+// within its disruption budget (eligible judges one task at a time).
+func (p *planner) withinBudgets(tasks []int) bool {
+	if p.cfg.Allowed == nil {
+		return true
+	}
+	n := map[string]int{}
+	for _, i := range tasks {
+		g := p.c.Tasks[i].Group
+		if n[g]++; p.spent[g]+n[g] > p.cfg.Allowed(g) {
+			return false
+		}
+	}
+	return true
 }
 
 // trialEvacuation moves tasks off src one by one to their best other node
