@@ -8,9 +8,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/predict"
 	"github.com/strata-dev/strata/internal/rebalance"
 	"github.com/strata-dev/strata/internal/sim/churn"
 	"github.com/strata-dev/strata/internal/sim/cluster"
+	"github.com/strata-dev/strata/internal/sim/failsim"
 	"github.com/strata-dev/strata/internal/sim/schedplacer"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
@@ -26,6 +29,9 @@ type churnFlags struct {
 	patience      time.Duration
 	warmup, days  float64
 	evacuate      int
+	failures      string
+	failuresFrom  string
+	repair        time.Duration
 }
 
 func addChurnFlags(fl *pflag.FlagSet, c *churnFlags) {
@@ -37,6 +43,9 @@ func addChurnFlags(fl *pflag.FlagSet, c *churnFlags) {
 	fl.Float64Var(&c.warmup, "warmup", churn.DefaultWarmup, "churn: days simulated before the measured window")
 	fl.Float64Var(&c.days, "days", churn.DefaultDays, "churn: days measured")
 	fl.IntVar(&c.evacuate, "evacuate", 8, "churn: the most pods a node may hold for the rebalancer to empty it in one go")
+	fl.StringVar(&c.failures, "failures", "", "churn: SSD failure tickets (ssd_failure_tag_*.csv) laid onto the cell's nodes in rack order: their failures strike the cell, and strata-predictive reads the correlated-failure model learned from the earlier ones")
+	fl.StringVar(&c.failuresFrom, "failures-from", "2018-07-01", "churn: the tickets' date the simulation starts at (earlier tickets are the model's history)")
+	fl.DurationVar(&c.repair, "repair", 24*time.Hour, "churn: how long a failed node stays down")
 }
 
 // rebalancePeriod reads --rebalance: 0 for off.
@@ -104,6 +113,26 @@ func runSimChurn(ctx context.Context, g *globals, f *simFlags, t *trace.Trace) e
 		}
 		return churn.Run(ctx, cfg)
 	}
+	var onCell *failsim.OnCell
+	var start int64
+	if c.failures != "" {
+		day, err := trace.DayOf(c.failuresFrom)
+		if err != nil {
+			return failf("--failures-from: %v", err)
+		}
+		tks, err := trace.LoadSSDTickets(c.failures)
+		if err != nil {
+			return failf("--failures: %v", err)
+		}
+		start = int64(day) * 86400
+		if onCell, err = failsim.MapOnto(tks, len(t.Nodes), start); err != nil {
+			return failf("--failures: %v", err)
+		}
+		for _, f := range onCell.Window {
+			base.Failures = append(base.Failures, churn.NodeFailure{At: f.At, Node: f.Node})
+		}
+		base.Repair = int64(c.repair / time.Second)
+	}
 	var rows []churnRow
 	var bound *churn.Result
 	if period > 0 {
@@ -115,7 +144,20 @@ func runSimChurn(ctx context.Context, g *globals, f *simFlags, t *trace.Trace) e
 		cfg := base
 		cfg.Policy = name
 		if sp, ok := strings.CutPrefix(name, "strata-"); ok {
-			cfg.NewPlacer = func(seed int64) cluster.Placer { return schedplacer.New(sp, seed, -1).WithTarget(t.Pods) }
+			var fc *failsim.Forecaster
+			if onCell != nil && sp == api.PolicyPredictive {
+				if fc, err = failsim.NewForecaster(onCell, start, predict.DefaultCorrelated); err != nil {
+					return failf("--failures: %v", err)
+				}
+				cfg.Clock = fc.Advance
+			}
+			cfg.NewPlacer = func(seed int64) cluster.Placer {
+				p := schedplacer.New(sp, seed, -1).WithTarget(t.Pods)
+				if fc != nil {
+					p.WithForecasts(fc.Forecast)
+				}
+				return p
+			}
 		}
 		alone, err := run(cfg, name, false)
 		if err != nil {
@@ -148,7 +190,11 @@ func runSimChurn(ctx context.Context, g *globals, f *simFlags, t *trace.Trace) e
 	}
 	fmt.Fprintf(g.stdout, "churn of %d trace pods on %d nodes: load %.2f, %.0f arrivals a day, patience %v, %g days after %g of warm-up, seed %d\n",
 		len(t.Pods), len(t.Nodes), c.load, rows[0].ArrivalsPerDay, c.patience, c.days, c.warmup, f.seed)
-	tb := newTable(g.stdout, "POLICY", "REBALANCE", "GPU ALLOC %", "FRAG RECOVERED", "MIGRATED/DAY", "GPU TURNED AWAY %", "WAITED", "FGD FRAG %")
+	if onCell != nil {
+		fmt.Fprintf(g.stdout, "failures: %d tickets from %s laid onto the nodes (down %v each), %d earlier ones as history\n",
+			len(onCell.Window), c.failuresFrom, c.repair, len(onCell.Past))
+	}
+	tb := newTable(g.stdout, "POLICY", "REBALANCE", "GPU ALLOC %", "FRAG RECOVERED", "MIGRATED/DAY", "GPU TURNED AWAY %", "WAITED", "FGD FRAG %", "FAILURES", "INTERRUPTED")
 	for _, r := range rows {
 		rec := "-"
 		if r.FragmentationRecovered != nil {
@@ -159,7 +205,7 @@ func runSimChurn(ctx context.Context, g *globals, f *simFlags, t *trace.Trace) e
 			every = r.Rebalance
 		}
 		tb.row(r.Policy, every, fmt.Sprintf("%.2f", r.GPUAlloc), rec, fmt.Sprintf("%.2f%%", r.MigratedPerDay),
-			fmt.Sprintf("%.2f", r.TurnedAwayGPU), fmt.Sprint(r.Waited), fmt.Sprintf("%.2f", r.FragGPU))
+			fmt.Sprintf("%.2f", r.TurnedAwayGPU), fmt.Sprint(r.Waited), fmt.Sprintf("%.2f", r.FragGPU), fmt.Sprint(r.Failures), fmt.Sprint(r.Interrupted))
 	}
 	return tb.flush()
 }

@@ -36,6 +36,16 @@ type Config struct {
 	Period     int64
 	// Sample is how often the measured window is sampled (3600 when 0).
 	Sample int64
+	// Failures take nodes down at their times (in time order); a node
+	// comes back empty Repair seconds later. The pods it ran are
+	// interrupted and wait to be placed again for what was left of their
+	// lifetimes.
+	Failures []NodeFailure
+	Repair   int64
+	// Clock, when set, hears the time of every event before it happens
+	// (a caller's model of the cell, such as the failure model behind a
+	// placer's forecasts, advances with it).
+	Clock func(now int64)
 	// Progress, when set, hears the simulated hours done and in all.
 	Progress func(done, total int)
 }
@@ -55,6 +65,12 @@ const (
 // found no room and wait, oldest first.
 type Rebalancer interface {
 	Plan(now int64, c *cluster.Cluster, running []Running, waiting []*trace.Pod) []Move
+}
+
+// NodeFailure takes node Node (an index into Config.Nodes) down at At.
+type NodeFailure struct {
+	At   int64
+	Node int
 }
 
 // Running is a pod running in the cell, as a rebalancer sees it.
@@ -107,6 +123,11 @@ type Result struct {
 	Migrations     int     `json:"migrations"`
 	MigratedPerDay float64 `json:"migratedPerDay"`
 	Refused        int     `json:"refused,omitempty"`
+	// Failures are the node failures in the window; Interrupted the pods
+	// they interrupted, InterruptedGPU those pods' milli-GPU.
+	Failures       int     `json:"failures,omitempty"`
+	Interrupted    int     `json:"interrupted,omitempty"`
+	InterruptedGPU int64   `json:"interruptedGPU,omitempty"`
 	Days           float64 `json:"days"`
 }
 
@@ -193,6 +214,8 @@ type engine struct {
 	byAlloc map[cluster.AllocID]int32
 	live    []int32 // instances running, in no order (sorted for the rebalancer)
 	leave   leaveHeap
+	failed  int         // failures applied so far
+	repairs []repairing // nodes down, in order of return
 
 	samples                        int
 	gpu, cpu, mem, fragSum, runSum float64
@@ -203,14 +226,19 @@ type engine struct {
 // instance is one placed pod: its allocation (which a move replaces).
 type instance struct {
 	alloc     cluster.AllocID
+	pod       *trace.Pod
 	since     int64
+	leaves    int64
 	lastMoved int64
 	livePos   int32 // index in live while running
+	gone      bool  // interrupted by a node failure: its leave event is void
 }
 
 // Event kinds, in the order they run at equal times.
 const (
-	evLeave = iota
+	evRepair = iota
+	evFail
+	evLeave
 	evExpire
 	evTick
 	evSample
@@ -249,8 +277,17 @@ func (e *engine) run() error {
 		if len(e.leave) > 0 && e.leave[0].at <= t {
 			t, kind = e.leave[0].at, evLeave
 		}
+		if len(e.cfg.Failures) > e.failed && e.cfg.Failures[e.failed].At <= t {
+			t, kind = e.cfg.Failures[e.failed].At, evFail
+		}
+		if len(e.repairs) > 0 && e.repairs[0].At <= t {
+			t, kind = e.repairs[0].At, evRepair
+		}
 		if t >= end {
 			break
+		}
+		if e.cfg.Clock != nil {
+			e.cfg.Clock(t)
 		}
 		if h := t / hour; h != lastHour && e.cfg.Progress != nil {
 			lastHour = h
@@ -258,6 +295,10 @@ func (e *engine) run() error {
 		}
 		var err error
 		switch kind {
+		case evRepair:
+			err = e.repair(t)
+		case evFail:
+			err = e.fail(t)
 		case evLeave:
 			err = e.depart(t)
 		case evExpire:
@@ -323,7 +364,7 @@ func (e *engine) tryPlace(a Arrival, now int64) (bool, error) {
 		}
 	}
 	inst := int32(len(e.pods))
-	e.pods = append(e.pods, instance{alloc: id, since: now, lastMoved: -1, livePos: int32(len(e.live))})
+	e.pods = append(e.pods, instance{alloc: id, pod: a.Pod, since: now, leaves: now + a.Life, lastMoved: -1, livePos: int32(len(e.live))})
 	e.live = append(e.live, inst)
 	e.byAlloc[id] = inst
 	heap.Push(&e.leave, leaving{at: now + a.Life, inst: inst})
@@ -334,16 +375,87 @@ func (e *engine) tryPlace(a Arrival, now int64) (bool, error) {
 func (e *engine) depart(now int64) error {
 	l := heap.Pop(&e.leave).(leaving)
 	in := &e.pods[l.inst]
+	if in.gone {
+		return nil
+	}
 	node := e.c.Alloc(in.alloc).Node
 	if err := e.c.Release(in.alloc); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
+	e.unlive(l.inst)
+	return e.retry(now, []int{node})
+}
+
+// unlive drops a running instance from the live set.
+func (e *engine) unlive(i int32) {
+	in := &e.pods[i]
 	delete(e.byAlloc, in.alloc)
 	last := e.live[len(e.live)-1]
 	e.live[in.livePos] = last
 	e.pods[last].livePos = in.livePos
 	e.live = e.live[:len(e.live)-1]
-	return e.retry(now, []int{node})
+}
+
+// fail takes the next failing node down: its pods are interrupted and
+// wait to be placed again for the rest of their lifetimes.
+func (e *engine) fail(now int64) error {
+	f := e.cfg.Failures[e.failed]
+	e.failed++
+	if f.Node < 0 || f.Node >= e.c.NumNodes() {
+		return fmt.Errorf("%w: failure of node %d, the cell has %d", ErrBadConfig, f.Node, e.c.NumNodes())
+	}
+	n := e.c.Node(f.Node)
+	if !n.Up {
+		return nil
+	}
+	cpu, mem := n.CPUCap, n.MemCap
+	evicted, err := e.c.SetDown(f.Node)
+	if err != nil {
+		return fmt.Errorf("fail node %s: %w", n.Name, err)
+	}
+	e.repairs = append(e.repairs, repairing{At: now + e.cfg.Repair, Node: f.Node, cpu: cpu, mem: mem})
+	if now >= e.start {
+		e.res.Failures++
+	}
+	for _, id := range evicted {
+		inst, ok := e.byAlloc[id]
+		if !ok {
+			continue
+		}
+		in := &e.pods[inst]
+		in.gone = true
+		e.unlive(inst)
+		if now >= e.start {
+			e.res.Interrupted++
+			e.res.InterruptedGPU += in.pod.GPURequestMilli()
+		}
+		e.queue.pods = append(e.queue.pods, Arrival{Pod: in.pod, At: now, Life: max(in.leaves-now, 1)})
+	}
+	return e.retry(now, allNodes(e.c))
+}
+
+// repair brings a failed node back, empty, and offers it to the queue.
+func (e *engine) repair(now int64) error {
+	r := e.repairs[0]
+	e.repairs = e.repairs[1:]
+	if err := e.c.SetUp(r.Node, r.cpu, r.mem); err != nil {
+		return fmt.Errorf("repair: %w", err)
+	}
+	return e.retry(now, []int{r.Node})
+}
+
+type repairing struct {
+	At       int64
+	Node     int
+	cpu, mem int64
+}
+
+func allNodes(c *cluster.Cluster) []int {
+	out := make([]int, c.NumNodes())
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // retry offers the room on nodes to the waiting pods, oldest first: a pod
