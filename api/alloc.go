@@ -37,8 +37,14 @@ type Allocation struct {
 	WorkloadVersion uint64     `json:"workloadVersion"`
 	Priority        int        `json:"priority"`
 	TaskGroup       *TaskGroup `json:"taskGroup"` // the group spec this allocation runs
-	Resources       Resources  `json:"resources"` // sum over the group's tasks
-	Assignment      Assignment `json:"assignment"`
+	// AllowRootTasks is set on the copies a server sends the allocation's
+	// agent (never stored): its namespace lets its tasks run as root
+	// (Namespace.AllowRootTasks, as it was when the list was answered).
+	// Without it the node refuses a task that would run as uid 0, gid 0
+	// or group 0, whatever the node's own --allow-root-tasks.
+	AllowRootTasks bool       `json:"allowRootTasks,omitempty"`
+	Resources      Resources  `json:"resources"` // sum over the group's tasks
+	Assignment     Assignment `json:"assignment"`
 
 	DesiredStatus string `json:"desiredStatus"`
 	DesiredReason string `json:"desiredReason,omitempty"`

@@ -82,6 +82,9 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 			GPUs:        alloc.Assignment.GPUs,
 			LogMaxBytes: a.cfg.LogMaxBytes, LogMaxFiles: a.cfg.LogMaxFiles,
 		}
+		if !alloc.AllowRootTasks {
+			cfg.RootVeto = fmt.Sprintf("namespace %q does not allow root tasks (a cell manager sets allowRootTasks on it)", api.NamespaceOf(alloc.Namespace))
+		}
 		cfg.Devices, cfg.DenyDevices = a.devNodes.forTask(alloc.Assignment.GPUs, perTask[task.Name])
 		deviceEnv(cfg.Env, a.node, perTask[task.Name])
 		if len(cfg.CPUs) == 0 {

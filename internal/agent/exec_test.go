@@ -209,3 +209,31 @@ func TestExecStopEscalatesToSIGKILL(t *testing.T) {
 		t.Errorf("memory cgroup left after stop: %v", err)
 	}
 }
+
+// TestNamespaceVetoOnRootHoldsOnTheNode is issue 18 defect 3 at the
+// agent: on a node that allows root tasks, an allocation whose namespace
+// does not (the server leaves AllowRootTasks unset) fails to start a task
+// whose user resolves to root here, with the namespace's reason; the same
+// task of a namespace that allows root runs as uid 0.
+func TestNamespaceVetoOnRootHoldsOnTheNode(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir(), func(c *Config) { c.AllowRootTasks = true })
+	for _, user := range []string{"00", "65534:0"} {
+		alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "true").last(func(tk *api.Task) { tk.User = user }).build()
+		alloc.Namespace = "locked"
+		srv.put(alloc)
+		up := waitTask(t, srv, alloc.ID, "t", "the vetoed task to fail", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskDead })
+		if ts := up.TaskStates["t"]; !ts.Failed || !strings.Contains(ts.Message, `namespace "locked" does not allow root tasks`) {
+			t.Errorf("user %q under the namespace's veto: %+v, want failed naming the namespace", user, ts)
+		}
+	}
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "true").last(func(tk *api.Task) { tk.User = "00" }).build()
+	alloc.AllowRootTasks = true
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "t", "the allowed root task to end", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskDead })
+	if ts := up.TaskStates["t"]; ts.Failed || ts.ExitCode != 0 {
+		t.Errorf("root task of a namespace that allows it: %+v, want success", ts)
+	}
+}

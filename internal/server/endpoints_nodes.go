@@ -141,7 +141,7 @@ func (s *Server) handleNodeAllocs(w http.ResponseWriter, r *http.Request) {
 			if done && a.DesiredStatus == api.DesiredStop {
 				continue
 			}
-			out = append(out, a)
+			out = append(out, withRootPolicy(snap, a))
 		}
 		s.stampCell(w, snap)
 		return out, snap.TableIndex(ws, state.TableAllocs), nil

@@ -403,7 +403,15 @@ func (s *Server) handleIncomingMigration(w http.ResponseWriter, r *http.Request)
 		s.fail(w, notFound("no move of allocation %q to node %q is in flight", allocID, nodeID))
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	// As the node's allocation list has it: secrets opened (a restored
+	// task that restarts on the target needs their values) and the
+	// namespace's root policy.
+	opened, err := s.openAlloc(withRootPolicy(snap, a))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, opened)
 }
 
 // redactAllocs hides migration tokens from the public API: only the agents

@@ -48,6 +48,12 @@ type TaskConfig struct {
 	// it accepts; empty: the parent's (docs/hardware.md).
 	Mems []int
 
+	// RootVeto, when set, says why the task may not run as root (uid 0,
+	// gid 0, group 0) whatever the node allows: its namespace does not
+	// allow root tasks (api.Allocation.AllowRootTasks). CheckRoot applies
+	// it to the ids the driver resolved.
+	RootVeto string
+
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included
 

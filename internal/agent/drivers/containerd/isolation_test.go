@@ -22,7 +22,8 @@ func TestRootPolicyAndUser(t *testing.T) {
 	e.noRoot = true
 	rootImage := ctrtest.BusyboxArchive(t)
 	d := e.driver()
-	for _, c := range []struct{ name, user string }{{"image's user is root", ""}, {"task asks for root", "0"}} {
+	for _, c := range []struct{ name, user string }{{"image's user is root", ""}, {"task asks for root", "0"},
+		{"uid 0 spelled 00", "00"}, {"gid 0", "65534:0"}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
 			b.cfg.Task.User = c.user
@@ -39,6 +40,35 @@ func TestRootPolicyAndUser(t *testing.T) {
 	}
 	b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
 	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	wait(t, d, cfg.ID)
+	eventually(t, "id -u output", func() bool { return readLog(t, cfg.TaskDir, "stdout") == "65534\n" })
+}
+
+// TestNamespaceVetoOnContainers is issue 18 defect 3: on a node that
+// allows root tasks, a task of a namespace that does not (RootVeto) ran
+// as uid 0 when its image named no user. The veto holds on the ids of the
+// final spec: the image's user, the task's in any spelling, the group.
+func TestNamespaceVetoOnContainers(t *testing.T) {
+	e := newEnv(t)
+	rootImage := ctrtest.BusyboxArchive(t)
+	d := e.driver()                                                 // allows root tasks
+	for _, user := range []string{"", "0", "00", "+0", "65534:0"} { // the test image has no /etc/passwd: ids only
+		t.Run("user="+user, func(t *testing.T) {
+			b := newTask(t, ArchivePrefix+rootImage, "id")
+			b.cfg.Task.User = user
+			b.cfg.RootVeto = `namespace "locked" does not allow root tasks`
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := d.StartTask(ctx, b.build()); !errors.Is(err, ErrRootNotAllowed) || !strings.Contains(err.Error(), `namespace "locked"`) {
+				t.Fatalf("StartTask = %v, want ErrRootNotAllowed naming the namespace", err)
+			}
+		})
+	}
+	b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
+	b.cfg.Task.User = "65534:65534"
+	b.cfg.RootVeto = `namespace "locked" does not allow root tasks`
 	cfg := b.build()
 	start(t, d, cfg)
 	wait(t, d, cfg.ID)

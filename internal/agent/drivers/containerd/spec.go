@@ -170,7 +170,7 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
-	return append(opts, withRootPolicy(cfg.Task.User, allowRoot), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)))
+	return append(opts, withRootPolicy(cfg.Task.User, allowRoot, cfg.RootVeto), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)))
 }
 
 func withLimits(l limits) oci.SpecOpts {

@@ -134,7 +134,7 @@ type restoreLaunch struct {
 // launch starts the task cfg under a new shim: its command, or with
 // restore, criu restoring it from an image.
 func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *restoreLaunch) (*drivers.TaskHandle, error) {
-	if _, err := d.taskUser(cfg.Task); err != nil {
+	if _, err := d.taskUser(cfg); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)

@@ -107,7 +107,6 @@ func TestTaskUser(t *testing.T) {
 		{"nobody", "65534", "65534"},
 		{"4242", "4242", "4242"},
 		{"4242:100", "4242", "100"},
-		{"nobody:0", "65534", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.user, func(t *testing.T) {
@@ -119,9 +118,14 @@ func TestTaskUser(t *testing.T) {
 	}
 }
 
+// rootSpellings are users that resolve to uid 0 or gid 0 on every node
+// (issue 18 defect 3: "00" and "65534:0" ran as root where text was
+// compared).
+var rootSpellings = []string{"root", "0", "00", "+0", "root:root", "0:65534", "65534:0", "nobody:0", "nobody:root", "nobody:00"}
+
 func TestRootTaskOnlyWhereAllowed(t *testing.T) {
 	d := newTestDriver(t)
-	for _, user := range []string{"root", "0", "root:root"} {
+	for _, user := range rootSpellings {
 		cfg := taskConfig(t, "root", api.Resources{}, "true")
 		cfg.Task.User = user
 		if _, err := d.StartTask(t.Context(), cfg); !errors.Is(err, ErrRootNotAllowed) {
@@ -135,6 +139,15 @@ func TestRootTaskOnlyWhereAllowed(t *testing.T) {
 	}
 
 	d.cfg.AllowRootTasks = true
+	// The node allows root, the allocation's namespace does not: its veto
+	// holds on the ids the node resolves, whatever the spelling.
+	for _, user := range rootSpellings {
+		cfg := taskConfig(t, "vetoed", api.Resources{}, "true")
+		cfg.Task.User, cfg.RootVeto = user, `namespace "locked" does not allow root tasks`
+		if _, err := d.StartTask(t.Context(), cfg); !errors.Is(err, ErrRootNotAllowed) || !strings.Contains(err.Error(), `namespace "locked"`) {
+			t.Errorf("user %q under the namespace's veto: StartTask error %v, want ErrRootNotAllowed naming the namespace", user, err)
+		}
+	}
 	kv, _ := report(t, d, func(tk *api.Task) { tk.User = "root" }, statusFields+
 		`kill -0 1 2>/dev/null || echo "killinit=denied"; mount -t tmpfs x /mnt 2>/dev/null || echo "mount=denied"`)
 	mask := fmt.Sprintf("%016x", confine.AllowedMask())
