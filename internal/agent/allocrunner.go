@@ -103,6 +103,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		}
 		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
 			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
+			tr.cfg.Fenced = true
 		}
 		ar.tasks = append(ar.tasks, tr)
 	}

@@ -21,6 +21,14 @@ import (
 // same processes re-attached, and everything else is stopped and its
 // cgroups removed (settleOrphans). Each is logged and becomes a node-agent
 // event.
+//
+// At most once holds meanwhile (issue 18, defect 4): the cell may be out
+// of reach, and replace an at-most-once copy elsewhere once the node's
+// lease lapses. An orphan with a live shim is fenced by its shim: a lease
+// file left behind is not renewed (only runners' fences are), and a
+// missing one (the data dir lost) stops a fenced task at once. Processes
+// that outlived their shim have nobody to fence them and can never be
+// adopted: findOrphans stops them at once.
 
 // orphanDriver is what host reconciliation needs of the exec driver.
 type orphanDriver interface {
@@ -49,11 +57,31 @@ func (a *Agent) findOrphans() error {
 		return nil
 	}
 	a.orphans = map[string][]exec.Orphan{}
+	shimless := map[string][]exec.Orphan{}
 	for _, o := range orphans {
+		if o.Task != "" && !o.ShimAlive && len(o.PIDs) > 0 {
+			// Processes that outlived their shim: nothing enforces their
+			// lease fence, and they can never be adopted (adoption needs
+			// the shim). They are stopped now, before the agent hears from
+			// its cell, which may be out of reach for a long while: a copy
+			// of an at-most-once group may meanwhile be replaced
+			// elsewhere (issue 18 defect 4).
+			shimless[o.AllocID] = append(shimless[o.AllocID], o)
+			a.log.Warn("found processes of an orphaned task without their shim; stopping them now", "alloc", o.AllocID, "task", o.Task,
+				"procs", len(o.PIDs), "cgroup", o.Handle.Cgroup)
+			continue
+		}
 		a.orphans[o.AllocID] = append(a.orphans[o.AllocID], o)
-		a.log.Warn("found an orphaned task on the host, with no record of this agent; the cell's allocation list decides",
+		a.log.Warn("found an orphaned task on the host, with no record of this agent; the cell's allocation list decides (its shim enforces its lease fence meanwhile)",
 			"alloc", o.AllocID, "task", o.Task, "pid", o.Handle.PID, "shim_pid", o.Handle.ShimPID, "shim_alive", o.ShimAlive,
 			"procs", len(o.PIDs), "cgroup", o.Handle.Cgroup)
+	}
+	for allocID, tasks := range shimless {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.stopOrphans(allocID, tasks, defaultKillTimeout)
+		}()
 	}
 	return nil
 }

@@ -268,7 +268,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	}
 	ctx, cancel := context.WithTimeout(d.namespaced(ctx), restoreTimeout)
 	defer cancel()
-	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+	if why := drivers.FenceBeforeStart(cfg.TaskDir, cfg.Fenced); why != "" {
 		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
 	}
 	for _, f := range []string{fencedFile, startedFile} {

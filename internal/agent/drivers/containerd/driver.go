@@ -238,7 +238,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err := d.removeContainer(ctx, id); err != nil {
 		return nil, fmt.Errorf("start %s: clear old container: %w", cfg.ID, err)
 	}
-	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+	if why := drivers.FenceBeforeStart(cfg.TaskDir, cfg.Fenced); why != "" {
 		return nil, fmt.Errorf("start %s: %s", cfg.ID, why)
 	}
 	for _, f := range []string{fencedFile, startedFile} {
@@ -286,7 +286,7 @@ func (d *Driver) createContainer(ctx context.Context, cfg *drivers.TaskConfig, i
 	id := containerID(cfg.ID)
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles,
-		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel}); err != nil {
+		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel, Fenced: cfg.Fenced}); err != nil {
 		return nil, "", limits{}, err
 	}
 	lim := limitsOf(cfg, d.noSwap)

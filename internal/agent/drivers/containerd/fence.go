@@ -34,10 +34,12 @@ const fencedFile = "containerd-fenced"
 // none; so SIGTERM waits for it, while SIGKILL at KillAt does not.
 const startedFile = "containerd-started"
 
-// fenceWatch enforces the fence until done is closed; it returns at once
-// for a task without a lease file.
+// fenceWatch enforces the fence until done is closed, as the exec shim
+// does (drivers.FenceWatch decides; a missing lease file of a fenced task
+// means stop); it returns at once for a task that is not fenced and has
+// no lease file.
 func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
-	if _, ok, _ := drivers.ReadLeaseFence(taskDir); !ok || cfg.CgroupRel == "" {
+	if _, ok, _ := drivers.ReadLeaseFence(taskDir); (!ok && !cfg.Fenced) || cfg.CgroupRel == "" {
 		return
 	}
 	group, err := cgroup.Open(cgroup.Version(cfg.CgroupVersion), cfg.CgroupRoot, cfg.CgroupRel)
@@ -47,26 +49,22 @@ func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
 	}
 	tick := time.NewTicker(fenceTick)
 	defer tick.Stop()
-	termSent := false
+	var w drivers.FenceWatch
 	for {
-		// An unreadable file keeps the last fence: the agent rewrites it
-		// atomically, so this is a transient error at worst.
-		if f, ok, err := drivers.ReadLeaseFence(taskDir); err == nil && ok {
-			now := drivers.BootClock()
-			switch {
-			case now >= f.KillAt:
-				markFenced(taskDir, f)
-				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", f.Why)
-				group.Kill(time.Second)
-				return
-			case now >= f.StopAt && !termSent && exists(filepath.Join(taskDir, startedFile)):
-				markFenced(taskDir, f)
-				termSent = true
-				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", f.Why)
-				if pids, err := group.Procs(); err == nil {
-					for _, pid := range pids {
-						syscall.Kill(pid, syscall.SIGTERM)
-					}
+		f, ok, err := drivers.ReadLeaseFence(taskDir)
+		started := exists(filepath.Join(taskDir, startedFile))
+		switch step, why := w.Observe(f, ok, err, drivers.BootClock(), started); step {
+		case drivers.FenceKill:
+			markFenced(taskDir, why)
+			fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", why)
+			group.Kill(time.Second)
+			return
+		case drivers.FenceTerm:
+			markFenced(taskDir, why)
+			fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", why)
+			if pids, err := group.Procs(); err == nil {
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGTERM)
 				}
 			}
 		}
@@ -83,8 +81,8 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func markFenced(taskDir string, f drivers.LeaseFence) {
-	os.WriteFile(filepath.Join(taskDir, fencedFile), []byte(f.Why+"\n"), 0o644)
+func markFenced(taskDir, why string) {
+	os.WriteFile(filepath.Join(taskDir, fencedFile), []byte(why+"\n"), 0o644)
 }
 
 // fencedWhy reports whether the fence stopped the task, and why.
@@ -94,15 +92,4 @@ func fencedWhy(taskDir string) (string, bool) {
 		return "", false
 	}
 	return string(data), true
-}
-
-// fenceBeforeStart says why a task must not start when its fence has
-// already reached its stop time (the copy it protects against may run
-// elsewhere); empty: start it.
-func fenceBeforeStart(taskDir string) string {
-	f, ok, err := drivers.ReadLeaseFence(taskDir)
-	if err != nil || !ok || drivers.BootClock() < f.StopAt {
-		return ""
-	}
-	return fmt.Sprintf("not started: the lease fence was reached before the task could start (%s)", f.Why)
 }

@@ -32,6 +32,9 @@ type spec struct {
 	// IsolatedNetwork gives the task a network namespace of its own, with
 	// loopback only (spec network: isolated).
 	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`
+	// Fenced: the task runs under a lease fence (drivers.TaskConfig.Fenced),
+	// which the shim enforces; a missing lease file then means stop.
+	Fenced bool `json:"fenced,omitempty"`
 	// Secrets are written to a tmpfs at SandboxDir/secrets, 0400, owned by UID.
 	Secrets []secretFile `json:"secrets,omitempty"`
 

@@ -110,5 +110,6 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 		CgroupDirs:      group.Dirs(),
 		Secrets:         files,
 		IsolatedNetwork: cfg.Task.Network == "isolated",
+		Fenced:          cfg.Fenced,
 	}, nil
 }
