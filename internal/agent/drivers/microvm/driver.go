@@ -201,6 +201,7 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	s := shimSpec{
 		QEMUArgv: machine.argv(), BootedMarker: g.bootedMarker(), ExitMarker: g.exitMarker(), StopLine: g.stopLine(),
 		BootTimeout: d.cfg.BootTimeout, LogMaxBytes: cfg.LogMaxBytes, LogMaxFiles: cfg.LogMaxFiles,
+		Fenced: cfg.Fenced,
 	}
 	if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		return nil, err
