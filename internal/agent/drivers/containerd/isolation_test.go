@@ -153,3 +153,33 @@ func TestTaskDirectoryIsMountedAtLocal(t *testing.T) {
 		t.Fatalf("task dir owned by %d mode %v, want 65534 and 0700", st.Uid, fi.Mode().Perm())
 	}
 }
+
+// TestContainersRunUnderSeccomp is issue 18 defect 7: containers ran with
+// no seccomp filter (`Seccomp: 0`) and a non-root container made a user
+// namespace (`unshare -U -r`) and mounted a tmpfs in it. They run under
+// containerd's default profile now, whose rules follow the container's
+// capabilities: none of these for a non-root task.
+func TestContainersRunUnderSeccomp(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `grep '^Seccomp:' /proc/self/status
+		if unshare -U -r true 2>/dev/null; then echo userns=allowed; else echo userns=denied; fi
+		if unshare -U -r mount -t tmpfs x /tmp 2>/dev/null; then echo mount=allowed; else echo mount=denied; fi`)
+	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	if res := wait(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result %+v; stderr %q", res, readLog(t, cfg.TaskDir, "stderr"))
+	}
+	var out string
+	eventually(t, "the report", func() bool {
+		out = readLog(t, cfg.TaskDir, "stdout")
+		return strings.Contains(out, "mount=")
+	})
+	for _, want := range []string{"Seccomp:\t2", "userns=denied", "mount=denied"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("container reports %q, want %q", out, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/containerd/containerd/v2/contrib/seccomp"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -170,7 +171,14 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
-	return append(opts, withRootPolicy(cfg.Task.User, allowRoot, cfg.RootVeto), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)))
+	// containerd's default seccomp profile (Docker's), last: its rules
+	// follow the spec's capabilities (no user namespaces, mounts or
+	// clone namespace flags without CAP_SYS_ADMIN; io_uring refused), so
+	// it is computed on the final spec. The exec driver's own profile
+	// (confine) is classic BPF loaded by its init; runc takes the OCI
+	// form, which this is.
+	return append(opts, withRootPolicy(cfg.Task.User, allowRoot, cfg.RootVeto), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)),
+		seccomp.WithDefaultProfile())
 }
 
 func withLimits(l limits) oci.SpecOpts {
