@@ -279,9 +279,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	var served net.Listener = httplimit.Listen(ln, a.cfg.HTTP, a.log)
 	scheme := "http://"
 	if a.cfg.TLS != nil {
-		// Logs go to the cell's servers only: mutual TLS with a server's
-		// certificate, on top of the request signature (identity.go).
-		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer)
+		// Mutual TLS with a certificate of the cell: servers (logs, on
+		// top of the request signature of identity.go) and agents
+		// (migration images); each route says which (http.go).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleAgent)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("agent TLS: %w", err)

@@ -152,7 +152,8 @@ type Config struct {
 	// (api.Node.Checkpoint).
 	CriuPath string
 	// Transport carries migration images to other agents; nil: the
-	// agents' HTTP API (HTTPImageTransport).
+	// agents' HTTP API (HTTPImageTransport), over mutual TLS with the
+	// agent's own certificate when TLS is set.
 	Transport ImageTransport
 	// CheckpointableTasks starts exec tasks without namespaces of their
 	// own: in the host's pid, mount and cgroup namespaces (still under
@@ -242,7 +243,11 @@ func (c *Config) setDefaults() error {
 		c.Logger = slog.Default()
 	}
 	if c.Transport == nil {
-		c.Transport = HTTPImageTransport{}
+		t, err := defaultTransport(c.TLS)
+		if err != nil {
+			return fmt.Errorf("agent config: %w", err)
+		}
+		c.Transport = t
 	}
 	return nil
 }

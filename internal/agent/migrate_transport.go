@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // ImageOffer is what the source agent says about an image it sends.
@@ -67,6 +68,23 @@ const (
 // HTTPImageTransport sends images with PUT /v1/agent/migrations/{id}.
 type HTTPImageTransport struct {
 	Client *http.Client // nil: a client without overall timeout
+}
+
+// defaultTransport is the agents' HTTP API as the image transport: over
+// mutual TLS when the agent has TLS files (it presents its own agent
+// certificate and accepts only a peer with an agent certificate of the
+// cell's CA: the target is an agent), plaintext otherwise.
+func defaultTransport(files *pki.Files) (ImageTransport, error) {
+	if files == nil {
+		return HTTPImageTransport{}, nil
+	}
+	cfg, err := files.ClientConfig(pki.RoleAgent)
+	if err != nil {
+		return nil, fmt.Errorf("migration transport TLS: %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return HTTPImageTransport{Client: &http.Client{Transport: tr}}, nil
 }
 
 func (t HTTPImageTransport) Send(ctx context.Context, addr string, offer ImageOffer, image io.Reader) (*ImageReceipt, error) {

@@ -90,7 +90,7 @@ func TestDataDirLossUnderPartitionAtMostOnce(t *testing.T) {
 	if err := os.RemoveAll(dataDir); err != nil {
 		t.Fatal(err)
 	}
-	nowhere := "http://" + freeAddr(t) // nothing listens there: cut off
+	nowhere := c.url(freeAddr(t)) // nothing listens there: cut off
 	c.agents["n1"] = c.spawn("agent", "--servers", nowhere, "--data-dir", dataDir,
 		"--name", "n1", "--cpu-total", "2000", "--memory-total", "2GiB")
 
