@@ -69,6 +69,9 @@ type Agent struct {
 	// cores keeps exclusive cores out of shared tasks' cpusets
 	// (sharedcores.go); nil without cgroups.
 	cores *coreKeeper
+	// statDisk reads a file system's free and total bytes
+	// (diskpressure.go); tests replace it.
+	statDisk func(path string) (free, total int64, err error)
 }
 
 // New fingerprints the node, loads (or creates) its identity in DataDir and
@@ -96,6 +99,7 @@ func New(cfg Config) (*Agent, error) {
 		registerCh:  make(chan struct{}, 1),
 		lease:       newLeaseKeeper(drivers.BootClock),
 		reconnected: make(chan struct{}, 1),
+		statDisk:    statDisk,
 	}
 	ckpt := a.probeCheckpoint()
 	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
@@ -303,8 +307,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		// Not fatal: the tasks it knows still need their agent.
 		a.log.Error("cannot reconcile with the host", "err", err)
 	}
+	a.checkDisk()
 	a.log.Info("agent running", "http", a.node.HTTPAddr, "allocs", len(a.allocs))
-	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop} {
+	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop, a.diskLoop} {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()

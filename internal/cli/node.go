@@ -87,6 +87,9 @@ func printNodeStatus(w io.Writer, st *api.NodeStatus) error {
 		}
 		fmt.Fprintf(w, "  drain:        %d allocations left to move, deadline %s%s\n", st.Remaining, d.Deadline.UTC().Format(time.RFC3339), keep)
 	}
+	if n.DiskPressure != "" {
+		fmt.Fprintf(w, "  disk:         PRESSURE: %s\n", n.DiskPressure)
+	}
 	fmt.Fprintf(w, "  cpu:          %s/%s\n  memory:       %s/%s\n", cpuStr(n.Allocated.CPUMilli), cpuStr(n.Capacity.CPUMilli),
 		bytesStr(n.Allocated.MemoryBytes), bytesStr(n.Capacity.MemoryBytes))
 	fmt.Fprintf(w, "\nAllocations (%d)\n", len(st.Allocations))

@@ -183,3 +183,31 @@ func TestContainersRunUnderSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// TestScratchDirectoriesAreBoundedTmpfs (issue 18 defect 9): a
+// container's /tmp and /var/tmp were its writable layer, on the node's
+// disk with no bound. They are tmpfs of the task's memory limit now, as
+// its /dev/shm, all gone with the container.
+func TestScratchDirectoriesAreBoundedTmpfs(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `for d in /tmp /var/tmp /dev/shm; do
+		echo "$d=$(stat -f -c %T $d) $(df -k $d | tail -1 | awk '{print $2}') $(stat -c %a $d)"; done`).mem(32 << 20)
+	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	if res := wait(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result %+v; stderr %q", res, readLog(t, cfg.TaskDir, "stderr"))
+	}
+	var out string
+	eventually(t, "the report", func() bool {
+		out = readLog(t, cfg.TaskDir, "stdout")
+		return strings.Contains(out, "/dev/shm=")
+	})
+	for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if want := dir + "=tmpfs 32768 1777\n"; !strings.Contains(out, want) {
+			t.Errorf("container reports %q, want %q", out, want)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 		// containerd's default, a namespace of its own with loopback.
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	}
-	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg))
+	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg), withScratch(drivers.ScratchBytes(l.MemoryBytes)))
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
@@ -179,6 +179,26 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 	// form, which this is.
 	return append(opts, withRootPolicy(cfg.Task.User, allowRoot, cfg.RootVeto), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)),
 		seccomp.WithDefaultProfile())
+}
+
+// withScratch gives the container a tmpfs of size bytes at each scratch
+// directory (drivers.ScratchDirs), in place of its image's writable layer
+// (/tmp, /var/tmp) and containerd's fixed 64 MiB /dev/shm.
+func withScratch(size int64) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		mounts := s.Mounts[:0]
+		for _, m := range s.Mounts {
+			if !slices.Contains(drivers.ScratchDirs, m.Destination) {
+				mounts = append(mounts, m)
+			}
+		}
+		for _, dir := range drivers.ScratchDirs {
+			mounts = append(mounts, specs.Mount{Destination: dir, Type: "tmpfs", Source: "tmpfs",
+				Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(size, 10)}})
+		}
+		s.Mounts = mounts
+		return nil
+	}
 }
 
 func withLimits(l limits) oci.SpecOpts {

@@ -28,7 +28,10 @@ type spec struct {
 	GID        int      `json:"gid"`
 	SandboxDir string   `json:"sandboxDir"` // the task's own directory, owned by UID; the only one under HidePaths it sees
 	HidePaths  []string `json:"hidePaths"`  // covered by an empty tmpfs in the task's mount namespace
-	CgroupDirs []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
+	// ScratchBytes is the size of each scratch tmpfs (drivers.ScratchDirs:
+	// /tmp, /var/tmp, /dev/shm), world-writable and sticky.
+	ScratchBytes int64    `json:"scratchBytes,omitempty"`
+	CgroupDirs   []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
 	// IsolatedNetwork gives the task a network namespace of its own, with
 	// loopback only (spec network: isolated).
 	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`

@@ -26,6 +26,7 @@ func report(t *testing.T, d *Driver, mutate func(*api.Task), script string) (map
 	for k, v := range cfg.Task.Env { // as the agent does
 		cfg.Env[k] = v
 	}
+	cfg.Resources = cfg.Task.Resources
 	h := start(t, d, cfg)
 	res := wait(t, d, h.ID)
 	out, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "stdout.log"))
@@ -255,5 +256,31 @@ func TestTaskInheritsOnlyStdio(t *testing.T) {
 	// 0-2 and ls's own open directory.
 	if got := strings.Fields(string(out)); strings.Join(got, " ") != "0 1 2 3" {
 		t.Errorf("the command holds fds %v, want 0 1 2 and its own 3", got)
+	}
+}
+
+// TestScratchDirectoriesArePrivateAndBounded is issue 18 defect 9's
+// second half: tasks wrote to the host's /var/tmp and /dev/shm, shared by
+// every tenant, and the files outlived `stop --purge`. /tmp, /var/tmp and
+// /dev/shm are the task's own tmpfs now, each bounded by its memory limit
+// (whose cgroup its pages are charged to), gone with the task.
+func TestScratchDirectoriesArePrivateAndBounded(t *testing.T) {
+	d := newTestDriver(t)
+	token := fmt.Sprintf("strata-scratch-%d", time.Now().UnixNano())
+	kv, _ := report(t, d, func(tk *api.Task) {
+		tk.Env = map[string]string{"TOKEN": token}
+		tk.Resources.MemoryBytes = 32 << 20
+	}, `for d in /tmp /var/tmp /dev/shm; do
+			echo "$d=$(stat -f -c %T $d) $(df -k $d | tail -1 | awk '{print $2}') $(stat -c %a $d)"
+			echo x > $d/$TOKEN || echo "$d=unwritable"
+		done`)
+	for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if want := "tmpfs 32768 1777"; kv[dir] != want {
+			t.Errorf("%s inside the task: %q, want %q (a private tmpfs of the memory limit, sticky)", dir, kv[dir], want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, token)); err == nil {
+			os.Remove(filepath.Join(dir, token))
+			t.Errorf("the task's file is in the host's %s", dir)
+		}
 	}
 }

@@ -88,7 +88,7 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 	if tasksRoot == "" {
 		tasksRoot = filepath.Dir(filepath.Dir(cfg.TaskDir))
 	}
-	hide := []string{"/tmp"}
+	hide := append([]string(nil), drivers.ScratchDirs...)
 	if tasksRoot != "/" && tasksRoot != "." {
 		hide = append([]string{tasksRoot}, hide...)
 	}
@@ -111,5 +111,6 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 		Secrets:         files,
 		IsolatedNetwork: cfg.Task.Network == "isolated",
 		Fenced:          cfg.Fenced,
+		ScratchBytes:    drivers.ScratchBytes(cfg.Resources.MemoryBytes),
 	}, nil
 }
