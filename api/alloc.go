@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Allocation desired statuses (set by the server).
 const (
@@ -93,7 +96,14 @@ type TaskState struct {
 	Message    string    `json:"message,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitempty"`
 	FinishedAt time.Time `json:"finishedAt,omitempty"`
+	// RunsAs is "uid:gid" of the task's process as its node read it once
+	// it ran (a container's user comes from its image): what a move can
+	// keep the memory of depends on it (NodeCheckpoint.RootOnly).
+	RunsAs string `json:"runsAs,omitempty"`
 }
+
+// RunsAsRoot reports whether the task's process was seen running as uid 0.
+func (s *TaskState) RunsAsRoot() bool { return s != nil && strings.HasPrefix(s.RunsAs, "0:") }
 
 // Terminal reports whether the allocation no longer holds node resources.
 func (a *Allocation) Terminal() bool {

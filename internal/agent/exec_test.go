@@ -237,3 +237,19 @@ func TestNamespaceVetoOnRootHoldsOnTheNode(t *testing.T) {
 		t.Errorf("root task of a namespace that allows it: %+v, want success", ts)
 	}
 }
+
+// TestTaskStateSaysWhoTheTaskRunsAs: the report carries the uid and gid
+// the task's process runs as (a move's memory depends on it where criu
+// dumps root's tasks only).
+func TestTaskStateSaysWhoTheTaskRunsAs(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "sleep", "300").last(func(tk *api.Task) { tk.User = "65534:65533" }).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "t", "task running", running)
+	if got := up.TaskStates["t"].RunsAs; got != "65534:65533" {
+		t.Errorf("runsAs %q, want 65534:65533", got)
+	}
+}

@@ -137,7 +137,7 @@ func (tr *taskRunner) restoreHere(ctx context.Context, h *migrationHold) bool {
 			tr.handle = handle
 			tr.mu.Unlock()
 			tr.update(func(s *api.TaskState) {
-				s.State, s.PID = api.TaskRunning, handle.PID
+				s.State, s.PID, s.RunsAs = api.TaskRunning, handle.PID, runsAs(tr.procRoot, handle.PID)
 				s.Message = fmt.Sprintf("migration %s aborted; restored from its checkpoint", h.id)
 			})
 			tr.log.Info("task restored here after an aborted migration", "migration", h.id, "pid", handle.PID)

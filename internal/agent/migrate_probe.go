@@ -69,8 +69,25 @@ func (a *Agent) probeCheckpoint() checkpointProbe {
 	if info.NoPreDump != "" {
 		noPreCopy = "criu cannot pre-dump on this node: " + info.NoPreDump
 	}
-	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy)
-	return checkpointProbe{path: info.Path, attr: &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}, noPreCopy: noPreCopy}
+	attr := &api.NodeCheckpoint{Available: true, Tool: "criu " + info.Version}
+	// `criu check` passing is not enough (issue 18 defect 14): dump a
+	// task as a move would, of the default task user, and of root when
+	// that fails; the node says what it can really do.
+	uid, gid, err := exec.ResolveUser("")
+	if err != nil {
+		uid, gid = 65534, 65534
+	}
+	if why := criu.ProbeDumpOnce(context.Background(), info.Path, uid, gid); why != "" {
+		if whyRoot := criu.ProbeDumpOnce(context.Background(), info.Path, 0, 0); whyRoot != "" {
+			a.log.Info("tasks cannot be checkpointed on this node", "reason", whyRoot)
+			return checkpointProbe{attr: &api.NodeCheckpoint{Tool: attr.Tool, Reason: whyRoot}}
+		}
+		attr.RootOnly = true
+		attr.Limit = why + " (only root's tasks keep their memory across moves; the agent lacks CAP_SYS_RESOURCE?)"
+		a.log.Warn("criu dumps root's tasks only on this node", "reason", why)
+	}
+	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy, "root_only", attr.RootOnly)
+	return checkpointProbe{path: info.Path, attr: attr, noPreCopy: noPreCopy}
 }
 
 // memoryKeepingDrivers names the drivers whose tasks a move keeps the

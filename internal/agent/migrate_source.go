@@ -213,8 +213,11 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 	}
 }
 
-// cannotCheckpoint says why the allocation's tasks cannot be dumped here.
+// cannotCheckpoint says why the allocation's tasks cannot be dumped here:
+// said before any task is frozen, so that a move that cannot keep memory
+// stops and restarts at once.
 func (ar *allocRunner) cannotCheckpoint() string {
+	ck := ar.agent.Node().Checkpoint
 	var why []string
 	for _, tr := range ar.tasks {
 		cp, ok := tr.driver.(Checkpointer)
@@ -223,6 +226,8 @@ func (ar *allocRunner) cannotCheckpoint() string {
 			why = append(why, fmt.Sprintf("task %s: its driver cannot checkpoint on this node", tr.cfg.Name))
 		case tr.dead():
 			why = append(why, fmt.Sprintf("task %s has ended", tr.cfg.Name))
+		case ck != nil && !ck.KeepsMemoryOfTask(tr.cfg.Task, &api.TaskState{RunsAs: tr.snapshot().RunsAs}):
+			why = append(why, fmt.Sprintf("task %s runs as user %q and criu dumps root's tasks only here: %s", tr.cfg.Name, tr.cfg.Task.User, ck.Limit))
 		}
 	}
 	return strings.Join(why, "; ")

@@ -198,7 +198,7 @@ func adoptRestored(tr *taskRunner, h *drivers.TaskHandle, was *api.TaskState) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.handle = h
-	tr.state = api.TaskState{State: api.TaskRunning, PID: h.PID, StartedAt: h.StartedAt,
+	tr.state = api.TaskState{State: api.TaskRunning, PID: h.PID, StartedAt: h.StartedAt, RunsAs: runsAs(tr.procRoot, h.PID),
 		Message: "restored from a checkpoint (migration)"}
 	if was != nil {
 		tr.state.Restarts = was.Restarts

@@ -35,6 +35,8 @@ type taskRunner struct {
 	// fence, for a group that needs one (atMostOnce, stopAfter), gates
 	// every start on the node's lease (lease.go).
 	fence *fenceGate
+	// procRoot is where the task's process is read (runsAs): /proc.
+	procRoot string
 
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
@@ -192,9 +194,10 @@ func (tr *taskRunner) run(ctx context.Context) {
 		tr.mu.Lock()
 		tr.handle = h
 		tr.mu.Unlock()
+		who := runsAs(tr.procRoot, h.PID)
 		tr.update(func(s *api.TaskState) {
 			s.State, s.PID, s.StartedAt = api.TaskRunning, h.PID, h.StartedAt
-			s.FinishedAt, s.Message = time.Time{}, ""
+			s.FinishedAt, s.Message, s.RunsAs = time.Time{}, "", who
 		})
 		if !tr.waitAndHandle(ctx) {
 			return
