@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // TestLeaderFailoverLatency is a benchmark, not a timed test: it runs only
@@ -105,7 +104,7 @@ func waitHealthy(t *testing.T, c *cell, specs []serverSpec) {
 	t.Helper()
 	c.eventually(60*time.Second, "every server ready", func() error {
 		for i, s := range specs {
-			resp, err := c.httpClient(10*time.Second).Get(c.url(s.httpAddr) + "/v1/status/ready")
+			resp, err := c.httpClient(10 * time.Second).Get(c.url(s.httpAddr) + "/v1/status/ready")
 			if err != nil {
 				return fmt.Errorf("server %d: %v", i+1, err)
 			}

@@ -119,7 +119,7 @@ func TestThreeServerCell(t *testing.T) {
 
 	c.servers[l] = c.startClusterServer(specs[l], 3)
 	c.eventually(30*time.Second, "the killed server back and caught up", func() error {
-		resp, err := c.httpClient(10*time.Second).Get(c.url(specs[l].httpAddr) + "/v1/workloads?stale")
+		resp, err := c.httpClient(10 * time.Second).Get(c.url(specs[l].httpAddr) + "/v1/workloads?stale")
 		if err != nil {
 			return err
 		}
