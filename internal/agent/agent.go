@@ -10,23 +10,37 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
-	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
-	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
 
-// Agent is one node's agent. Create it with New and run it with Run.
+// Agent is one node's agent. Create it with New, which prepares and
+// starts nothing, and run it with Run(ctx), which owns everything the
+// agent runs until ctx is done and returns once all of it ended (the
+// tasks run on).
+//
+// Lock order. A lock may be taken while holding those listed before it,
+// never the reverse, and none is held across file or bbolt I/O, a
+// driver's call, a hook or a send to the server:
+//
+//	coreKeeper.mu    the shared-core rewrite; reads the reservations (below)
+//	Agent.mu         allocs, dirty, lastSent, orphans: map work only
+//	allocRunner.mu   the server's copy, forgotten, migrating, incoming
+//	taskRunner.mu    the task's state and handle
+//
+// Leaves, taken with nothing else held and holding nothing: cellGuard.mu,
+// leaseKeeper.mu, migrationHolds.mu, resizeHook.mu. allocRunner.persistMu
+// orders one allocation's bbolt writes; it is taken with no lock held and
+// takes allocRunner.mu (then taskRunner.mu) only to copy the record.
 type Agent struct {
 	cfg    Config
 	log    *slog.Logger
@@ -38,9 +52,9 @@ type Agent struct {
 	// noPreCopy says why moves copy no memory ahead (checkpointProbe).
 	noPreCopy string
 
-	drivers    map[string]Driver
-	driverErrs map[string]error // why a built-in driver is missing
-	closers    []interface{ Close() error }
+	// drivers are the node's task drivers with their capabilities
+	// (driverset.go).
+	drivers *drivers.Set
 
 	// Set by Run.
 	ctx context.Context
@@ -90,8 +104,6 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, nodeID: id, nodeSecret: secret,
 		log:         cfg.Logger.With("node_id", id),
-		drivers:     map[string]Driver{},
-		driverErrs:  map[string]error{},
 		allocs:      map[string]*allocRunner{},
 		dirty:       map[string]bool{},
 		lastSent:    map[string]string{},
@@ -102,25 +114,9 @@ func New(cfg Config) (*Agent, error) {
 		statDisk:    statDisk,
 	}
 	ckpt := a.probeCheckpoint()
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
-		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs"), CriuPath: ckpt.path,
-		Checkpointable: cfg.CheckpointableTasks && ckpt.path != ""})
-	if err != nil {
-		a.log.Warn("exec driver unavailable", "err", err)
-		a.driverErrs["exec"] = err
-	} else {
-		a.drivers["exec"] = execDriver
-		a.closers = append(a.closers, execDriver)
-	}
-	a.drivers["mock"] = mock.New()
-	if cfg.ContainerdSocket != "" {
-		a.addContainerd(ckpt.path)
-	}
-	a.addMicroVM()
-	for name, d := range cfg.Drivers {
-		a.drivers[name] = d
-	}
+	a.loadDrivers(ckpt.path)
 	if a.node, err = a.fingerprint(); err != nil {
+		a.drivers.Close()
 		return nil, err
 	}
 	a.node.Checkpoint = ckpt.attr
@@ -197,37 +193,8 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	return n, nil
 }
 
-// addContainerd offers the containerd driver when its socket answers; the
-// node then advertises it, and the scheduler places image tasks here.
-func (a *Agent) addContainerd(criuPath string) {
-	d, err := containerd.New(containerd.Config{
-		Socket: a.cfg.ContainerdSocket, Namespace: a.cfg.ContainerdNamespace,
-		CriuPath: criuPath, StateDir: filepath.Join(a.cfg.DataDir, "containerd"),
-		LogCommand:     []string{a.cfg.ShimCommand[0], "__containerd-log"},
-		CgroupRoot:     a.cfg.CgroupRoot,
-		CgroupParent:   a.cfg.CgroupParent,
-		ImageGCGrace:   a.cfg.ImageGCGrace,
-		AllowRootTasks: a.cfg.AllowRootTasks,
-		Logger:         a.log,
-	})
-	if err != nil {
-		a.log.Warn("containerd driver unavailable", "err", err)
-		a.driverErrs[containerd.Name] = err
-		return
-	}
-	a.drivers[containerd.Name] = d
-	a.closers = append(a.closers, d)
-}
-
 // driverNames lists the drivers the node offers, sorted.
-func (a *Agent) driverNames() []string {
-	names := make([]string, 0, len(a.drivers))
-	for name := range a.drivers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func (a *Agent) driverNames() []string { return a.drivers.Names() }
 
 // loadNodeID reads DataDir/node-id, creating it with a new UUID once.
 func loadNodeID(dataDir string) (string, error) {
@@ -309,7 +276,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.checkDisk()
 	a.log.Info("agent running", "http", a.node.HTTPAddr, "allocs", len(a.allocs))
-	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop, a.diskLoop} {
+	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop, a.diskLoop, a.drivers.Run} {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -320,9 +287,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Log followers see the task runners stop; in-flight streams end here.
 	srv.Close()
 	a.wg.Wait()
-	for _, c := range a.closers {
-		c.Close()
-	}
+	a.drivers.Close()
 	a.log.Info("agent stopped; tasks keep running")
 	return nil
 }
@@ -341,6 +306,9 @@ func (a *Agent) restore() error {
 	a.sweepImages(keep)
 	for _, rec := range recs {
 		ar, err := a.newAllocRunner(rec.Alloc, rec)
+		if err == nil {
+			err = ar.prepare()
+		}
 		if err != nil {
 			a.log.Error("drop unrestorable alloc", "alloc", rec.Alloc.ID, "err", err)
 			a.db.DeleteAlloc(rec.Alloc.ID)

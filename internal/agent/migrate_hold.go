@@ -50,60 +50,77 @@ func (h *migrationHold) decide(v holdVerdict, imageDir string) {
 	})
 }
 
-// hold installs a migration hold on the task; release removes it.
-func (tr *taskRunner) hold(id string) *migrationHold {
+// migrationHolds is a task runner's migration hold: an exited hook that
+// claims the task's exit while a migration holds it, and a stop hook that
+// lets the hold go when the task is told to stop.
+type migrationHolds struct {
+	tr *taskRunner
+
+	mu      sync.Mutex
+	current *migrationHold
+}
+
+// hold installs a migration hold on the task.
+func (hs *migrationHolds) hold(id string) *migrationHold {
 	h := &migrationHold{id: id, decided: make(chan struct{}), settled: make(chan struct{})}
-	tr.mu.Lock()
-	tr.migration = h
-	tr.mu.Unlock()
+	hs.mu.Lock()
+	hs.current = h
+	hs.mu.Unlock()
 	return h
 }
 
-func (tr *taskRunner) currentHold() *migrationHold {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.migration
+// held is the hold in place, nil when none.
+func (hs *migrationHolds) held() *migrationHold {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.current
 }
 
-func (tr *taskRunner) release(h *migrationHold) {
-	tr.mu.Lock()
-	if tr.migration == h {
-		tr.migration = nil
+func (hs *migrationHolds) release(h *migrationHold) {
+	hs.mu.Lock()
+	if hs.current == h {
+		hs.current = nil
 	}
-	tr.mu.Unlock()
+	hs.mu.Unlock()
 }
+
+// stop lets a hold go: a task told to stop is stopped, whatever the
+// migration decides (its exited hook answers exitStopped).
+func (hs *migrationHolds) stop() {}
 
 // restoreRetry bounds how long a local restore retries: on one host the
 // target may still hold the image's pids for a moment.
 const restoreRetry = 10 * time.Second
 
-// awaitMigration waits for the migration's verdict on a task that ended
-// while h was held, and acts on it. It returns true when the run loop
-// should start the task afresh.
-func (tr *taskRunner) awaitMigration(ctx context.Context, h *migrationHold, res *drivers.ExitResult) bool {
+// exited claims an exit that happened while a migration held the task,
+// waits for the migration's verdict and acts on it.
+func (hs *migrationHolds) exited(ctx context.Context, res *drivers.ExitResult, stop <-chan struct{}) exitVerdict {
+	h := hs.held()
+	if h == nil {
+		return exitNotClaimed
+	}
+	tr := hs.tr
 	// settled is closed once the verdict is acted on, not when the task
-	// ends: a restored task runs on in waitAndHandle below.
+	// ends: a restored task runs on after this returns.
 	var once sync.Once
 	settle := func() { once.Do(func() { close(h.settled) }) }
 	defer settle()
 	select {
 	case <-ctx.Done():
-		return false // the agent is going away; the next one settles it
-	case <-tr.stopCh:
-		tr.release(h)
-		tr.markStopped(res)
-		return false
+		return exitAgentStopping // the next agent settles it
+	case <-stop:
+		hs.release(h)
+		return exitStopped
 	case <-h.decided:
 	}
-	tr.release(h)
+	hs.release(h)
 	switch h.verdict {
 	case holdGone:
 		tr.log.Info("task moved away", "migration", h.id)
-		return false
+		return exitGone
 	case holdRestore:
-		if tr.restoreHere(ctx, h) {
-			settle()
-			return tr.waitAndHandle(ctx)
+		if hs.restoreHere(ctx, h) {
+			return exitRunning
 		}
 		fallthrough
 	case holdRestart:
@@ -111,15 +128,16 @@ func (tr *taskRunner) awaitMigration(ctx context.Context, h *migrationHold, res 
 			setExit(s, res)
 			s.State, s.Message = api.TaskPending, fmt.Sprintf("migration %s aborted; starting afresh", h.id)
 		})
-		return true
+		return exitStartAfresh
 	}
-	return tr.afterExit(ctx, res, false)
+	return exitNotClaimed
 }
 
 // restoreHere restores the task from h's image on this node.
-func (tr *taskRunner) restoreHere(ctx context.Context, h *migrationHold) bool {
-	cp, ok := tr.driver.(Checkpointer)
-	if !ok {
+func (hs *migrationHolds) restoreHere(ctx context.Context, h *migrationHold) bool {
+	tr := hs.tr
+	cp := tr.caps.Checkpoint
+	if cp == nil {
 		return false
 	}
 	deadline := time.Now().Add(restoreRetry)
@@ -133,13 +151,7 @@ func (tr *taskRunner) restoreHere(ctx context.Context, h *migrationHold) bool {
 	for {
 		handle, err := cp.RestoreTask(ctx, &tr.cfg, h.imageDir, false)
 		if err == nil {
-			tr.mu.Lock()
-			tr.handle = handle
-			tr.mu.Unlock()
-			tr.update(func(s *api.TaskState) {
-				s.State, s.PID, s.RunsAs = api.TaskRunning, handle.PID, runsAs(tr.procRoot, handle.PID)
-				s.Message = fmt.Sprintf("migration %s aborted; restored from its checkpoint", h.id)
-			})
+			tr.running(handle, fmt.Sprintf("migration %s aborted; restored from its checkpoint", h.id))
 			tr.log.Info("task restored here after an aborted migration", "migration", h.id, "pid", handle.PID)
 			return true
 		}

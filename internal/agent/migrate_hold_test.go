@@ -58,9 +58,10 @@ type holdRig struct {
 func newHoldRig(t *testing.T) *holdRig {
 	d := &ckptDriver{Driver: mock.New()}
 	cfg := drivers.TaskConfig{ID: "a1/t", AllocID: "a1", Name: "t", Task: &api.Task{Name: "t"}, Env: map[string]string{}, TaskDir: t.TempDir()}
-	tr := newTaskRunner(cfg, d, api.RestartPolicy{Mode: "always", Delay: time.Millisecond, MaxDelay: time.Millisecond},
+	tr := newTaskRunner(cfg, loadedDriver(d), api.RestartPolicy{Mode: "always", Delay: time.Millisecond, MaxDelay: time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	tr.changed = func(*taskRunner) {}
+	tr.hooks.add(&tr.holds)
 	ctx, cancel := context.WithCancel(context.Background())
 	go tr.run(ctx)
 	r := &holdRig{t: t, d: d, tr: tr, cancel: cancel}
@@ -88,7 +89,7 @@ func (r *holdRig) waitFor(what string, cond func() bool) {
 // waits until the runner holds its exit.
 func (r *holdRig) dumped(m string) *migrationHold {
 	r.t.Helper()
-	h := r.tr.hold(m)
+	h := r.tr.holds.hold(m)
 	r.d.CheckpointTask(context.Background(), r.tr.cfg.ID, "", false)
 	r.waitFor("the runner holds the exit", func() bool {
 		select {
@@ -96,9 +97,16 @@ func (r *holdRig) dumped(m string) *migrationHold {
 			return true
 		default:
 		}
-		return r.d.Starts(r.tr.cfg.ID) == 1 && r.tr.currentHold() == h && r.tr.handleGone()
+		return r.d.Starts(r.tr.cfg.ID) == 1 && r.tr.holds.held() == h && r.tr.handleGone()
 	})
 	return h
+}
+
+// loadedDriver is d as the node's registry offers it, capabilities found.
+func loadedDriver(d Driver) *drivers.Loaded {
+	set := drivers.Load(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	set.Add("test", d)
+	return set.For("test")
 }
 
 func (tr *taskRunner) handleGone() bool {
@@ -147,9 +155,9 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 	})
 	t.Run("resume: a later exit of its own follows the policy", func(t *testing.T) {
 		r := newHoldRig(t)
-		h := r.tr.hold("m1")
+		h := r.tr.holds.hold("m1")
 		h.decide(holdResume, "") // the dump failed: nothing ended
-		r.tr.release(h)
+		r.tr.holds.release(h)
 		r.d.StopTask(r.tr.cfg.ID, 0)
 		r.waitFor("the policy restarts it", func() bool { return r.d.Starts(r.tr.cfg.ID) == 2 })
 	})

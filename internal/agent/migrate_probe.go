@@ -5,33 +5,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/criu"
-	"github.com/strata-dev/strata/internal/agent/drivers"
-	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
-)
-
-// Checkpointer is implemented by drivers that can checkpoint and restore
-// their tasks (exec and containerd, with criu).
-type Checkpointer interface {
-	CanCheckpoint() bool
-	// KeepsMemory reports whether the driver's tasks can be dumped as it
-	// starts them here, so that a move keeps their memory (exec: with a
-	// working criu, namespaced or not; docs/migration.md).
-	KeepsMemory() bool
-	// CheckpointTask dumps the task into dir; without leaveRunning the
-	// task ends once the image is complete.
-	CheckpointTask(ctx context.Context, id, dir string, leaveRunning bool) (*drivers.Checkpoint, error)
-	// RestoreTask runs the task cfg from the image in dir; with
-	// leaveStopped its processes wait for ResumeTask.
-	RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir string, leaveStopped bool) (*drivers.TaskHandle, error)
-	ResumeTask(id string) error
-}
-
-// The drivers that checkpoint: an interface change must not quietly make
-// one of them stop (a type assertion would just fail at run time).
-var (
-	_ Checkpointer = (*exec.Driver)(nil)
-	_ Checkpointer = (*containerd.Driver)(nil)
 )
 
 // MigrationAPI is what migrations need from the control plane, beside
@@ -88,16 +62,4 @@ func (a *Agent) probeCheckpoint() checkpointProbe {
 	}
 	a.log.Info("checkpoint/restore available", "criu", info.Path, "version", info.Version, "pre_copy", noPreCopy, "root_only", attr.RootOnly)
 	return checkpointProbe{path: info.Path, attr: attr, noPreCopy: noPreCopy}
-}
-
-// memoryKeepingDrivers names the drivers whose tasks a move keeps the
-// memory of on this node (api.NodeCheckpoint.Drivers), sorted.
-func (a *Agent) memoryKeepingDrivers() []string {
-	var names []string
-	for _, name := range a.driverNames() {
-		if cp, ok := a.drivers[name].(Checkpointer); ok && cp.CanCheckpoint() && cp.KeepsMemory() {
-			names = append(names, name)
-		}
-	}
-	return names
 }

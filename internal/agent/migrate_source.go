@@ -19,7 +19,7 @@ const reportRetry = 2 * time.Minute
 
 // takeUpMigration starts the migration the server's copy of the
 // allocation carries, when it is in flight from this node and the runner
-// has not taken it up yet. reconcile calls it with a.mu held.
+// has not taken it up yet (reconcile, without a.mu).
 func (ar *allocRunner) takeUpMigration(alloc *api.Allocation) {
 	m := alloc.Migration
 	if !m.Active() || m.SourceNode != ar.agent.nodeID {
@@ -92,7 +92,8 @@ func (ar *allocRunner) checkpoint(m *api.Migration) {
 	rep := &api.MigrationReport{}
 	var reason string
 	for _, tr := range ar.tasks {
-		cp, ok := tr.driver.(Checkpointer)
+		cp := tr.caps.Checkpoint
+		ok := cp != nil
 		if !ok || !cp.CanCheckpoint() {
 			reason = fmt.Sprintf("task %s: its driver cannot checkpoint", tr.cfg.Name)
 			break
@@ -122,7 +123,7 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 	a := ar.agent
 	holds := make([]*migrationHold, len(ar.tasks))
 	for i, tr := range ar.tasks {
-		holds[i] = tr.hold(m.ID)
+		holds[i] = tr.holds.hold(m.ID)
 	}
 	decide := func(v holdVerdict, dirs map[string]string) {
 		for i, tr := range ar.tasks {
@@ -143,7 +144,7 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 	frozen := time.Now()
 	dirs := map[string]string{}
 	for _, tr := range ar.tasks {
-		cp := tr.driver.(Checkpointer)
+		cp := tr.caps.Checkpoint
 		ck, err := cp.CheckpointTask(a.ctx, tr.cfg.ID, store.sourceDir(ar.id(), tr.cfg.Name, tr.cfg.TaskDir, m.ID), false)
 		if err != nil {
 			// The tasks dumped so far have ended; the others still run.
@@ -193,7 +194,7 @@ func (ar *allocRunner) migrate(m *api.Migration) {
 		rep.DowntimeMs = millis(time.Since(frozen))
 		ar.log.Info("migration committed", "migration", m.ID, "target", m.TargetNodeName, "downtime_ms", rep.DowntimeMs)
 		ar.wait()
-		a.forgetMoved(ar)
+		a.drop(ar)
 	} else {
 		decide(holdRestore, dirs)
 		for _, h := range holds {
@@ -220,7 +221,8 @@ func (ar *allocRunner) cannotCheckpoint() string {
 	ck := ar.agent.Node().Checkpoint
 	var why []string
 	for _, tr := range ar.tasks {
-		cp, ok := tr.driver.(Checkpointer)
+		cp := tr.caps.Checkpoint
+		ok := cp != nil
 		switch {
 		case !ok || !cp.CanCheckpoint():
 			why = append(why, fmt.Sprintf("task %s: its driver cannot checkpoint on this node", tr.cfg.Name))
@@ -273,31 +275,8 @@ func (ar *allocRunner) fallback(m *api.Migration, why string, holds []*migration
 	}
 	if verdict == holdGone {
 		ar.wait()
-		a.forgetMoved(ar)
+		a.drop(ar)
 	}
-}
-
-// forgetMoved drops an allocation that now runs on another node: its
-// record and files go, and nothing is reported for it (the target
-// reports).
-func (a *Agent) forgetMoved(ar *allocRunner) {
-	id := ar.id()
-	ar.mu.Lock()
-	ar.forgotten = true
-	ar.mu.Unlock()
-	if err := a.db.DeleteAlloc(id); err != nil {
-		a.log.Error("forget moved alloc", "alloc", id, "err", err)
-	}
-	if err := os.RemoveAll(ar.dir); err != nil {
-		a.log.Error("remove moved alloc dir", "alloc", id, "err", err)
-	}
-	a.mu.Lock()
-	if a.allocs[id] == ar {
-		delete(a.allocs, id)
-		delete(a.dirty, id)
-		delete(a.lastSent, id)
-	}
-	a.mu.Unlock()
 }
 
 // settleMigrationAtStart settles a move this node was the source of when
@@ -329,7 +308,7 @@ func (a *Agent) settleMigrationAtStart(ar *allocRunner) (drop bool) {
 		}
 		for _, dir := range a.sourceImageDirs(ar.id(), tr.cfg.Name, tr.cfg.TaskDir, m.ID) {
 			if _, err := os.Stat(filepath.Join(dir, "inventory.img")); err == nil {
-				tr.hold(m.ID).decide(holdRestore, dir)
+				tr.holds.hold(m.ID).decide(holdRestore, dir)
 				break
 			}
 		}

@@ -88,6 +88,9 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 	local := alloc.Copy()
 	local.NodeID, local.NodeName, local.Assignment, local.Migration = a.nodeID, a.cfg.Name, m.TargetAssignment, nil
 	ar, err := a.newAllocRunner(local, nil)
+	if err == nil {
+		err = ar.prepare()
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -127,7 +130,8 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 		cleanup()
 	}
 	for _, tr := range ar.tasks {
-		cp, ok := tr.driver.(Checkpointer)
+		cp := tr.caps.Checkpoint
+		ok := cp != nil
 		if !ok || !cp.CanCheckpoint() {
 			undo()
 			return fail("task %s: its driver cannot restore on this node", tr.cfg.Name)
@@ -174,7 +178,7 @@ func (a *Agent) receive(ctx context.Context, r *http.Request, alloc *api.Allocat
 		return &ImageReceipt{Outcome: outcome, Reason: "commit refused: " + resp.Reason}
 	}
 	for _, tr := range ar.tasks {
-		if err := tr.driver.(Checkpointer).ResumeTask(tr.cfg.ID); err != nil {
+		if err := tr.caps.Checkpoint.ResumeTask(tr.cfg.ID); err != nil {
 			ar.log.Error("resume restored task", "task", tr.cfg.Name, "err", err)
 		}
 	}

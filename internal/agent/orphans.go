@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/state"
 )
@@ -30,26 +31,35 @@ import (
 // that outlived their shim have nobody to fence them and can never be
 // adopted: findOrphans stops them at once.
 
-// orphanDriver is what host reconciliation needs of the exec driver.
-type orphanDriver interface {
-	FindOrphans(allocsDir string, known func(allocID, task string) bool) ([]exec.Orphan, error)
-	StopOrphan(o exec.Orphan, grace time.Duration) error
+// orphanFinder is the exec driver's host reconciliation, when the node
+// has the driver with it (drivers.OrphanFinder); nil otherwise: nothing
+// of this agent's is on the host.
+func (a *Agent) orphanFinder() drivers.OrphanFinder {
+	if l := a.drivers.Get(exec.Name); l != nil {
+		return l.Orphans
+	}
+	return nil
 }
 
 // findOrphans lists the exec tasks and cgroups of this agent that its
 // records do not name. It runs once, after restore.
 func (a *Agent) findOrphans() error {
-	d, ok := a.drivers[exec.Name].(orphanDriver)
-	if !ok {
+	d := a.orphanFinder()
+	if d == nil {
 		return nil // no exec driver here, or a replacement: nothing of ours on the host
 	}
+	// What the records name, taken under a.mu; the host is read without it.
 	a.mu.Lock()
+	recorded := map[string]*allocRunner{}
+	for id, ar := range a.allocs {
+		recorded[id] = ar
+	}
+	a.mu.Unlock()
 	known := func(allocID, task string) bool {
-		ar, ok := a.allocs[allocID]
+		ar, ok := recorded[allocID]
 		return ok && (task == "" || ar.task(task) != nil)
 	}
 	orphans, err := d.FindOrphans(filepath.Join(a.cfg.DataDir, "allocs"), known)
-	a.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("find orphaned tasks: %w", err)
 	}
@@ -153,8 +163,8 @@ func (a *Agent) settleOrphans(listed map[string]*api.Allocation) {
 }
 
 func (a *Agent) stopOrphans(allocID string, orphans []exec.Orphan, grace time.Duration) {
-	d, ok := a.drivers[exec.Name].(orphanDriver)
-	if !ok {
+	d := a.orphanFinder()
+	if d == nil {
 		return
 	}
 	var stopped, failed []string

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 )
 
 // runsAs reads the real uid and gid of pid, "uid:gid", from procRoot's
@@ -36,4 +39,12 @@ func runsAs(procRoot string, pid int) string {
 		return ""
 	}
 	return uid + ":" + gid
+}
+
+// runsAsHook reads who the task's process runs as once it runs (a
+// poststart hook): api.TaskState.RunsAs, what a move can dump depends on.
+type runsAsHook struct{ procRoot string }
+
+func (h runsAsHook) poststart(handle *drivers.TaskHandle, st *api.TaskState) {
+	st.RunsAs = runsAs(h.procRoot, handle.PID)
 }

@@ -262,7 +262,8 @@ func TestMicroVMThatDoesNotBoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := *d.host
-			broken := &Driver{cfg: d.cfg, host: &host, log: d.log, tasks: map[string]*task{}, closed: make(chan struct{})}
+			broken := &Driver{cfg: d.cfg, host: &host, log: d.log, tasks: drivers.NewTable[*task]()}
+			t.Cleanup(func() { broken.Close() })
 			tc.tweak(broken)
 			cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/true")
 			h, err := broken.StartTask(context.Background(), cfg)
