@@ -253,3 +253,39 @@ func TestTaskStateSaysWhoTheTaskRunsAs(t *testing.T) {
 		t.Errorf("runsAs %q, want 65534:65533", got)
 	}
 }
+
+// TestResourcesChangedByTheServerApplyInPlace: when the server's copy of
+// a running allocation gives a task new CPU and memory (the autoscaler's
+// vertical move), the agent resizes it in place through its driver: same
+// pid, no restart, the new limits in its cgroup.
+func TestResourcesChangedByTheServerApplyInPlace(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).task("web", api.Resources{CPUMilli: 200, MemoryBytes: 64 << 20}, "sleep", "300").build()
+	srv.put(alloc)
+	pid := waitTask(t, srv, alloc.ID, "web", "task running", running).TaskStates["web"].PID
+
+	grown := alloc.Copy()
+	g := *alloc.TaskGroup
+	task := *g.Tasks[0]
+	task.Resources = api.Resources{CPUMilli: 700, MemoryBytes: 96 << 20}
+	g.Tasks = []*api.Task{&task}
+	grown.TaskGroup = &g
+	srv.put(grown)
+
+	v, _ := cgroup.Detect(cgroup.DefaultRoot)
+	limit := filepath.Join(cgroup.DefaultRoot, ag.cfg.CgroupParent, alloc.ID, "web", "memory.max")
+	if v == cgroup.V1 {
+		limit = filepath.Join(cgroup.DefaultRoot, "memory", ag.cfg.CgroupParent, alloc.ID, "web", "memory.limit_in_bytes")
+	}
+	eventually(t, 10*time.Second, "the new memory limit in the task's cgroup", func() bool {
+		b, _ := os.ReadFile(limit)
+		return strings.TrimSpace(string(b)) == fmt.Sprint(96<<20)
+	})
+	ts := srv.update(alloc.ID).TaskStates["web"]
+	if ts.PID != pid || ts.Restarts != 0 || !procAlive(pid) {
+		t.Errorf("after the resize the task is %+v, want pid %d running, no restart", ts, pid)
+	}
+}
