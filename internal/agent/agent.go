@@ -18,6 +18,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/agent/state"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
@@ -38,7 +39,7 @@ import (
 //	taskRunner.mu    the task's state and handle
 //
 // Leaves, taken with nothing else held and holding nothing: cellGuard.mu,
-// leaseKeeper.mu, migrationHolds.mu, resizeHook.mu. allocRunner.persistMu
+// leaseKeeper.mu, migrate.Holds, resizeHook.mu. allocRunner.persistMu
 // orders one allocation's bbolt writes; it is taken with no lock held and
 // takes allocRunner.mu (then taskRunner.mu) only to copy the record.
 type Agent struct {
@@ -49,8 +50,8 @@ type Agent struct {
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
 	devNodes   deviceNodes
-	// noPreCopy says why moves copy no memory ahead (checkpointProbe).
-	noPreCopy string
+	// migrator runs the node's side of migrations (package migrate).
+	migrator *migrate.Migrator
 
 	// drivers are the node's task drivers with their capabilities
 	// (driverset.go).
@@ -114,16 +115,16 @@ func New(cfg Config) (*Agent, error) {
 		statDisk:    statDisk,
 	}
 	ckpt := a.probeCheckpoint()
-	a.loadDrivers(ckpt.path)
+	a.loadDrivers(ckpt.CriuPath)
 	if a.node, err = a.fingerprint(); err != nil {
 		a.drivers.Close()
 		return nil, err
 	}
-	a.node.Checkpoint = ckpt.attr
-	if ckpt.attr.Available {
-		ckpt.attr.Drivers = a.memoryKeepingDrivers()
+	a.node.Checkpoint = ckpt.Attr
+	if ckpt.Attr.Available {
+		ckpt.Attr.Drivers = a.memoryKeepingDrivers()
 	}
-	a.noPreCopy = ckpt.noPreCopy
+	a.newMigrator(ckpt)
 	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
 }
@@ -303,7 +304,7 @@ func (a *Agent) restore() error {
 	for _, rec := range recs {
 		keep[rec.Alloc.ID] = true
 	}
-	a.sweepImages(keep)
+	a.migrator.Images().Sweep(keep)
 	for _, rec := range recs {
 		ar, err := a.newAllocRunner(rec.Alloc, rec)
 		if err == nil {
@@ -317,7 +318,7 @@ func (a *Agent) restore() error {
 		if a.settleMigrationAtStart(ar) {
 			a.db.DeleteAlloc(rec.Alloc.ID)
 			os.RemoveAll(ar.dir)
-			a.removeTmpfsImages(ar.id())
+			a.migrator.Images().Remove(ar.id())
 			continue
 		}
 		a.mu.Lock()

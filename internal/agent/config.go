@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/health"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
@@ -215,7 +216,7 @@ func (c *Config) setDefaults() error {
 		c.Logger = slog.Default()
 	}
 	if c.Transport == nil {
-		t, err := defaultTransport(c.TLS)
+		t, err := migrate.DefaultTransport(c.TLS)
 		if err != nil {
 			return fmt.Errorf("agent config: %w", err)
 		}

@@ -159,6 +159,6 @@ func (a *Agent) taskHooksFor(ar *allocRunner, tr *taskRunner, alloc *api.Allocat
 	// The report says who the task runs as (what a move can dump).
 	hs.add(runsAsHook{procRoot: tr.procRoot})
 	// A migration holds the task's exit while it decides where it runs.
-	hs.add(&tr.holds)
+	hs.add(holdHook{&tr.holds})
 	return hs
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/agent/state"
 )
 
@@ -35,9 +36,9 @@ type taskRunner struct {
 	// changed persists and reports; it is called without mu held.
 	changed func(*taskRunner)
 	hooks   taskHooks
-	// holds is the migration hold of the task (migrate_hold.go), one of
-	// its hooks.
-	holds migrationHolds
+	// holds is the migration hold of the task (migrate.Holds), one of its
+	// hooks (holdHook).
+	holds migrate.Holds
 	// procRoot is where the task's process is read (runsAs): /proc.
 	procRoot string
 
@@ -62,7 +63,7 @@ func newTaskRunner(cfg drivers.TaskConfig, drv *drivers.Loaded, policy api.Resta
 		unhealthyCh: make(chan string, 1),
 		state:       api.TaskState{State: api.TaskPending},
 	}
-	tr.holds.tr = tr
+	tr.holds.SetTarget(migTask{tr})
 	if rec != nil {
 		tr.state, tr.handle = rec.State, rec.Handle
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/pki"
 )
 
@@ -34,7 +35,7 @@ func TestMigrationImagesTravelOverMutualTLS(t *testing.T) {
 	}
 
 	source := startAgent(t, newFakeServer(), t.TempDir(), withTLS)
-	_, err := source.cfg.Transport.Send(context.Background(), addr, ImageOffer{AllocID: "a1", MigrationID: "m1", Token: "tok"}, strings.NewReader(""))
+	_, err := source.cfg.Transport.Send(context.Background(), addr, migrate.ImageOffer{AllocID: "a1", MigrationID: "m1", Token: "tok"}, strings.NewReader(""))
 	// The fake servers take no migrations: the target answers so, which
 	// it can only do once the TLS handshake passed both ways.
 	if err == nil || !strings.Contains(err.Error(), "cannot take migrations") {

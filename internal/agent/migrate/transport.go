@@ -1,4 +1,4 @@
-package agent
+package migrate
 
 import (
 	"archive/tar"
@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/pki"
@@ -70,11 +69,11 @@ type HTTPImageTransport struct {
 	Client *http.Client // nil: a client without overall timeout
 }
 
-// defaultTransport is the agents' HTTP API as the image transport: over
+// DefaultTransport is the agents' HTTP API as the image transport: over
 // mutual TLS when the agent has TLS files (it presents its own agent
 // certificate and accepts only a peer with an agent certificate of the
 // cell's CA: the target is an agent), plaintext otherwise.
-func defaultTransport(files *pki.Files) (ImageTransport, error) {
+func DefaultTransport(files *pki.Files) (ImageTransport, error) {
 	if files == nil {
 		return HTTPImageTransport{}, nil
 	}
@@ -245,5 +244,3 @@ func readImageBody(r *http.Request, root string, want map[string]bool, maxBytes 
 	}
 	return n, nil
 }
-
-func millis(d time.Duration) int64 { return d.Milliseconds() }
