@@ -89,8 +89,10 @@ type Agent struct {
 	statDisk func(path string) (free, total int64, err error)
 }
 
-// New fingerprints the node, loads (or creates) its identity in DataDir and
-// prepares the drivers. It starts nothing.
+// New fingerprints the node, loads (or creates) its identity in DataDir,
+// probes criu and makes the drivers (a containerd driver connects to its
+// daemon). It starts no goroutine and no task; what it holds, Run
+// releases when it returns, so an agent is always run once New succeeded.
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
@@ -227,9 +229,14 @@ func newUUID() string {
 }
 
 // Run serves until ctx is done: it re-attaches to the tasks of a previous
-// run, registers the node, heartbeats, watches allocations and reports
-// their status. When it returns the tasks keep running.
+// run, registers the node, heartbeats, watches allocations, reports their
+// status and runs the drivers' background work. It returns once every
+// goroutine it or a driver started has ended and the drivers are closed
+// (TestRunLeavesNoGoroutine); the tasks keep running.
 func (a *Agent) Run(ctx context.Context) error {
+	// The drivers New made are Run's from here: closed whichever way it
+	// returns.
+	defer a.drivers.Close()
 	db, err := state.Open(filepath.Join(a.cfg.DataDir, "agent.db"))
 	if err != nil {
 		return err
@@ -288,7 +295,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Log followers see the task runners stop; in-flight streams end here.
 	srv.Close()
 	a.wg.Wait()
-	a.drivers.Close()
 	a.log.Info("agent stopped; tasks keep running")
 	return nil
 }
