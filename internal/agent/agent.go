@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
@@ -43,9 +45,11 @@ import (
 // orders one allocation's bbolt writes; it is taken with no lock held and
 // takes allocRunner.mu (then taskRunner.mu) only to copy the record.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	nodeID string
+	cfg Config
+	// oomKills counts the tasks the kernel killed for memory (metrics.go).
+	oomKills *prometheus.CounterVec
+	log      *slog.Logger
+	nodeID   string
 	// nodeSecret proves the node (identity.go); it is never logged.
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
@@ -106,6 +110,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, nodeID: id, nodeSecret: secret,
+		oomKills:    newOOMKills(),
 		log:         cfg.Logger.With("node_id", id),
 		allocs:      map[string]*allocRunner{},
 		dirty:       map[string]bool{},

@@ -70,6 +70,7 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 		tr := newTaskRunner(cfg, a.drivers.For(name), alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
 		tr.hooks = a.taskHooksFor(ar, tr, alloc, task, perTask[task.Name])
+		tr.oomKilled = a.oomKills.WithLabelValues(alloc.Workload, task.Name).Inc
 		ar.tasks = append(ar.tasks, tr)
 	}
 	ar.newHealth()

@@ -128,6 +128,11 @@ func TestExecOOMReported(t *testing.T) {
 	if up.ClientStatus != api.AllocFailed || up.ClientReason != "task hog: OOM killed (memory limit 32MiB)" {
 		t.Errorf("alloc = %s %q", up.ClientStatus, up.ClientReason)
 	}
+	// The agent's metrics count it, by workload and task.
+	sample := fmt.Sprintf(`strata_task_oom_kills_total{task="hog",workload="%s"}`, alloc.Workload)
+	if v, ok := agentMetric(t, ag, sample); !ok || v != 1 {
+		t.Errorf("%s = %v (present %v), want 1", sample, v, ok)
+	}
 }
 
 func TestExecCrashRestartedThenFailed(t *testing.T) {

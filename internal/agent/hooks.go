@@ -155,7 +155,8 @@ func (a *Agent) taskHooksFor(ar *allocRunner, tr *taskRunner, alloc *api.Allocat
 	hs.add(sharedCoresHook{agent: a})
 	// A restart starts with the resources a resize gave the running task.
 	// The resize itself follows the server's copy (update).
-	hs.add(&resizeHook{agent: a, tr: tr})
+	tr.resize = &resizeHook{agent: a, tr: tr}
+	hs.add(tr.resize)
 	// The report says who the task runs as (what a move can dump).
 	hs.add(runsAsHook{procRoot: tr.procRoot})
 	// A migration holds the task's exit while it decides where it runs.

@@ -40,6 +40,14 @@ func (h *resizeHook) init() {
 	}
 }
 
+// inForce is what the task has now.
+func (h *resizeHook) inForce() api.Resources {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.init()
+	return h.current
+}
+
 func (h *resizeHook) prestart(_ context.Context, cfg *drivers.TaskConfig, _ <-chan struct{}) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -24,9 +24,8 @@ const defaultKillTimeout = 5 * time.Second
 // other than the life itself (the lease, devices, cores, resizes,
 // migrations) do around it are its hooks (hooks.go).
 type taskRunner struct {
-	// cfg is the task's configuration as taskConfigFor made it; prestart
-	// hooks complete it before each start on the runner's goroutine,
-	// which alone writes it.
+	// cfg is the task's configuration as taskConfigFor made it, never
+	// changed after: prestart hooks complete a copy of it for each start.
 	cfg    drivers.TaskConfig
 	driver Driver
 	// caps is the driver with its capabilities, from the node's registry.
@@ -41,6 +40,11 @@ type taskRunner struct {
 	holds migrate.Holds
 	// procRoot is where the task's process is read (runsAs): /proc.
 	procRoot string
+	// oomKilled, when set, is told of every exit the kernel's OOM killer
+	// caused (the agent's metrics count them).
+	oomKilled func()
+	// resize is the task's resize hook: the resources in force.
+	resize *resizeHook
 
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
@@ -205,14 +209,24 @@ func (tr *taskRunner) run(ctx context.Context) {
 	}
 }
 
-// start runs the prestart hooks and starts the task.
+// start runs the prestart hooks on a copy of the task's configuration,
+// made for this start, and starts the task with it.
 func (tr *taskRunner) start(ctx context.Context) (*drivers.TaskHandle, error) {
+	cfg := tr.cfg
 	for _, h := range tr.hooks.prestart {
-		if err := h.prestart(ctx, &tr.cfg, tr.stopCh); err != nil {
+		if err := h.prestart(ctx, &cfg, tr.stopCh); err != nil {
 			return nil, err
 		}
 	}
-	return tr.driver.StartTask(ctx, &tr.cfg)
+	return tr.driver.StartTask(ctx, &cfg)
+}
+
+// allocated is the task's resources in force (a resize changes them).
+func (tr *taskRunner) allocated() api.Resources {
+	if tr.resize != nil {
+		return tr.resize.inForce()
+	}
+	return tr.cfg.Resources
 }
 
 // running records that the task runs under h (a start, a re-attach, a
@@ -314,6 +328,9 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 // afterExit records how the task ended and, per policy, waits out the
 // backoff. It returns true when the task should be started again.
 func (tr *taskRunner) afterExit(ctx context.Context, res *drivers.ExitResult, stopped bool) bool {
+	if res.OOMKilled && tr.oomKilled != nil {
+		tr.oomKilled()
+	}
 	if stopped || tr.stopping() {
 		tr.markStopped(res)
 		return false

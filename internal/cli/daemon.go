@@ -481,6 +481,8 @@ management token in management-token. The CLI, run from the directory the
 cell was started in, finds them by itself. --insecure-plaintext runs it
 without TLS (loudly logged).
 
+The web UI is served at /ui/ on the same address (docs/ui.md).
+
 Then, in another terminal:
 
   strata run -f examples/hello.yaml --wait
@@ -553,6 +555,7 @@ Then, in another terminal:
 					devTLSDir(root), cli.CA, cli.Cert, cli.Key)
 			}
 			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
+			fmt.Fprintf(g.stdout, "web UI: %s/ui/ (docs/ui.md)\n", srv.Addr())
 			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")
 			return runAgent(cmd.Context(), g, cfg)
 		},

@@ -23,18 +23,25 @@ type rejection struct {
 	filter int // position in group.filters
 	reason string
 	nodes  int
+	names  []string // the first api.MaxNamedRejections nodes rejected, in walk order
 }
 
-func (s *groupStats) reject(filter int, reason string) { s.add(filter, reason, 1) }
+func (s *groupStats) reject(filter int, reason, node string) {
+	r := s.add(filter, reason, 1)
+	if len(r.names) < api.MaxNamedRejections {
+		r.names = append(r.names, node)
+	}
+}
 
-func (s *groupStats) add(filter int, reason string, nodes int) {
+func (s *groupStats) add(filter int, reason string, nodes int) *rejection {
 	for k := range s.rejected {
 		if r := &s.rejected[k]; r.filter == filter && r.reason == reason {
 			r.nodes += nodes
-			return
+			return r
 		}
 	}
 	s.rejected = append(s.rejected, rejection{filter: filter, reason: reason, nodes: nodes})
+	return &s.rejected[len(s.rejected)-1]
 }
 
 // merge adds what another feasible set of the same group saw.
@@ -42,7 +49,13 @@ func (s *groupStats) merge(o *groupStats) {
 	s.examined += o.examined
 	s.feasible += o.feasible
 	for _, r := range o.rejected {
-		s.add(r.filter, r.reason, r.nodes)
+		m := s.add(r.filter, r.reason, r.nodes)
+		for _, n := range r.names {
+			if len(m.names) >= api.MaxNamedRejections {
+				break
+			}
+			m.names = append(m.names, n)
+		}
 	}
 	if s.chosen == nil {
 		s.chosen = o.chosen
@@ -52,6 +65,9 @@ func (s *groupStats) merge(o *groupStats) {
 // clone copies the statistics, so that a gang trial can restore them.
 func (s groupStats) clone() groupStats {
 	s.rejected = slices.Clone(s.rejected)
+	for k := range s.rejected {
+		s.rejected[k].names = slices.Clone(s.rejected[k].names)
+	}
 	return s
 }
 
@@ -63,7 +79,8 @@ func (g *group) explanation(wanted, placed int) api.Explanation {
 		Chosen: g.stats.chosen,
 	}
 	for _, r := range g.stats.rejected {
-		e.Filtered = append(e.Filtered, api.FilterCount{Filter: g.filters[r.filter].name(), Reason: r.reason, Nodes: r.nodes})
+		e.Filtered = append(e.Filtered, api.FilterCount{Filter: g.filters[r.filter].name(), Reason: r.reason, Nodes: r.nodes,
+			NodeNames: slices.Clone(r.names)})
 	}
 	slices.SortStableFunc(e.Filtered, func(a, b api.FilterCount) int {
 		if a.Nodes != b.Nodes {

@@ -63,7 +63,7 @@ func (s *feasibleSet) fill() {
 			s.sel.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
 			s.stats.feasible++
 		} else {
-			s.stats.reject(k, reason)
+			s.stats.reject(k, reason, s.c.node(int(i)).Name)
 		}
 		s.cursor++
 	}

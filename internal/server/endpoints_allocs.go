@@ -18,6 +18,7 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
 	workload := q.checked("workload", spec.CheckName)
 	ns := q.namespace()
+	stub := q.boolean("stub") // a long list's lines, in columns (api.AllocationTable)
 	if err := q.err(); err != nil {
 		s.fail(w, err)
 		return
@@ -37,11 +38,23 @@ func (s *Server) handleListAllocs(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		out = snap.Current(out) // never a purged predecessor's beside its successor's
+		if stub {
+			return allocTable(out), snap.TableIndex(ws, state.TableAllocs), nil
+		}
 		if out == nil {
 			out = []*api.Allocation{}
 		}
 		return redactAllocs(out), snap.TableIndex(ws, state.TableAllocs), nil
 	})
+}
+
+// allocTable is the lines of a long list: no spec, so nothing to redact.
+func allocTable(allocs []*api.Allocation) api.AllocationTable {
+	out := api.AllocationTable{Stubs: make([]api.AllocationStub, len(allocs))}
+	for i, a := range allocs {
+		out.Stubs[i] = a.Stub()
+	}
+	return out
 }
 
 // findAlloc resolves an allocation id or a unique prefix of one, among

@@ -10,8 +10,21 @@ import (
 )
 
 func (s *Server) handleListNodes(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	stub := q.boolean("stub") // a long list's lines (api.NodeStub)
+	if err := q.err(); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
 		out := snap.NodesWatch(ws)
+		if stub {
+			stubs := make(api.NodeStubs, len(out))
+			for i, n := range out {
+				stubs[i] = n.Stub()
+			}
+			return stubs, snap.TableIndex(ws, state.TableNodes), nil
+		}
 		if out == nil {
 			out = []*api.Node{}
 		}

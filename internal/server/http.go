@@ -114,7 +114,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	// A value made for machines (a long list in columns) is not indented.
+	if _, compact := v.(interface{ CompactJSON() }); !compact {
+		enc.SetIndent("", "  ")
+	}
 	enc.Encode(v)
 }
 

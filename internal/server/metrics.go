@@ -34,6 +34,8 @@ type serverMetrics struct {
 	collected       *prometheus.CounterVec
 
 	httpRequests *prometheus.HistogramVec
+
+	scheduler *schedulerMetrics // metrics_scheduler.go
 }
 
 // latencyBuckets run from 0.5 ms to about 33 s.
@@ -73,6 +75,7 @@ func newServerMetrics() *serverMetrics {
 	m.reg.MustRegister(m.raftCommit, m.leaderChanges, m.evalWait, m.evalProcess, m.planApply, m.plans, m.planRejections,
 		m.heartbeats, m.heartbeatsMissed, m.autoQuarantines, m.collected, m.httpRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.scheduler = newSchedulerMetrics(m.reg)
 	return m
 }
 
@@ -118,8 +121,11 @@ func (s *Server) registerStateGauges() {
 		guard(func(g guardState) float64 { return g.expectedPerSecond }))
 	gauge("strata_heartbeat_late_seconds", "Mean lateness of the heartbeats the leader handled over the guard's window, against when each was due (leader only).",
 		guard(func(g guardState) float64 { return g.meanLate.Seconds() }))
-	gauge("strata_heartbeat_guard_kept_total", "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit).",
-		guard(func(g guardState) float64 { return float64(g.kept) }))
+	// A count that only grows (from 0 in each leadership term): a counter,
+	// as its _total says (promtool check metrics).
+	s.metrics.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_heartbeat_guard_kept_total",
+		Help: "Times an overdue node was kept rather than marked down (a starved leader's deferral or the down rate limit)."},
+		guard(func(g guardState) float64 { return float64(g.kept) })))
 	gauge("strata_nodes_quarantined_auto", "Nodes quarantined automatically now (until an operator lifts them).",
 		func() float64 { return float64(autoQuarantined(s.State().Snapshot())) })
 	gauge("strata_quarantine_held_back", "Nodes whose evidence would quarantine them but whom the cap on automatic quarantine held back, at the leader's last check (leader only).",
@@ -240,8 +246,11 @@ func (w *statusWriter) Flush() {
 }
 
 // observePlan records one plan the applier handled.
-func (m *serverMetrics) observePlan(res *api.PlanResult, err error, took time.Duration) {
+func (m *serverMetrics) observePlan(plan *api.Plan, res *api.PlanResult, err error, took time.Duration) {
 	m.planApply.Observe(took.Seconds())
+	if err == nil {
+		m.scheduler.observeCommitted(plan, res)
+	}
 	switch {
 	case err != nil || res == nil:
 		m.plans.WithLabelValues("error").Inc()

@@ -91,7 +91,7 @@ func (p *planApplier) run(ctx context.Context) {
 			}
 			start := time.Now()
 			res, err := p.apply(pp)
-			p.srv.metrics.observePlan(res, err, time.Since(start))
+			p.srv.metrics.observePlan(pp.plan, res, err, time.Since(start))
 			pp.result <- planOutcome{res: res, err: err}
 		}
 	}

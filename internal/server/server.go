@@ -28,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/quarantine"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
+	"github.com/strata-dev/strata/internal/ui"
 )
 
 // Config configures a server.
@@ -274,7 +275,8 @@ func New(cfg Config) (*Server, error) {
 	// The API listens at once, but answers nothing from the state until the
 	// FSM has applied everything committed (readiness): /v1/status/* says
 	// how far it is.
-	s.httpSrv = httplimit.NewServer(s.routes(), cfg.HTTP)
+	// The web UI (internal/ui) is served beside the API at /ui/.
+	s.httpSrv = httplimit.NewServer(ui.Mount(s.routes()), cfg.HTTP)
 	if port := s.raft.port; port != nil {
 		s.peerHTTP = newPeerHTTP(port)
 		// The server port has the API's timeouts but no per-client caps: a

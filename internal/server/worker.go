@@ -87,6 +87,7 @@ func (w *worker) process(ctx context.Context, e *api.Evaluation) (blocked bool, 
 			return false, err
 		}
 		if len(res.Rejected) == 0 {
+			w.srv.metrics.scheduler.observeFinal(plan)
 			return final.Status == api.EvalBlocked, nil
 		}
 		w.srv.logger.Debug("plan partly rejected; retrying on a fresher snapshot",
