@@ -112,6 +112,30 @@ type Resizer interface {
 	Resize(ctx context.Context, task *TaskConfig, res api.Resources) error
 }
 
+// CheckResize applies Resize's refusals, the same in every driver: a task
+// that ended (ErrTaskNotFound), a change ResizeProblem names
+// (ErrResizeUnsupported), a memory limit cut below what the task holds
+// (ErrResizeBelowUsage; inUse reads it, only for a cut).
+func CheckResize(cfg *TaskConfig, res api.Resources, exited bool, inUse func() (int64, error)) error {
+	if exited {
+		return fmt.Errorf("resize %s: the task has ended: %w", cfg.ID, ErrTaskNotFound)
+	}
+	if why := ResizeProblem(cfg, res); why != "" {
+		return fmt.Errorf("resize %s: %s: %w", cfg.ID, why, ErrResizeUnsupported)
+	}
+	if res.MemoryBytes > 0 && (cfg.Resources.MemoryBytes == 0 || res.MemoryBytes < cfg.Resources.MemoryBytes) && inUse != nil {
+		held, err := inUse()
+		if err != nil {
+			return fmt.Errorf("resize %s: %w", cfg.ID, err)
+		}
+		if held > res.MemoryBytes {
+			return fmt.Errorf("resize %s: the task holds %s, more than %s: %w", cfg.ID,
+				FormatBytes(held), FormatBytes(res.MemoryBytes), ErrResizeBelowUsage)
+		}
+	}
+	return nil
+}
+
 // ResizeProblem says why a task of cfg cannot be resized in place to res
 // (ErrResizeUnsupported's reason); "" when it can.
 func ResizeProblem(cfg *TaskConfig, res api.Resources) string {

@@ -163,3 +163,42 @@ func FenceBeforeStart(taskDir string, fenced bool) string {
 	}
 	return fmt.Sprintf("not started: the lease fence was reached before the task could start (%s)", f.Why)
 }
+
+// FenceTick is how often a watcher looks at a fenced task's lease file.
+// The agent's fence leaves lease.DefaultMargin (250 ms) before the lease
+// can end, so a 50 ms tick keeps the stop well inside it.
+const FenceTick = 50 * time.Millisecond
+
+// WatchFence is the fence watch of every driver's watcher (exec's shim,
+// containerd's log process, the micro-VM's shim): it looks at the task's
+// lease file at once, every FenceTick and whenever wake fires (nil:
+// never), lets FenceWatch decide, and has signal do each step (FenceTerm,
+// FenceKill) with the fence's reason. started reports whether the task's
+// command runs (SIGTERM waits for it). It returns once done is closed or
+// the task was killed; at once for a task that is not fenced and has no
+// lease file.
+func WatchFence(taskDir string, fenced bool, started func() bool, wake, done <-chan struct{}, signal func(FenceStep, string)) {
+	if _, ok, _ := ReadLeaseFence(taskDir); !ok && !fenced {
+		return
+	}
+	tick := time.NewTicker(FenceTick)
+	defer tick.Stop()
+	var w FenceWatch
+	for {
+		f, ok, err := ReadLeaseFence(taskDir)
+		step, why := w.Observe(f, ok, err, BootClock(), started())
+		if step != FenceWait {
+			signal(step, why)
+		}
+		if step == FenceKill {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-wake:
+			wake = nil // a closed channel once: a nil channel never fires again
+		case <-tick.C:
+		}
+	}
+}

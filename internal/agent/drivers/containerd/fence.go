@@ -20,10 +20,6 @@ import (
 // SIGTERM at StopAt and SIGKILL at KillAt, and leaves fencedFile behind so
 // that the driver reports the exit as fenced.
 
-// fenceTick is how often the fence is read, as the exec shim does: well
-// inside the 250 ms the agent leaves before its lease can end.
-const fenceTick = 50 * time.Millisecond
-
 // fencedFile, in the task directory, says the fence stopped the task.
 const fencedFile = "containerd-fenced"
 
@@ -35,11 +31,14 @@ const fencedFile = "containerd-fenced"
 const startedFile = "containerd-started"
 
 // fenceWatch enforces the fence until done is closed, as the exec shim
-// does (drivers.FenceWatch decides; a missing lease file of a fenced task
-// means stop); it returns at once for a task that is not fenced and has
-// no lease file.
+// does (drivers.WatchFence): SIGTERM to every process of the container's
+// cgroup once it runs (startedFile), SIGKILL of the cgroup; fencedFile
+// tells the driver.
 func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
-	if _, ok, _ := drivers.ReadLeaseFence(taskDir); (!ok && !cfg.Fenced) || cfg.CgroupRel == "" {
+	if cfg.CgroupRel == "" {
+		return
+	}
+	if _, ok, _ := drivers.ReadLeaseFence(taskDir); !ok && !cfg.Fenced {
 		return
 	}
 	group, err := cgroup.Open(cgroup.Version(cfg.CgroupVersion), cfg.CgroupRoot, cfg.CgroupRel)
@@ -47,33 +46,21 @@ func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
 		fmt.Fprintf(os.Stderr, "strata __containerd-log: cannot enforce the lease fence: %v\n", err)
 		return
 	}
-	tick := time.NewTicker(fenceTick)
-	defer tick.Stop()
-	var w drivers.FenceWatch
-	for {
-		f, ok, err := drivers.ReadLeaseFence(taskDir)
-		started := exists(filepath.Join(taskDir, startedFile))
-		switch step, why := w.Observe(f, ok, err, drivers.BootClock(), started); step {
-		case drivers.FenceKill:
-			markFenced(taskDir, why)
-			fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", why)
-			group.Kill(time.Second)
-			return
-		case drivers.FenceTerm:
-			markFenced(taskDir, why)
+	started := func() bool { return exists(filepath.Join(taskDir, startedFile)) }
+	drivers.WatchFence(taskDir, cfg.Fenced, started, nil, done, func(step drivers.FenceStep, why string) {
+		markFenced(taskDir, why)
+		if step == drivers.FenceTerm {
 			fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", why)
 			if pids, err := group.Procs(); err == nil {
 				for _, pid := range pids {
 					syscall.Kill(pid, syscall.SIGTERM)
 				}
 			}
-		}
-		select {
-		case <-done:
 			return
-		case <-tick.C:
 		}
-	}
+		fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", why)
+		group.Kill(time.Second)
+	})
 }
 
 func exists(path string) bool {

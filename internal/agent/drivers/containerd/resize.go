@@ -22,24 +22,15 @@ func (d *Driver) Resize(ctx context.Context, task *drivers.TaskConfig, res api.R
 	if err != nil {
 		return err
 	}
-	if e.Exited() {
-		return fmt.Errorf("resize %s: the task has ended: %w", task.ID, drivers.ErrTaskNotFound)
-	}
-	if why := drivers.ResizeProblem(task, res); why != "" {
-		return fmt.Errorf("resize %s: %s: %w", task.ID, why, drivers.ErrResizeUnsupported)
-	}
 	d.resizing.Lock()
 	defer d.resizing.Unlock()
 	t := e.Data
-	if res.MemoryBytes > 0 && (task.Resources.MemoryBytes == 0 || res.MemoryBytes < task.Resources.MemoryBytes) && t.group != nil {
-		inUse, err := cgroup.MemoryInUse(t.group)
-		if err != nil {
-			return fmt.Errorf("resize %s: %w", task.ID, err)
-		}
-		if inUse > res.MemoryBytes {
-			return fmt.Errorf("resize %s: the container holds %s, more than %s: %w", task.ID,
-				drivers.FormatBytes(inUse), drivers.FormatBytes(res.MemoryBytes), drivers.ErrResizeBelowUsage)
-		}
+	var inUse func() (int64, error)
+	if t.group != nil {
+		inUse = func() (int64, error) { return cgroup.MemoryInUse(t.group) }
+	}
+	if err := drivers.CheckResize(task, res, e.Exited(), inUse); err != nil {
+		return err
 	}
 	ct, err := d.loadTask(d.namespaced(ctx), t.containerID)
 	if err != nil {

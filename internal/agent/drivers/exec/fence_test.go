@@ -142,7 +142,7 @@ func TestFenceWatchDuringTheStart(t *testing.T) {
 				select {
 				case st := <-exited:
 					t.Fatalf("signalled before the command ran: %v", st)
-				case <-time.After(5 * fenceTick):
+				case <-time.After(5 * drivers.FenceTick):
 				}
 				if fenced.Load() {
 					t.Fatal("fenced before the command ran")

@@ -18,24 +18,11 @@ func (d *Driver) Resize(_ context.Context, task *drivers.TaskConfig, res api.Res
 	if err != nil {
 		return err
 	}
-	if e.Exited() {
-		return fmt.Errorf("resize %s: the task has ended: %w", task.ID, drivers.ErrTaskNotFound)
-	}
-	if why := drivers.ResizeProblem(task, res); why != "" {
-		return fmt.Errorf("resize %s: %s: %w", task.ID, why, drivers.ErrResizeUnsupported)
-	}
 	d.resizing.Lock()
 	defer d.resizing.Unlock()
 	g := e.Data.group
-	if res.MemoryBytes > 0 && (task.Resources.MemoryBytes == 0 || res.MemoryBytes < task.Resources.MemoryBytes) {
-		inUse, err := cgroup.MemoryInUse(g)
-		if err != nil {
-			return fmt.Errorf("resize %s: %w", task.ID, err)
-		}
-		if inUse > res.MemoryBytes {
-			return fmt.Errorf("resize %s: the task holds %s, more than %s: %w", task.ID,
-				drivers.FormatBytes(inUse), drivers.FormatBytes(res.MemoryBytes), drivers.ErrResizeBelowUsage)
-		}
+	if err := drivers.CheckResize(task, res, e.Exited(), func() (int64, error) { return cgroup.MemoryInUse(g) }); err != nil {
+		return err
 	}
 	if err := cgroup.SetCPUMemory(g, res.CPUMilli, res.MemoryBytes); err != nil {
 		return fmt.Errorf("resize %s: %w", task.ID, err)
