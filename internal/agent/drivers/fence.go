@@ -202,3 +202,16 @@ func WatchFence(taskDir string, fenced bool, started func() bool, wake, done <-c
 		}
 	}
 }
+
+// IsClosed reports, each time it is called, whether ch is closed: a
+// started func for WatchFence from a channel closed once the command runs.
+func IsClosed(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+}

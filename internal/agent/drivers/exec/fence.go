@@ -21,15 +21,7 @@ import (
 // it runs, or the init ended). fenced (spec.Fenced) says the task has a
 // fence. fencedOut reports whether it signalled the task.
 func fenceWatch(taskDir string, fenced bool, pid int, group cgroup.Group, running, done <-chan struct{}, fencedOut *atomic.Bool) {
-	started := func() bool {
-		select {
-		case <-running:
-			return true
-		default:
-			return false
-		}
-	}
-	drivers.WatchFence(taskDir, fenced, started, running, done, func(step drivers.FenceStep, why string) {
+	drivers.WatchFence(taskDir, fenced, drivers.IsClosed(running), running, done, func(step drivers.FenceStep, why string) {
 		fencedOut.Store(true)
 		if step == drivers.FenceTerm {
 			fmt.Fprintf(os.Stderr, "strata shim: lease fence reached (%s): stopping the task\n", why)

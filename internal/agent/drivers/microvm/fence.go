@@ -14,15 +14,7 @@ import (
 // (once the guest booted: before, nothing reads the console), kill ends
 // qemu. fenced reports whether it acted.
 func fenceWatch(taskDir string, isFenced bool, booted, done <-chan struct{}, fenced *atomic.Bool, stop, kill func()) {
-	started := func() bool {
-		select {
-		case <-booted:
-			return true
-		default:
-			return false
-		}
-	}
-	drivers.WatchFence(taskDir, isFenced, started, booted, done, func(step drivers.FenceStep, why string) {
+	drivers.WatchFence(taskDir, isFenced, drivers.IsClosed(booted), booted, done, func(step drivers.FenceStep, why string) {
 		fenced.Store(true)
 		if step == drivers.FenceTerm {
 			fmt.Fprintf(os.Stderr, "strata microvm shim: lease fence reached (%s): stopping the guest's command\n", why)
