@@ -264,9 +264,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	scheme := "http://"
 	if a.cfg.TLS != nil {
 		// Mutual TLS with a certificate of the cell: servers (logs, on
-		// top of the request signature of identity.go) and agents
-		// (migration images); each route says which (http.go).
-		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleAgent)
+		// top of the request signature of identity.go), agents (migration
+		// images) and scrapers (/metrics alone); each route says which
+		// (http.go).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleAgent, pki.RoleScrape)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("agent TLS: %w", err)

@@ -15,19 +15,21 @@ import (
 	"github.com/strata-dev/strata/internal/pki"
 )
 
-// routes is the agent's own HTTP API.
+// routes is the agent's own HTTP API. Over TLS, a scraper's certificate
+// (pki.RoleScrape) reaches /metrics and nothing else.
 func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /v1/agent/health", onlyPeers(http.HandlerFunc(a.handleHealth), pki.RoleServer))
 	mux.Handle("GET /v1/agent/allocations/{id}/logs", onlyPeers(http.HandlerFunc(a.handleLogs), pki.RoleServer))
 	mux.Handle("PUT /v1/agent/migrations/{id}", onlyPeers(http.HandlerFunc(a.handleReceiveImage), pki.RoleAgent))
-	mux.Handle("GET /metrics", onlyPeers(a.metricsHandler(), pki.RoleServer))
+	mux.Handle("GET /metrics", onlyPeers(a.metricsHandler(), pki.RoleServer, pki.RoleScrape))
 	return mux
 }
 
 // onlyPeers serves a request over TLS only from a peer whose certificate
 // has one of roles (the listener already checked it is of the cell's CA):
-// servers read logs, agents send migration images. A plaintext agent has
+// servers read logs, agents send migration images, scrapers read
+// /metrics. A plaintext agent has
 // no certificates to tell peers apart by; its routes stay as they are.
 func onlyPeers(h http.Handler, roles ...pki.Role) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

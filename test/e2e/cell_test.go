@@ -99,6 +99,9 @@ type cell struct {
 	// data dir. plaintext is for a test about plaintext only.
 	tlsDir    string
 	plaintext bool
+	// bin, when set, is the strata binary daemons are started from instead
+	// of the one built from this tree (upgrade_e2e_test.go).
+	bin string
 }
 
 // newTLSDir makes a cell's CA and certificates in dir/tls.
@@ -234,7 +237,11 @@ func newCell(t *testing.T, ttl time.Duration) *cell {
 func (c *cell) spawn(args ...string) *proc {
 	c.t.Helper()
 	p := &proc{log: &syncBuffer{}, args: args}
-	p.cmd = exec.Command(strataBin, args...)
+	bin := strataBin
+	if c.bin != "" {
+		bin = c.bin
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = c.daemonEnv(args[0])
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
