@@ -67,7 +67,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 	// The server's API trusts the CLI; an agent's serves servers only.
 	for _, target := range []struct {
 		who, url, must string
-		client        *http.Client
+		client         *http.Client
 	}{
 		{"server", c.addr + "/metrics", "strata_scheduler_placements_total", c.httpClient(30 * time.Second)},
 		{"agent", agent + "/metrics", "strata_task_cpu_allocated_cores", c.agentHTTPClient()},
