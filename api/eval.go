@@ -144,7 +144,15 @@ type FilterCount struct {
 	Filter string `json:"filter"` // ready, require, resources, gpu, numa, spread rack, ...
 	Reason string `json:"reason"` // insufficient cpu, rack != r3, ...
 	Nodes  int    `json:"nodes"`
+	// NodeNames are the first MaxNamedRejections of those nodes, in the
+	// order the scheduler examined them (nomad #23810: which nodes a
+	// placement excluded, by name).
+	NodeNames []string `json:"nodeNames,omitempty"`
 }
+
+// MaxNamedRejections bounds FilterCount.NodeNames: an explanation names a
+// few nodes per reason, never the whole cell.
+const MaxNamedRejections = 8
 
 // NodeScore is a node's total score and what it is made of, largest
 // contribution first.

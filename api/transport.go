@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // How the client reaches a cell of several servers:
@@ -26,7 +27,7 @@ import (
 //   - It holds a list of server addresses and sends each request to the one
 //     that answered last, moving to the next on failure.
 //   - It retries, on the next server and with a jittered backoff (50 ms
-//     doubling to 500 ms), what it knows was not applied: a request that could
+//     growing to 500 ms, internal/backoff), what it knows was not applied: a request that could
 //     not be sent (connection refused, no route), and the servers' 503
 //     not-leader and not-ready answers (an election or a replay is under
 //     way; the server guarantees it did nothing).
@@ -161,6 +162,12 @@ func NewClientFor(addrs []string) *Client {
 	if len(c.addrs) == 0 {
 		c.addrs = []string{DefaultAddr}
 	}
+	for _, a := range c.addrs {
+		if err := checkAddr(a); err != nil {
+			c.configErr = err
+			break
+		}
+	}
 	return c
 }
 
@@ -240,10 +247,13 @@ type request struct {
 	// open, when set instead of body, opens the body for each attempt (a
 	// large file).
 	open func() (io.ReadCloser, error)
+	// header holds headers of this request besides the client's own.
+	header http.Header
 }
 
-// maxBackoff caps the wait between rounds of retries.
-const maxBackoff = 500 * time.Millisecond
+// retryWaits bound the wait between rounds of retries: jittered, from
+// 50ms to 500ms.
+var retryWaits = backoff.Policy{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 
 // DefaultAttemptTimeout bounds one attempt that has no wait: a server
 // answers a read at once and a write within its raft timeout (30 s).
@@ -279,12 +289,15 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		retryFor = DefaultRetryFor
 	}
 	giveUp := time.Now().Add(retryFor)
-	backoff := 50 * time.Millisecond
+	var wait time.Duration // the last round's (internal/backoff)
 	c.mu.Lock()
 	start := c.last
 	c.mu.Unlock()
 	n := len(c.addrs)
 	refused := 0 // consecutive attempts whose connection was refused
+	// noQuorum and roundRefused count, in the current round over the
+	// servers, the answers "no quorum" and the servers not reached.
+	noQuorum, roundRefused := 0, 0
 	for attempt := 0; ; attempt++ {
 		i := (start + attempt) % n
 		resp, cancel, err := c.attempt(ctx, c.addrs[i], req)
@@ -312,6 +325,12 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 			} else {
 				refused = 0
 			}
+			if notSent {
+				roundRefused++
+			}
+			if fix, ok := hopeless(err, c.addrs[i]); ok {
+				return nil, nil, fmt.Errorf("%s %s via %s: %w\n%s", req.method, req.path, c.addrs[i], err, fix)
+			}
 			if untrusted(err) {
 				// The server's certificate is not the cell's (or not a
 				// server's): no other attempt will change that.
@@ -331,13 +350,27 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 			apiErr := decodeError(resp)
 			resp.Body.Close()
 			cancel()
+			explainAnswer(apiErr, c.addrs[i])
 			err = apiErr
 			retry = retryable(apiErr, req.idempotent)
+			if apiErr.Code == CodeNoQuorum {
+				noQuorum++
+				retry = true
+			}
 		}
 		if !retry {
 			return nil, nil, err
 		}
-		if time.Now().Add(backoff).After(giveUp) {
+		// Every server of a round answered that it has known no leader
+		// for long (or could not be reached): no quorum, no use waiting.
+		if (attempt+1)%n == 0 {
+			if noQuorum > 0 && noQuorum+roundRefused >= n {
+				return nil, nil, &noQuorumError{err}
+			}
+			noQuorum, roundRefused = 0, 0
+		}
+		next := retryWaits.Next(wait)
+		if time.Now().Add(next).After(giveUp) {
 			return nil, nil, fmt.Errorf("gave up after %v: %w", retryFor, err)
 		}
 		// A next server not yet tried this round is tried at once (the
@@ -345,10 +378,10 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		if (attempt+1)%n != 0 {
 			continue
 		}
-		if !sleep(ctx, backoff/2+rand.N(backoff/2+1)) {
+		if !backoff.Sleep(ctx, next) {
 			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 		}
-		backoff = min(2*backoff, maxBackoff)
+		wait = next
 	}
 }
 
@@ -380,6 +413,9 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 	}
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)
+	}
+	for k, v := range req.header {
+		hreq.Header[k] = v
 	}
 	c.authenticate(hreq)
 	resp, err := c.HTTP.Do(hreq)
@@ -418,17 +454,6 @@ func untrusted(err error) bool {
 }
 
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
 
 func queryMeta(resp *http.Response) QueryMeta {
 	var m QueryMeta

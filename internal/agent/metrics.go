@@ -12,7 +12,12 @@ import (
 
 // The agent's Prometheus metrics, served at GET /metrics on its own API
 // (docs/metrics.md): per-task CPU and memory read from the tasks' cgroups
-// at scrape time, and the allocations the agent runs.
+// at scrape time beside what the task was allocated, the node's capacity,
+// the allocations the agent runs, and the tasks the OOM killer ended.
+//
+// Label cardinality: alloc, workload and task name what runs on this node
+// now (a node runs tens to hundreds of tasks; a finished allocation's
+// series end with it); the OOM counter keeps workload and task only.
 
 var (
 	taskCPUDesc = prometheus.NewDesc("strata_task_cpu_seconds_total",
@@ -23,7 +28,24 @@ var (
 		[]string{"alloc", "workload", "task"}, nil)
 	agentAllocsDesc = prometheus.NewDesc("strata_agent_allocations",
 		"Allocations the agent holds a runner for.", nil, nil)
+	taskCPUAllocDesc = prometheus.NewDesc("strata_task_cpu_allocated_cores",
+		"CPU the scheduler allocated to a task, in cores (its request).",
+		[]string{"alloc", "workload", "task"}, nil)
+	taskMemoryAllocDesc = prometheus.NewDesc("strata_task_memory_allocated_bytes",
+		"Memory the scheduler allocated to a task (its request and cgroup limit).",
+		[]string{"alloc", "workload", "task"}, nil)
+	nodeCPUDesc = prometheus.NewDesc("strata_node_cpu_capacity_cores",
+		"CPU the node offers to tasks, in cores.", nil, nil)
+	nodeMemoryDesc = prometheus.NewDesc("strata_node_memory_capacity_bytes",
+		"Memory the node offers to tasks.", nil, nil)
 )
+
+// newOOMKills is the counter of tasks the kernel's OOM killer ended.
+func newOOMKills() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_task_oom_kills_total",
+		Help: "Task exits the kernel's OOM killer caused (the task hit its memory limit), by workload and task."},
+		[]string{"workload", "task"})
+}
 
 // taskUsageCollector reads every running task's cgroup when scraped.
 type taskUsageCollector struct{ a *Agent }
@@ -32,6 +54,10 @@ func (c taskUsageCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- taskCPUDesc
 	ch <- taskMemoryDesc
 	ch <- agentAllocsDesc
+	ch <- taskCPUAllocDesc
+	ch <- taskMemoryAllocDesc
+	ch <- nodeCPUDesc
+	ch <- nodeMemoryDesc
 }
 
 func (c taskUsageCollector) Collect(ch chan<- prometheus.Metric) {
@@ -42,12 +68,18 @@ func (c taskUsageCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.a.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(agentAllocsDesc, prometheus.GaugeValue, float64(len(runners)))
+	capacity := c.a.Node().Capacity
+	ch <- prometheus.MustNewConstMetric(nodeCPUDesc, prometheus.GaugeValue, float64(capacity.CPUMilli)/1000)
+	ch <- prometheus.MustNewConstMetric(nodeMemoryDesc, prometheus.GaugeValue, float64(capacity.MemoryBytes))
 	for _, ar := range runners {
 		ar.mu.Lock()
 		workload := ar.alloc.Workload
 		id := ar.alloc.ID
 		ar.mu.Unlock()
 		for _, tr := range ar.tasks {
+			res := tr.allocated()
+			ch <- prometheus.MustNewConstMetric(taskCPUAllocDesc, prometheus.GaugeValue, float64(res.CPUMilli)/1000, id, workload, tr.cfg.Name)
+			ch <- prometheus.MustNewConstMetric(taskMemoryAllocDesc, prometheus.GaugeValue, float64(res.MemoryBytes), id, workload, tr.cfg.Name)
 			tr.mu.Lock()
 			var dirs []string
 			if tr.handle != nil {
@@ -75,6 +107,6 @@ func (c taskUsageCollector) Collect(ch chan<- prometheus.Metric) {
 // metricsHandler serves the agent's registry.
 func (a *Agent) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(taskUsageCollector{a}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(taskUsageCollector{a}, a.oomKills, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

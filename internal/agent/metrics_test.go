@@ -71,5 +71,16 @@ func TestMetricsReportTaskUsageFromCgroups(t *testing.T) {
 	if v, _ := agentMetric(t, ag, "strata_agent_allocations"); v != 1 {
 		t.Fatalf("strata_agent_allocations = %v, want 1", v)
 	}
+	// What the task was allocated, beside what it uses; and the node's
+	// capacity, for "allocated against used" on the dashboards.
+	if v, _ := agentMetric(t, ag, "strata_task_cpu_allocated_cores"+labels); v != 0.2 {
+		t.Fatalf("strata_task_cpu_allocated_cores = %v, want 0.2", v)
+	}
+	if v, _ := agentMetric(t, ag, "strata_task_memory_allocated_bytes"+labels); v != 64<<20 {
+		t.Fatalf("strata_task_memory_allocated_bytes = %v, want %d", v, 64<<20)
+	}
+	if v, ok := agentMetric(t, ag, "strata_node_cpu_capacity_cores"); !ok || v != float64(ag.Node().Capacity.CPUMilli)/1000 {
+		t.Fatalf("strata_node_cpu_capacity_cores = %v (present %v), want the node's %d millicores", v, ok, ag.Node().Capacity.CPUMilli)
+	}
 	srv.setDesired(alloc.ID, api.DesiredStop)
 }

@@ -95,7 +95,7 @@ func runSimChurn(ctx context.Context, g *globals, f *simFlags, t *trace.Trace) e
 	case g.output != "table" && g.output != "json":
 		return failf("--output: unknown format %q (want table or json)", g.output)
 	}
-	show, err := progressStyle(f)
+	show, err := progressStyle(g.stderr, f.noProgress, f.progress)
 	if err != nil {
 		return err
 	}

@@ -17,24 +17,43 @@ type groupStats struct {
 	examined, feasible int
 	rejected           []rejection
 	chosen             *api.NodeScore
+	// last is 1 + the rejection counted last: most nodes in a row are
+	// rejected alike.
+	last int
 }
 
 type rejection struct {
 	filter int // position in group.filters
 	reason string
 	nodes  int
+	names  []string // the first api.MaxNamedRejections nodes rejected, in walk order
 }
 
-func (s *groupStats) reject(filter int, reason string) { s.add(filter, reason, 1) }
+// reject counts node i of c rejected by filter for reason; its name is
+// read only while the rejection names nodes (the walk's hot path reads
+// no node object for the others).
+func (s *groupStats) reject(filter int, reason string, c *cell, i int) {
+	r := s.add(filter, reason, 1)
+	if len(r.names) < api.MaxNamedRejections {
+		r.names = append(r.names, c.node(i).Name)
+	}
+}
 
-func (s *groupStats) add(filter int, reason string, nodes int) {
+func (s *groupStats) add(filter int, reason string, nodes int) *rejection {
+	if j := s.last - 1; j >= 0 && j < len(s.rejected) && s.rejected[j].filter == filter && s.rejected[j].reason == reason {
+		s.rejected[j].nodes += nodes
+		return &s.rejected[j]
+	}
 	for k := range s.rejected {
 		if r := &s.rejected[k]; r.filter == filter && r.reason == reason {
 			r.nodes += nodes
-			return
+			s.last = k + 1
+			return r
 		}
 	}
 	s.rejected = append(s.rejected, rejection{filter: filter, reason: reason, nodes: nodes})
+	s.last = len(s.rejected)
+	return &s.rejected[len(s.rejected)-1]
 }
 
 // merge adds what another feasible set of the same group saw.
@@ -42,16 +61,34 @@ func (s *groupStats) merge(o *groupStats) {
 	s.examined += o.examined
 	s.feasible += o.feasible
 	for _, r := range o.rejected {
-		s.add(r.filter, r.reason, r.nodes)
+		m := s.add(r.filter, r.reason, r.nodes)
+		for _, n := range r.names {
+			if len(m.names) >= api.MaxNamedRejections {
+				break
+			}
+			m.names = append(m.names, n)
+		}
 	}
 	if s.chosen == nil {
 		s.chosen = o.chosen
 	}
 }
 
+// reasons is how many nodes each reason rejected, whatever the filter.
+func (s *groupStats) reasons() map[string]int {
+	out := make(map[string]int, len(s.rejected))
+	for _, r := range s.rejected {
+		out[r.reason] += r.nodes
+	}
+	return out
+}
+
 // clone copies the statistics, so that a gang trial can restore them.
 func (s groupStats) clone() groupStats {
 	s.rejected = slices.Clone(s.rejected)
+	for k := range s.rejected {
+		s.rejected[k].names = slices.Clone(s.rejected[k].names)
+	}
 	return s
 }
 
@@ -63,7 +100,8 @@ func (g *group) explanation(wanted, placed int) api.Explanation {
 		Chosen: g.stats.chosen,
 	}
 	for _, r := range g.stats.rejected {
-		e.Filtered = append(e.Filtered, api.FilterCount{Filter: g.filters[r.filter].name(), Reason: r.reason, Nodes: r.nodes})
+		e.Filtered = append(e.Filtered, api.FilterCount{Filter: g.filters[r.filter].name(), Reason: r.reason, Nodes: r.nodes,
+			NodeNames: slices.Clone(r.names)})
 	}
 	slices.SortStableFunc(e.Filtered, func(a, b api.FilterCount) int {
 		if a.Nodes != b.Nodes {

@@ -249,7 +249,7 @@ func TestNoPlacementOnUnschedulableNodes(t *testing.T) {
 	}
 	mustEqual(t, "placed", len(planAllocs(plan)), 2)
 	mustEqual(t, "filtered", fmt.Sprint(plan.Explanations[0].Filtered),
-		"[{eligible node draining 1} {eligible node ineligible 1} {eligible node quarantined 1}]")
+		"[{eligible node draining 1 [draining]} {eligible node ineligible 1 [cordoned]} {eligible node quarantined 1 [quarantined]}]")
 	mustEqual(t, "failures", len(plan.Failures), 1)
 	for _, want := range []string{"node ineligible", "node draining", "node quarantined", "insufficient cpu"} {
 		if !strings.Contains(plan.Failures[0].Summary, want) {

@@ -323,7 +323,7 @@ func TestExplanation(t *testing.T) {
 	mustEqual(t, "placed", e.Placed, 2)
 	mustEqual(t, "examined", e.NodesExamined, 4)
 	mustEqual(t, "feasible", e.NodesFeasible, 2)
-	mustEqual(t, "filtered", fmt.Sprint(e.Filtered), "[{resources insufficient cpu 1} {eligible node draining 1}]")
+	mustEqual(t, "filtered", fmt.Sprint(e.Filtered), "[{resources insufficient cpu 1 [c]} {eligible node draining 1 [d]}]")
 	mustEqual(t, "chosen", e.Chosen.Node, "b")
 	var names []string
 	total := 0.0

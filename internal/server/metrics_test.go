@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"github.com/strata-dev/strata/api"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/api"
 )
 
 // scrape returns every sample of /metrics as "name{labels}" → value.
@@ -80,6 +81,8 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 		"strata_broker_eval_wait_seconds_count",
 		"strata_plan_apply_seconds_count",
 		`strata_plans_total{outcome="committed"}`,
+		"strata_scheduler_placements_total",
+		`strata_scheduler_node_rejections_total{filter="require"}`, // benchWorkload refuses rack r0
 		`strata_http_request_seconds_count{code="2xx",route="POST /v1/workloads"}`,
 		`strata_http_request_seconds_count{code="2xx",route="PUT /v1/agent/nodes/{id}/heartbeat"}`,
 	}
@@ -97,6 +100,9 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 	})
 	if d := after["strata_heartbeats_total"] - before["strata_heartbeats_total"]; d != 2 {
 		t.Errorf("strata_heartbeats_total grew by %v for 2 heartbeats", d)
+	}
+	if d := after["strata_scheduler_placements_total"] - before["strata_scheduler_placements_total"]; d != 3 {
+		t.Errorf("strata_scheduler_placements_total grew by %v for 3 placements", d)
 	}
 	exact := map[string]float64{
 		"strata_raft_is_leader":             1,
@@ -116,6 +122,14 @@ func TestMetricsEndpointCountsWhatTheServerDoes(t *testing.T) {
 	if after["process_resident_memory_bytes"] <= 0 {
 		t.Errorf("no process metrics")
 	}
+	// Copies that fit nowhere are counted.
+	submit(t, s, strings.Replace(fmt.Sprintf(benchWorkload, "huge", 2), "cpu: 250m", "cpu: 64", 1))
+	waitFor(t, 10*time.Second, "the unplaced copies counted", func() error {
+		if got := scrape(t, s)["strata_scheduler_unplaced_total"] - after["strata_scheduler_unplaced_total"]; got != 2 {
+			return fmt.Errorf("strata_scheduler_unplaced_total grew by %v, want 2", got)
+		}
+		return nil
+	})
 	for sample := range after {
 		if strings.Contains(sample, node) {
 			t.Errorf("a series is labelled with a raw path: %s", sample)
@@ -157,6 +171,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	// Vectors without a sample yet are not scraped: add them by name.
 	exported["strata_plans_total"] = true
 	exported["strata_http_request_seconds"] = true
+	exported["strata_scheduler_node_rejections_total"] = true
 	for name := range exported {
 		if !documented[name] {
 			t.Errorf("%s is exported but not documented in docs/metrics.md", name)

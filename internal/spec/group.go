@@ -59,7 +59,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	var name, tasks, minMember, replace, services, shutdownDelay *yaml.Node
 	var updateFields map[string]*yaml.Node
 	gangPath := join(path, "gang")
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, groupKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -143,6 +143,18 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	return g
 }
 
+// quantityKeys are the dimensions a task's resources write as a quantity
+// of their unit, by key.
+var quantityKeys = func() map[string]resources.Limit {
+	out := map[string]resources.Limit{}
+	for _, l := range resources.Limits {
+		if l.Spec.Form == api.FormQuantity {
+			out[l.Spec.Key] = l
+		}
+	}
+	return out
+}()
+
 // checkGroupTotal refuses a group whose tasks together ask for more of a
 // resource than one node may offer: every task is within bounds, but one
 // allocation holds them all, and no node could ever take it.
@@ -205,7 +217,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		PidsLimit:   DefaultPidsLimit,
 	}
 	var name, driver, command, image, res *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, taskKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -331,26 +343,20 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 
 func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	r := &t.Resources
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, resourceKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
-		case "cpu":
-			if q, ok := d.quantity(p, v, "500m or 2"); ok {
-				d.positive(p, q, resources.ParseCPU, resources.CPULimit, &r.CPUMilli)
-			}
-		case "memory":
-			if q, ok := d.quantity(p, v, "64Mi"); ok {
-				d.positive(p, q, resources.ParseBytes, resources.MemoryLimit, &r.MemoryBytes)
-			}
-		case "disk":
-			if q, ok := d.quantity(p, v, "100Mi"); ok {
-				d.parse(p, q, resources.ParseBytes, resources.DiskLimit, &r.DiskBytes)
-			}
-		case "bandwidth":
-			if q, ok := d.quantity(p, v, "100Mbps"); ok {
-				d.parse(p, q, resources.ParseBandwidth, resources.BandwidthLimit, &r.NetMbps)
+		case "cpu", "memory", "disk", "bandwidth":
+			// A dimension written as a quantity of its unit (api.Dimensions).
+			l := quantityKeys[key]
+			if q, ok := d.quantity(p, v, l.Spec.Example); ok {
+				if l.Spec.NonZero {
+					d.positive(p, q, l.ParseRequest, l, l.Ptr(r))
+				} else {
+					d.parse(p, q, l.ParseRequest, l, l.Ptr(r))
+				}
 			}
 		case "gpu":
-			if q, ok := d.quantity(p, v, "1 or 0.5"); ok {
+			if q, ok := d.quantity(p, v, resources.GPULimit.Spec.Example); ok {
 				whole, milli, err := resources.ParseGPU(q.Value)
 				switch {
 				case err != nil:
@@ -429,7 +435,7 @@ func (d *decoder) checkResources(path string, res, task *yaml.Node, t *api.Task)
 func (d *decoder) restartPolicy(path string, n *yaml.Node) api.RestartPolicy {
 	rp := defaultRestartPolicy()
 	var attempts, delay, maxDelay *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, restartPolicyKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "mode":
 			if s, ok := d.str(p, v); ok {
