@@ -123,27 +123,30 @@ func base(rs []Reading, s Signal, days int) (v float64, day int, ok bool) {
 // it fell: a reset is not growth); absent without an earlier reading in
 // the window.
 func growth(rs []Reading, s Signal, days int) float64 {
-	v, ok := rs[len(rs)-1].Get(s)
+	d, ok := delta(rs, s, days)
 	if !ok {
 		return Absent
 	}
-	b, _, ok := base(rs, s, days)
-	if !ok {
-		return Absent
-	}
-	return math.Log1p(max(v-b, 0))
+	return math.Log1p(max(d, 0))
 }
 
+// change is how much gauge s moved over the last days.
 func change(rs []Reading, s Signal, days int) float64 {
+	d, ok := delta(rs, s, days)
+	if !ok {
+		return Absent
+	}
+	return d
+}
+
+// delta is the latest value of s minus its oldest within days before it.
+func delta(rs []Reading, s Signal, days int) (float64, bool) {
 	v, ok := rs[len(rs)-1].Get(s)
 	if !ok {
-		return Absent
+		return 0, false
 	}
 	b, _, ok := base(rs, s, days)
-	if !ok {
-		return Absent
-	}
-	return v - b
+	return v - b, ok
 }
 
 // runRate is the smallest share of the elapsed hours the power-on clock

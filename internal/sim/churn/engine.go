@@ -2,13 +2,13 @@ package churn
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/strata-dev/strata/internal/sim/cluster"
+	"github.com/strata-dev/strata/internal/sim/eventq"
 	simfrag "github.com/strata-dev/strata/internal/sim/frag"
 	"github.com/strata-dev/strata/internal/sim/policy"
 	"github.com/strata-dev/strata/internal/sim/trace"
@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	dist := simfrag.FromPods(cfg.Pods, simfrag.DefaultCoverage)
 	e := &engine{ctx: ctx, cfg: &cfg, c: c, placer: placer, stream: stream, frag: simfrag.NewTracker(&dist, c),
-		queue: waitQueue{patience: cfg.patience()}, byAlloc: map[cluster.AllocID]int32{},
+		queue: waitQueue{patience: cfg.patience()}, byAlloc: map[cluster.AllocID]int32{}, leave: eventq.New(leavesFirst),
 		res: Result{Policy: cfg.Policy, Seed: cfg.Seed, Load: cfg.load(), ArrivalsPerDay: stream.Rate(), Days: cfg.Days}}
 	if err := e.run(); err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ type engine struct {
 	pods    []instance // every pod placed, by instance id
 	byAlloc map[cluster.AllocID]int32
 	live    []int32 // instances running, in no order (sorted for the rebalancer)
-	leave   leaveHeap
+	leave   *eventq.Queue[leaving]
 	failed  int         // failures applied so far
 	repairs []repairing // nodes down, in order of return
 
@@ -274,8 +274,8 @@ func (e *engine) run() error {
 		if x, ok := e.queue.nextExpiry(); ok && x <= t {
 			t, kind = x, evExpire
 		}
-		if len(e.leave) > 0 && e.leave[0].at <= t {
-			t, kind = e.leave[0].at, evLeave
+		if l, ok := e.leave.Peek(); ok && l.at <= t {
+			t, kind = l.at, evLeave
 		}
 		if len(e.cfg.Failures) > e.failed && e.cfg.Failures[e.failed].At <= t {
 			t, kind = e.cfg.Failures[e.failed].At, evFail
@@ -367,13 +367,13 @@ func (e *engine) tryPlace(a Arrival, now int64) (bool, error) {
 	e.pods = append(e.pods, instance{alloc: id, pod: a.Pod, since: now, leaves: now + a.Life, lastMoved: -1, livePos: int32(len(e.live))})
 	e.live = append(e.live, inst)
 	e.byAlloc[id] = inst
-	heap.Push(&e.leave, leaving{at: now + a.Life, inst: inst})
+	e.leave.Push(leaving{at: now + a.Life, inst: inst})
 	return true, nil
 }
 
 // depart ends the pod whose time is up and offers its room to the queue.
 func (e *engine) depart(now int64) error {
-	l := heap.Pop(&e.leave).(leaving)
+	l := e.leave.Pop()
 	in := &e.pods[l.inst]
 	if in.gone {
 		return nil
@@ -567,22 +567,11 @@ type leaving struct {
 	inst int32
 }
 
-type leaveHeap []leaving
-
-func (h leaveHeap) Len() int { return len(h) }
-func (h leaveHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func leavesFirst(a, b *leaving) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].inst < h[j].inst
-}
-func (h leaveHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *leaveHeap) Push(x any)   { *h = append(*h, x.(leaving)) }
-func (h *leaveHeap) Pop() any {
-	old := *h
-	l := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return l
+	return a.inst < b.inst
 }
 
 // askOf names what a pod asks for: "cpu", "share" or its whole GPUs.

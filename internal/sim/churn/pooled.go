@@ -1,11 +1,11 @@
 package churn
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/strata-dev/strata/internal/sim/eventq"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -63,7 +63,7 @@ func Pooled(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	res := Result{Policy: PooledName, Seed: cfg.Seed, Load: cfg.load(), ArrivalsPerDay: stream.Rate(), Days: cfg.Days}
-	var leave pooledHeap
+	leave := eventq.New(heldFirst)
 	queue := waitQueue{patience: cfg.patience()}
 	start := int64(cfg.Warmup * 86400)
 	end := start + int64(cfg.Days*86400)
@@ -86,7 +86,7 @@ func Pooled(ctx context.Context, cfg Config) (*Result, error) {
 		p, pod := &pools[best], a.Pod
 		p.cpu, p.mem, p.gpu = p.cpu-pod.CPUMilli, p.mem-pod.MemoryMiB, p.gpu-pod.GPURequestMilli()
 		seq++
-		heap.Push(&leave, pooledHeld{at: now + a.Life, pool: best, pod: pod, seq: seq})
+		leave.Push(pooledHeld{at: now + a.Life, pool: best, pod: pod, seq: seq})
 		running++
 		if a.At >= start {
 			res.Placed++
@@ -117,15 +117,15 @@ func Pooled(ctx context.Context, cfg Config) (*Result, error) {
 		if x, ok := queue.nextExpiry(); ok && x <= t {
 			t, kind = x, evExpire
 		}
-		if len(leave) > 0 && leave[0].at <= t {
-			t, kind = leave[0].at, evLeave
+		if l, ok := leave.Peek(); ok && l.at <= t {
+			t, kind = l.at, evLeave
 		}
 		if t >= end {
 			break
 		}
 		switch kind {
 		case evLeave:
-			l := heap.Pop(&leave).(pooledHeld)
+			l := leave.Pop()
 			p := &pools[l.pool]
 			p.cpu, p.mem, p.gpu = p.cpu+l.pod.CPUMilli, p.mem+l.pod.MemoryMiB, p.gpu+l.pod.GPURequestMilli()
 			running--
@@ -194,20 +194,9 @@ type pooledHeld struct {
 	seq  int
 }
 
-type pooledHeap []pooledHeld
-
-func (h pooledHeap) Len() int { return len(h) }
-func (h pooledHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func heldFirst(a, b *pooledHeld) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].seq < h[j].seq
-}
-func (h pooledHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *pooledHeap) Push(x any)   { *h = append(*h, x.(pooledHeld)) }
-func (h *pooledHeap) Pop() any {
-	old := *h
-	l := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return l
+	return a.seq < b.seq
 }

@@ -2,13 +2,13 @@ package failsim
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/strata-dev/strata/internal/predict"
+	"github.com/strata-dev/strata/internal/sim/eventq"
 	"github.com/strata-dev/strata/internal/sim/trace"
 )
 
@@ -160,7 +160,7 @@ type replayer struct {
 	groups   [][]int32 // per group: its tasks
 	taskGrp  []int32
 	repairs  []repair // nodes down, in order of return
-	ends     endHeap
+	ends     *eventq.Queue[end]
 	lastHit  []groupHit
 	nextTick int64
 
@@ -194,7 +194,7 @@ type groupHit struct {
 func newReplayer(f *Fleet, cfg ReplayConfig, policy string) *replayer {
 	n := f.Len()
 	r := &replayer{f: f, cfg: cfg, policy: policy, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
-		up: make([]bool, n), drained: make([]bool, n), load: make([][]int32, n)}
+		up: make([]bool, n), drained: make([]bool, n), load: make([][]int32, n), ends: eventq.New(endsFirst)}
 	for i := range r.up {
 		r.up[i] = true
 	}
@@ -285,8 +285,8 @@ func (r *replayer) advance(t int64) {
 		if len(r.repairs) > 0 && r.repairs[0].at < next {
 			next, kind = r.repairs[0].at, 0
 		}
-		if len(r.ends) > 0 && r.ends[0].at < next {
-			next, kind = r.ends[0].at, 1
+		if e, ok := r.ends.Peek(); ok && e.at < next {
+			next, kind = e.at, 1
 		}
 		if r.model != nil && r.nextTick < next {
 			next, kind = r.nextTick, 2
@@ -299,7 +299,7 @@ func (r *replayer) advance(t int64) {
 			r.up[r.repairs[0].node] = true
 			r.repairs = r.repairs[1:]
 		case 1:
-			e := heap.Pop(&r.ends).(end)
+			e := r.ends.Pop()
 			if r.tasks[e.task] >= 0 {
 				r.unassign(e.task)
 			}
@@ -320,28 +320,17 @@ type end struct {
 	task int32
 }
 
-type endHeap []end
-
-func (h endHeap) Len() int { return len(h) }
-func (h endHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func endsFirst(a, b *end) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].task < h[j].task
-}
-func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(end)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+	return a.task < b.task
 }
 
 // schedule draws when task's current replica ends.
 func (r *replayer) schedule(task int32, now int64) {
 	life := int64(r.rng.ExpFloat64()*float64(r.cfg.Lifetime)) + 1
-	heap.Push(&r.ends, end{at: now + life, task: task})
+	r.ends.Push(end{at: now + life, task: task})
 }
 
 func (r *replayer) unassign(t int32) {

@@ -41,18 +41,11 @@ var ErrUnsorted = errors.New("rows are not in date order")
 // LoadBackblaze reads a drive-stats CSV (plain or gzipped) and keeps the
 // raw values of the SMART attributes in attrs (those the file has).
 func LoadBackblaze(path string, attrs []int) (*SmartTable, error) {
-	r, closeFn, err := openMaybeGzip(path)
+	t, closeFn, err := openTable(path, "date", "serial_number", "failure")
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	t, err := newTable(path, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.require("date", "serial_number", "failure"); err != nil {
-		return nil, err
-	}
 	out := &SmartTable{}
 	var cols []string
 	for _, a := range attrs {
@@ -124,3 +117,21 @@ func DayOf(date string) (int, error) {
 
 // DateOf is the date of day number day.
 func DateOf(day int) string { return time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly) }
+
+// openTable opens a CSV file with a header (plain or gzipped) and checks
+// that it has the columns required.
+func openTable(path string, required ...string) (*table, func() error, error) {
+	r, closeFn, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := newTable(path, r)
+	if err == nil {
+		err = t.require(required...)
+	}
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return t, closeFn, nil
+}

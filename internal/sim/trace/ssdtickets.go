@@ -22,18 +22,11 @@ type Ticket struct {
 // LoadSSDTickets reads ssd_failure_tag_*.csv (plain or gzipped): the
 // tickets in time order (ties in file order).
 func LoadSSDTickets(path string) ([]Ticket, error) {
-	r, closeFn, err := openMaybeGzip(path)
+	t, closeFn, err := openTable(path, "failure_time", "disk_id", "node_id", "rack_id")
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	t, err := newTable(path, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.require("failure_time", "disk_id", "node_id", "rack_id"); err != nil {
-		return nil, err
-	}
 	var out []Ticket
 	for {
 		ok, err := t.next()
