@@ -16,6 +16,10 @@
 // — which no placement and no rebalancing can beat: the gap between it and
 // a policy is the GPU capacity that policy loses to fragmentation.
 //
+// Nodes may fail (Config.Failures: down for Repair, their pods
+// interrupted and waiting again for the rest of their lifetimes), and a
+// caller's model of the cell can follow the simulated time (Config.Clock).
+//
 // It is deterministic and does no I/O; it reads no clock (times are the
 // simulation's).
 package churn

@@ -11,6 +11,10 @@
 //     groups placed on it, once with reactive replacement on a
 //     rack-oblivious placement and once with the correlated-failure model
 //     steering placement and draining ahead (`strata sim correlated`).
+//   - On a cell (oncell.go, forecaster.go): the tickets laid onto a
+//     simulated cell's nodes in rack order, and the correlated-failure
+//     model that learns from them as simulated time passes and answers
+//     each node's forecast (churn mode's --failures, strata-predictive).
 //
 // It is deterministic (seeds are arguments, no clock is read) and does no
 // I/O: callers load the traces (internal/sim/trace) and print the results.
