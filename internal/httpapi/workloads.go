@@ -33,8 +33,12 @@ func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) err
 	if checked && checkIndex != "" {
 		cmd.CheckIndex = &index
 	}
+	if err := withinLimits(snap, cmd); err != nil {
+		return err
+	}
 	eval := cmd.Eval
 	idx, answer, err := s.proposer.Propose(cmd)
+	err = limitError(err)
 	if errors.Is(err, fsm.ErrWorkloadChanged) {
 		return &route.Error{Status: http.StatusConflict, Code: "workload-changed", Msg: err.Error() + "; plan again",
 			Fields: []api.FieldError{{Path: "checkIndex", Message: "the workload changed since this index"}}}
