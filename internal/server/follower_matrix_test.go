@@ -170,9 +170,20 @@ type caller struct {
 
 // run calls every route as every caller at the leader, through the
 // follower and (reads) with ?stale at the follower, and checks each
-// verdict against want: allowed, or refused with a 403 that changes
-// nothing.
-func (m *matrixCell) run(t *testing.T, callers []caller, want func(rt route.Route, c caller) bool) {
+// verdict: allowed, or refused with a 403 that changes nothing. The
+// status endpoints take anyone, the agents' routes an agent's
+// certificate (with the node's secret), ACLs on or off; users(rt, c)
+// says whether c may call a user's route rt.
+func (m *matrixCell) run(t *testing.T, callers []caller, users func(rt route.Route, c caller) bool) {
+	want := func(rt route.Route, c caller) bool {
+		switch {
+		case rt.Rule.Scope == route.ScopeOpen:
+			return true
+		case nodeScoped(rt):
+			return c.role == pki.RoleAgent
+		}
+		return users(rt, c)
+	}
 	rules := map[string]route.Route{"": {Pattern: "", Rule: route.Open}} // the mux's own answers
 	for _, rt := range m.routes {
 		rules[rt.Pattern] = rt
@@ -233,10 +244,6 @@ func TestCertificateMatrixThroughAFollower(t *testing.T) {
 		{name: "agent", role: pki.RoleAgent}, {name: "scrape", role: pki.RoleScrape}}
 	m.run(t, callers, func(rt route.Route, c caller) bool {
 		switch {
-		case rt.Rule.Scope == route.ScopeOpen:
-			return true
-		case nodeScoped(rt):
-			return c.role == pki.RoleAgent
 		case rt.Rule.Scope == route.ScopeToken:
 			return false // a token reading itself: there is none
 		case c.role == pki.RoleCLI, c.role == pki.RoleServer:
@@ -285,10 +292,6 @@ func TestACLMatrixThroughAFollower(t *testing.T) {
 	})
 	m.run(t, callers, func(rt route.Route, c caller) bool {
 		switch {
-		case rt.Rule.Scope == route.ScopeOpen:
-			return true
-		case nodeScoped(rt):
-			return c.role == pki.RoleAgent
 		case c.token == "":
 			return false
 		case c.token == m.managementToken, rt.Rule.Scope == route.ScopeToken:

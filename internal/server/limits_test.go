@@ -11,19 +11,6 @@ import (
 	"github.com/strata-dev/strata/api"
 )
 
-// replicasWorkload is a one-group workload of n tiny replicas.
-const replicasWorkload = `
-apiVersion: strata.dev/v1
-kind: Workload
-metadata: {name: %s}
-spec:
-  groups:
-    - name: g
-      replicas: %d
-      tasks:
-        - {name: t, driver: mock, command: ["x"], resources: {cpu: 1m, memory: 1Mi}}
-`
-
 // TestAdmissionRefusesWhatTheCellCannotHold: the issue's reproducer, one
 // POST of replicas: 1000000, is refused under the cell's default bounds
 // with a 400 that names the field and the bound, and writes nothing; the
@@ -33,7 +20,7 @@ spec:
 func TestAdmissionRefusesWhatTheCellCannotHold(t *testing.T) {
 	s := quietServer(t)
 	before := contentIndex(s)
-	status, er := call(t, s, "POST", "/v1/workloads", fmt.Sprintf(replicasWorkload, "huge", 1_000_000))
+	status, er := call(t, s, "POST", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "huge", 1_000_000))
 	if status != http.StatusBadRequest || er.Code != "limit-exceeded" || len(er.Fields) != 1 || er.Fields[0].Path != "spec.groups[0].replicas" ||
 		!strings.Contains(er.Error, fmt.Sprint(api.DefaultCellReplicas)) {
 		t.Fatalf("10^6 replicas: %d %+v, want 400 limit-exceeded on spec.groups[0].replicas naming the bound %d", status, er, api.DefaultCellReplicas)
@@ -54,15 +41,16 @@ func TestAdmissionRefusesWhatTheCellCannotHold(t *testing.T) {
 		name, path, doc string
 		field, says     string // "": accepted
 	}{
-		{"within the namespace's default", "/v1/workloads", fmt.Sprintf(replicasWorkload, "a", 40), "", ""},
-		{"past the namespace's default", "/v1/workloads", fmt.Sprintf(replicasWorkload, "b", 21), "spec.groups[0].replicas", `namespace "default" would hold 61 replicas of running workloads, above its limit of 60`},
-		{"within it again", "/v1/workloads", fmt.Sprintf(replicasWorkload, "b", 20), "", ""},
-		{"the namespace's quota", "/v1/workloads?namespace=team", fmt.Sprintf(replicasWorkload, "c", 1), "", ""},
-		{"past the namespace's quota", "/v1/workloads?namespace=team", fmt.Sprintf(replicasWorkload, "d", 1), "metadata.name", `namespace "team" would hold 2 workloads, above its limit of 1`},
-		{"past the cell's workloads", "/v1/workloads", fmt.Sprintf(replicasWorkload, "e", 0), "metadata.name", "the cell would hold 4 workloads, above its limit of 3"},
-		{"an update that shrinks", "/v1/workloads", fmt.Sprintf(replicasWorkload, "a", 10), "", ""},
+		{"within the namespace's default", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "a", 40), "", ""},
+		{"past the namespace's default", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "b", 21), "spec.groups[0].replicas", `namespace "default" would hold 61 replicas of running workloads, above its limit of 60`},
+		{"within it again", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "b", 20), "", ""},
+		{"the namespace's quota", "/v1/workloads?namespace=team", fmt.Sprintf(largePlanWorkload, "c", 1), "", ""},
+		{"past the namespace's quota", "/v1/workloads?namespace=team", fmt.Sprintf(largePlanWorkload, "d", 1), "metadata.name", `namespace "team" would hold 2 workloads, above its limit of 1`},
+		{"past the cell's workloads", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "e", 0), "metadata.name", "the cell would hold 4 workloads, above its limit of 3"},
+		{"an update that shrinks", "/v1/workloads", fmt.Sprintf(largePlanWorkload, "a", 10), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			waitBrokerIdle(t, s) // the last accepted one's evaluation has written
 			before := contentIndex(s)
 			status, er := call(t, s, "POST", tc.path, tc.doc)
 			switch {
@@ -92,7 +80,7 @@ func TestLimitsHoldAgainstConcurrentSubmissions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := http.Post(s.Addr()+"/v1/workloads", "application/yaml", strings.NewReader(fmt.Sprintf(replicasWorkload, fmt.Sprint("w", i), 1)))
+			resp, err := http.Post(s.Addr()+"/v1/workloads", "application/yaml", strings.NewReader(fmt.Sprintf(largePlanWorkload, fmt.Sprint("w", i), 1)))
 			if err != nil {
 				t.Error(err)
 				return

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,29 +23,7 @@ import (
 // need a client certificate of role agent; a CLI certificate, none, or a
 // forged "forwarded by a server" header on the API port do not do.
 func TestAgentCallsNeedAnAgentCertificate(t *testing.T) {
-	dir := t.TempDir()
-	if err := pki.EnsureDev(dir); err != nil {
-		t.Fatal(err)
-	}
-	files := pki.CertFiles(dir, pki.RoleServer)
-	s, err := New(Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", HeartbeatTTL: time.Hour, TLS: &files,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	<-s.Ready()
-	as := func(role pki.Role) *http.Client {
-		f := pki.CertFiles(dir, role)
-		if role == "" {
-			f.Cert, f.Key = "", ""
-		}
-		cfg, err := api.ClientTLS(f.CA, f.Cert, f.Key, api.TLSRoleServer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
-	}
+	s, as := tlsTestServer(t)
 	register := func(client *http.Client, headers map[string]string) (int, string) {
 		body, _ := json.Marshal(testNode("n1", "", "r1"))
 		req, _ := http.NewRequest("POST", s.Addr()+"/v1/agent/nodes", strings.NewReader(string(body)))
@@ -61,6 +40,7 @@ func TestAgentCallsNeedAnAgentCertificate(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	agentDER := as(pki.RoleAgent).Transport.(*http.Transport).TLSClientConfig.Certificates[0].Certificate[0]
 	for _, tc := range []struct {
 		name    string
 		client  *http.Client
@@ -69,6 +49,11 @@ func TestAgentCallsNeedAnAgentCertificate(t *testing.T) {
 		{"no certificate", as(""), nil},
 		{"a CLI certificate", as(pki.RoleCLI), nil},
 		{"a CLI certificate claiming a server forwarded it", as(pki.RoleCLI), map[string]string{"X-Strata-Forwarded-By": "server-1"}},
+		// What a follower carries, sent by a client to the API port: believed
+		// only over the servers' mutual TLS.
+		{"a CLI certificate carrying an agent's as a follower would", as(pki.RoleCLI), map[string]string{"X-Strata-Forwarded-By": "server-1",
+			"X-Strata-Client-Certificate": base64.StdEncoding.EncodeToString(agentDER)}},
+		{"no certificate, carrying an agent's", as(""), map[string]string{"X-Strata-Client-Certificate": base64.StdEncoding.EncodeToString(agentDER)}},
 	} {
 		if status, body := register(tc.client, tc.headers); status != http.StatusForbidden || !strings.Contains(body, "certificate") {
 			t.Errorf("%s: %d %s, want 403 naming the certificate", tc.name, status, body)
