@@ -87,8 +87,8 @@ func TestPropertyEngine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		cell := newCell(16, 3, 4)
 		p := Policy{
-			Window: time.Duration(rapid.IntRange(1, 10).Draw(t, "window")) * time.Minute,
-			Quiet:  time.Duration(rapid.IntRange(1, 10).Draw(t, "quiet")) * time.Minute,
+			Window:   time.Duration(rapid.IntRange(1, 10).Draw(t, "window")) * time.Minute,
+			Quiet:    time.Duration(rapid.IntRange(1, 10).Draw(t, "quiet")) * time.Minute,
 			MinNodes: 1, MinLift: 1.5, Alpha: 0.05,
 			MaxPending: rapid.IntRange(1, 30).Draw(t, "maxPending"),
 			MaxOpen:    rapid.IntRange(1, 4).Draw(t, "maxOpen"),
