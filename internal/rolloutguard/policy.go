@@ -1,0 +1,64 @@
+package rolloutguard
+
+import "time"
+
+// Policy tunes the guard; zero fields take the defaults of WithDefaults.
+type Policy struct {
+	// Alpha bounds the probability that a version as good as its baseline
+	// is halted, all tests and strata together (0.01).
+	Alpha float64
+	// Ratios are the effect sizes the tests mix (odds or rate ratios:
+	// 2, 4, 10, 30, 100, 1000).
+	Ratios []float64
+	// StartWindow: trouble within it of a start is a failed start (60 s).
+	StartWindow time.Duration
+	// Settle is how long an event waits before it counts, so that the
+	// incident engine may explain it first (30 s).
+	Settle time.Duration
+	// MaxStartsPerAlloc and MaxEventsPerAlloc bound what one copy adds to
+	// the evidence (2 starts, 3 events): a copy crash-looping on a broken
+	// node is one copy's evidence, not a hundred.
+	MaxStartsPerAlloc, MaxEventsPerAlloc int
+	// MinAllocs and MinNodes: a verdict needs evidence from this many new
+	// copies (2) on this many nodes (2).
+	MinAllocs, MinNodes int
+	// StartFloor floors the old version's start failure rate (0.01), and
+	// Confidence is the z of the upper confidence bounds of the baselines
+	// (2).
+	StartFloor, Confidence float64
+}
+
+// WithDefaults returns p with its zero fields defaulted.
+func (p Policy) WithDefaults() Policy {
+	if p.Alpha <= 0 {
+		p.Alpha = 0.01
+	}
+	if len(p.Ratios) == 0 {
+		p.Ratios = []float64{2, 4, 10, 30, 100, 1000}
+	}
+	if p.StartWindow <= 0 {
+		p.StartWindow = time.Minute
+	}
+	if p.Settle <= 0 {
+		p.Settle = 30 * time.Second
+	}
+	if p.MaxStartsPerAlloc <= 0 {
+		p.MaxStartsPerAlloc = 2
+	}
+	if p.MaxEventsPerAlloc <= 0 {
+		p.MaxEventsPerAlloc = 3
+	}
+	if p.MinAllocs <= 0 {
+		p.MinAllocs = 2
+	}
+	if p.MinNodes <= 0 {
+		p.MinNodes = 2
+	}
+	if p.StartFloor <= 0 {
+		p.StartFloor = 0.01
+	}
+	if p.Confidence <= 0 {
+		p.Confidence = 2
+	}
+	return p
+}
