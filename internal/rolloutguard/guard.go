@@ -66,43 +66,6 @@ type Deployment struct {
 	Classes int
 }
 
-// The tests, as verdicts name them.
-const (
-	TestStarts  = "failed starts"
-	TestBeside  = "beside the old version"
-	TestHistory = "against the old version's past"
-)
-
-// evidence is the new copies and their nodes that weighed against the
-// version in one test: a verdict needs enough of both.
-type evidence struct {
-	allocs, nodes map[string]bool
-}
-
-func newEvidence() evidence { return evidence{allocs: map[string]bool{}, nodes: map[string]bool{}} }
-
-func (e evidence) add(a Alloc) { e.allocs[a.ID], e.nodes[a.Node] = true, true }
-
-// stratum holds the three tests on the copies of one class of nodes (the
-// zero class: all copies).
-type stratum struct {
-	class                   Class
-	starts, beside, history *mixture
-	startEvidence           evidence
-	besideEvidence          evidence
-	historyEvidence         evidence
-
-	startTrials, startFailures int
-	eventsNew, eventsOld       int
-	expectedNew                float64 // Σ of the new version's running share over the events beside
-	historyEvents              int
-	exposureHours              float64
-}
-
-func (s *stratum) holds(a Alloc) bool {
-	return s.class == (Class{}) || slices.Contains(a.Classes, s.class)
-}
-
 // copyState is what the guard knows of one copy.
 type copyState struct {
 	alloc   Alloc
@@ -111,17 +74,9 @@ type copyState struct {
 	// startOpen: the latest start's window has not passed and no trouble
 	// came in it; startTroubled: trouble came in it (waiting to settle).
 	startOpen, startTroubled bool
-	starts, events           int // counted so far (bounded by the policy)
-}
-
-// queued is a trouble waiting Settle, with what was true when it came.
-type queued struct {
-	trouble Trouble
-	copy    *copyState
-	inStart bool
-	// share is the new version's share of the mature running copies of
-	// each stratum when it came (stratum index → share).
-	share []float64
+	// starts and events count what it adds to the evidence now (bounded
+	// by the policy; an explanation gives the room back).
+	starts, events int
 }
 
 // Guard judges one deployment. It is not safe for concurrent use.
@@ -131,12 +86,17 @@ type Guard struct {
 	copies     map[string]*copyState
 	order      []*copyState // in the order first seen, for determinism
 	strata     []*stratum
-	queue      []queued
+	queue      []*record // trouble waiting Settle, oldest first
+	records    []*record // trouble counted, oldest first
+	perNode    map[string]int
 	now        time.Time
 
 	baseStart float64 // the old version's start failure rate, bounded above
 	baseRate  float64 // its trouble rate per copy-hour, bounded above
-	threshold float64 // log(tests / α)
+	// allThreshold is log(3 / (α·AllShare)), the bar of the tests of all
+	// copies; classThreshold log(3·classes / (α·(1−AllShare))), that of
+	// each class's.
+	allThreshold, classThreshold float64
 
 	explained int
 	verdict   Verdict
@@ -147,22 +107,14 @@ func New(d Deployment, p Policy) *Guard {
 	p = p.WithDefaults()
 	b := d.Baseline
 	g := &Guard{
-		policy: p, deployment: d, copies: map[string]*copyState{},
+		policy: p, deployment: d, copies: map[string]*copyState{}, perNode: map[string]int{},
 		baseStart: wilsonUpper(b.FailedStarts, b.Starts, p.Confidence, p.StartFloor),
 		baseRate:  poissonUpper(b.Events, b.Exposure.Hours(), p.Confidence),
 	}
-	tests := 3 * (1 + max(0, d.Classes))
-	g.threshold = math.Log(float64(tests) / p.Alpha)
-	g.strata = []*stratum{g.newStratum(Class{})}
+	g.allThreshold = math.Log(3 / (p.Alpha * p.AllShare))
+	g.classThreshold = math.Log(3 * float64(max(1, d.Classes)) / (p.Alpha * (1 - p.AllShare)))
+	g.strata = []*stratum{newStratum(Class{}, p.Ratios)}
 	return g
-}
-
-func (g *Guard) newStratum(c Class) *stratum {
-	return &stratum{
-		class:  c,
-		starts: newMixture(g.policy.Ratios), beside: newMixture(g.policy.Ratios), history: newMixture(g.policy.Ratios),
-		startEvidence: newEvidence(), besideEvidence: newEvidence(), historyEvidence: newEvidence(),
-	}
 }
 
 // Start tells that a copy started running at t (placed, or restarted).
@@ -175,7 +127,14 @@ func (g *Guard) Start(t time.Time, a Alloc) {
 		g.order = append(g.order, c)
 		for _, cl := range a.Classes {
 			if !slices.ContainsFunc(g.strata, func(s *stratum) bool { return s.class == cl }) {
-				g.strata = append(g.strata, g.newStratum(cl))
+				g.strata = append(g.strata, newStratum(cl, g.policy.Ratios))
+			}
+		}
+		if a.New {
+			for _, s := range g.strata {
+				if s.holds(a) {
+					s.newCopies++
+				}
 			}
 		}
 	}
@@ -199,19 +158,19 @@ func (g *Guard) Trouble(tr Trouble) {
 		return
 	}
 	g.advance(tr.At)
-	q := queued{trouble: tr, copy: c, inStart: tr.At.Sub(c.start) < g.policy.StartWindow && (c.startOpen || c.startTroubled)}
-	if q.inStart {
+	r := &record{trouble: tr, copy: c, inStart: tr.At.Sub(c.start) < g.policy.StartWindow && (c.startOpen || c.startTroubled)}
+	if r.inStart {
 		if c.startTroubled {
 			return // the start has failed already: one outcome a start
 		}
 		c.startOpen, c.startTroubled = false, true
 	} else {
-		q.share = make([]float64, len(g.strata))
+		r.shares = make([]float64, len(g.strata))
 		for i, s := range g.strata {
-			q.share[i] = g.newShare(s, tr.At)
+			r.shares[i] = g.newShare(s, tr.At)
 		}
 	}
-	g.queue = append(g.queue, q)
+	g.queue = append(g.queue, r)
 }
 
 // newShare is the new version's share of the mature running copies in s
@@ -234,7 +193,7 @@ func (g *Guard) newShare(s *stratum, t time.Time) float64 {
 }
 
 // advance moves the guard's time to t: the new copies' exposure since the
-// last move goes into the tests against the past, and starts whose window
+// last move goes to the tests against the past, and starts whose window
 // passed without trouble count as good starts.
 func (g *Guard) advance(t time.Time) {
 	if !t.After(g.now) {
@@ -246,7 +205,7 @@ func (g *Guard) advance(t time.Time) {
 		if !c.alloc.New {
 			continue
 		}
-		if c.running && !math.IsInf(g.baseRate, 1) {
+		if c.running {
 			begin := c.start.Add(g.policy.StartWindow)
 			if begin.Before(from) {
 				begin = from
@@ -254,7 +213,6 @@ func (g *Guard) advance(t time.Time) {
 			if hours := t.Sub(begin).Hours(); hours > 0 {
 				for _, s := range g.strata {
 					if s.holds(c.alloc) {
-						s.history.poissonExposure(g.baseRate * hours)
 						s.exposureHours += hours
 					}
 				}
@@ -262,167 +220,14 @@ func (g *Guard) advance(t time.Time) {
 		}
 		if c.startOpen && !t.Before(c.start.Add(g.policy.StartWindow)) {
 			c.startOpen = false
-			g.startOutcome(c, false)
-		}
-	}
-}
-
-// startOutcome counts one start of a new copy in every stratum it holds.
-func (g *Guard) startOutcome(c *copyState, failed bool) {
-	if !c.alloc.New || c.starts >= g.policy.MaxStartsPerAlloc {
-		return
-	}
-	c.starts++
-	for _, s := range g.strata {
-		if !s.holds(c.alloc) {
-			continue
-		}
-		s.starts.bernoulli(g.baseStart, failed)
-		s.startTrials++
-		if failed {
-			s.startFailures++
-			s.startEvidence.add(c.alloc)
-		}
-	}
-}
-
-// Judge moves the guard to now, counts the trouble that has settled —
-// unless explain, asked about each, says the cell explains it otherwise —
-// and returns the verdict (sticky once it halts). explain may be nil.
-func (g *Guard) Judge(now time.Time, explain func(Trouble) bool) Verdict {
-	g.advance(now)
-	if g.verdict.Halt {
-		return g.verdict
-	}
-	cut := 0
-	for _, q := range g.queue {
-		if now.Sub(q.trouble.At) < g.policy.Settle {
-			break
-		}
-		cut++
-		g.count(q, explain != nil && explain(q.trouble))
-		if v, ok := g.decide(q.trouble.At); ok {
-			g.verdict = v
-			break
-		}
-	}
-	g.queue = slices.Delete(g.queue, 0, cut)
-	return g.verdict
-}
-
-// count weighs one settled trouble.
-func (g *Guard) count(q queued, explained bool) {
-	c := q.copy
-	if explained {
-		g.explained++
-		if q.inStart {
-			c.startTroubled = false // no outcome: the start met an outside cause
-		}
-		return
-	}
-	if q.inStart {
-		c.startTroubled = false
-		g.startOutcome(c, true)
-		return
-	}
-	if c.events >= g.policy.MaxEventsPerAlloc {
-		return
-	}
-	c.events++
-	for i, s := range g.strata {
-		if i >= len(q.share) || !s.holds(c.alloc) {
-			continue
-		}
-		s.beside.bernoulli(q.share[i], c.alloc.New)
-		if q.share[i] > 0 && q.share[i] < 1 {
-			s.expectedNew += q.share[i]
-			if c.alloc.New {
-				s.eventsNew++
-				s.besideEvidence.add(c.alloc)
-			} else {
-				s.eventsOld++
+			if c.starts < g.policy.MaxStartsPerAlloc {
+				c.starts++
+				for _, s := range g.strata {
+					if s.holds(c.alloc) {
+						s.startSuccesses++
+					}
+				}
 			}
 		}
-		if c.alloc.New && !math.IsInf(g.baseRate, 1) {
-			s.history.poissonEvent()
-			s.historyEvents++
-			s.historyEvidence.add(c.alloc)
-		}
-	}
-}
-
-// decide returns the first test of a stratum whose likelihood ratio passed
-// the threshold with enough copies and nodes behind it.
-func (g *Guard) decide(at time.Time) (Verdict, bool) {
-	for _, s := range g.strata {
-		for _, t := range []struct {
-			name string
-			m    *mixture
-			ev   evidence
-		}{
-			{TestStarts, s.starts, s.startEvidence},
-			{TestBeside, s.beside, s.besideEvidence},
-			{TestHistory, s.history, s.historyEvidence},
-		} {
-			if t.m.logValue() < g.threshold || len(t.ev.allocs) < g.policy.MinAllocs || len(t.ev.nodes) < g.policy.MinNodes {
-				continue
-			}
-			v := Verdict{Halt: true, At: at, Test: t.name, Class: s.class, LogLR: t.m.logValue(), LogThreshold: g.threshold,
-				Allocs: len(t.ev.allocs), Nodes: len(t.ev.nodes)}
-			v.Reason = g.reason(v, s, t.m.bestRatio())
-			return v, true
-		}
-	}
-	return Verdict{}, false
-}
-
-// Verdict is the guard's judgement.
-type Verdict struct {
-	// Halt: the version is bad; pause or revert the deployment.
-	Halt bool
-	At   time.Time
-	// Test is the test that found it, Class the node class it holds on
-	// (zero: all copies).
-	Test  string
-	Class Class
-	// LogLR is the log likelihood ratio that passed LogThreshold
-	// (log(tests/α)); Allocs and Nodes the new copies and nodes behind it.
-	LogLR, LogThreshold float64
-	Allocs, Nodes       int
-	// Reason says it in words, for the deployment's status and its event.
-	Reason string
-}
-
-// Status is what the guard has seen, for `strata deployment status`.
-type Status struct {
-	Verdict Verdict
-	// StartTrials and StartFailures count the new version's judged starts
-	// against BaselineStartRate (the old version's, bounded above).
-	StartTrials, StartFailures int
-	BaselineStartRate          float64
-	// EventsNew and EventsOld count the trouble beside the old version;
-	// ExpectedNew is how many of them the new version would have had,
-	// were it alike.
-	EventsNew, EventsOld int
-	ExpectedNew          float64
-	// ExposureHours of new copies past their start window, their
-	// HistoryEvents, against BaselineRate per copy-hour (+Inf: no
-	// baseline).
-	ExposureHours float64
-	HistoryEvents int
-	BaselineRate  float64
-	// Explained counts trouble the cell explained otherwise; Waiting the
-	// trouble still settling.
-	Explained, Waiting int
-}
-
-// Status returns what the guard has seen on all copies.
-func (g *Guard) Status() Status {
-	s := g.strata[0]
-	return Status{
-		Verdict: g.verdict, StartTrials: s.startTrials, StartFailures: s.startFailures, BaselineStartRate: g.baseStart,
-		EventsNew: s.eventsNew, EventsOld: s.eventsOld, ExpectedNew: s.expectedNew,
-		ExposureHours: s.exposureHours, HistoryEvents: s.historyEvents, BaselineRate: g.baseRate,
-		Explained: g.explained, Waiting: len(g.queue),
 	}
 }

@@ -7,6 +7,10 @@ type Policy struct {
 	// Alpha bounds the probability that a version as good as its baseline
 	// is halted, all tests and strata together (0.01).
 	Alpha float64
+	// AllShare is the share of Alpha spent on the three tests of all
+	// copies (0.5); the rest is split over the tests of the node classes,
+	// which are many but matter only for versions bad on one class.
+	AllShare float64
 	// Ratios are the effect sizes the tests mix (odds or rate ratios:
 	// 2, 4, 10, 30, 100, 1000).
 	Ratios []float64
@@ -19,12 +23,19 @@ type Policy struct {
 	// the evidence (2 starts, 3 events): a copy crash-looping on a broken
 	// node is one copy's evidence, not a hundred.
 	MaxStartsPerAlloc, MaxEventsPerAlloc int
+	// MaxPerNode bounds what the copies of one node add (4): a broken
+	// node hosting several copies is still one node.
+	MaxPerNode int
 	// MinAllocs and MinNodes: a verdict needs evidence from this many new
 	// copies (2) on this many nodes (2).
 	MinAllocs, MinNodes int
+	// Lookback is how long after it came a trouble may still be explained
+	// away (15 min): infrastructure incidents open minutes after their
+	// first trouble when it comes slowly.
+	Lookback time.Duration
 	// StartFloor floors the old version's start failure rate (0.01), and
 	// Confidence is the z of the upper confidence bounds of the baselines
-	// (2).
+	// (1: a one-sided 84 % bound; docs/incidents.md weighs it).
 	StartFloor, Confidence float64
 }
 
@@ -32,6 +43,9 @@ type Policy struct {
 func (p Policy) WithDefaults() Policy {
 	if p.Alpha <= 0 {
 		p.Alpha = 0.01
+	}
+	if p.AllShare <= 0 || p.AllShare >= 1 {
+		p.AllShare = 0.5
 	}
 	if len(p.Ratios) == 0 {
 		p.Ratios = []float64{2, 4, 10, 30, 100, 1000}
@@ -48,6 +62,12 @@ func (p Policy) WithDefaults() Policy {
 	if p.MaxEventsPerAlloc <= 0 {
 		p.MaxEventsPerAlloc = 3
 	}
+	if p.MaxPerNode <= 0 {
+		p.MaxPerNode = 4
+	}
+	if p.Lookback <= 0 {
+		p.Lookback = 15 * time.Minute
+	}
 	if p.MinAllocs <= 0 {
 		p.MinAllocs = 2
 	}
@@ -58,7 +78,7 @@ func (p Policy) WithDefaults() Policy {
 		p.StartFloor = 0.01
 	}
 	if p.Confidence <= 0 {
-		p.Confidence = 2
+		p.Confidence = 1
 	}
 	return p
 }

@@ -17,7 +17,7 @@ func (g *Guard) reason(v Verdict, s *stratum, ratio float64) string {
 	switch v.Test {
 	case TestStarts:
 		what = fmt.Sprintf("version %d fails to start%s: %d of %d starts on %d nodes failed within %s, against %s for version %d",
-			d.Version, where, s.startFailures, s.startTrials, v.Nodes, g.policy.StartWindow, pct(g.baseStart), d.FromVersion)
+			d.Version, where, s.startFailures, s.startFailures+s.startSuccesses, v.Nodes, g.policy.StartWindow, pct(g.baseStart), d.FromVersion)
 	case TestBeside:
 		what = fmt.Sprintf("version %d is in trouble more often than version %d beside it%s: %d of %d events hit it where %.1f were expected from its share of the running copies",
 			d.Version, d.FromVersion, where, s.eventsNew, s.eventsNew+s.eventsOld, s.expectedNew)

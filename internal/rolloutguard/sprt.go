@@ -24,18 +24,37 @@ func newMixture(ratios []float64) *mixture {
 // alternative j the odds of success are ratios[j] times the null's.
 // Trials with p of 0 or 1 say nothing and are skipped.
 func (m *mixture) bernoulli(p float64, bad bool) {
+	m.add(bernoulliDeltas(m.ratios, p, bad), 1)
+}
+
+// bernoulliDeltas are the log likelihood ratios one trial adds under each
+// alternative (nil when p is 0 or 1: the trial says nothing).
+func bernoulliDeltas(ratios []float64, p float64, bad bool) []float64 {
 	if p <= 0 || p >= 1 {
-		return
+		return nil
 	}
-	for j, r := range m.ratios {
+	out := make([]float64, len(ratios))
+	for j, r := range ratios {
 		p1 := r * p / (1 - p + r*p)
 		if bad {
-			m.logLR[j] += math.Log(p1 / p)
+			out[j] = math.Log(p1 / p)
 		} else {
-			m.logLR[j] += math.Log1p(-p1) - math.Log1p(-p)
+			out[j] = math.Log1p(-p1) - math.Log1p(-p)
 		}
 	}
+	return out
 }
+
+// add adds sign × deltas (sign −1 takes back what an explained event
+// added).
+func (m *mixture) add(deltas []float64, sign float64) {
+	for j, d := range deltas {
+		m.logLR[j] += sign * d
+	}
+}
+
+// reset forgets everything.
+func (m *mixture) reset() { clear(m.logLR) }
 
 // poissonEvent adds one event of a Poisson process whose rate is ratios[j]
 // times the null's under alternative j.
