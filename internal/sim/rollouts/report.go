@@ -6,16 +6,13 @@ import (
 	"io"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/strata-dev/strata/internal/rolloutguard"
 )
 
 // RunSeeds runs the scenarios of seeds [first, first+n) on workers
 // goroutines, in seed order in the result; progress, when set, is called
 // after each run with how many are done. It stops early, returning what
 // finished, when ctx is cancelled.
-func RunSeeds(ctx context.Context, first uint64, n, workers int, p rolloutguard.Policy, progress func(done int)) []Outcome {
+func RunSeeds(ctx context.Context, first uint64, n, workers int, cfg Config, progress func(done int)) []Outcome {
 	out := make([]Outcome, n)
 	ran := make([]bool, n)
 	next := make(chan int)
@@ -27,7 +24,7 @@ func RunSeeds(ctx context.Context, first uint64, n, workers int, p rolloutguard.
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				o := Run(Generate(first+uint64(i)), p)
+				o := Run(Generate(first+uint64(i)), cfg)
 				mu.Lock()
 				out[i], ran[i] = o, true
 				done++
@@ -221,6 +218,3 @@ func (s Summary) WriteTable(w io.Writer) error {
 	}
 	return nil
 }
-
-// Elapsed formats a duration for progress lines.
-func Elapsed(d time.Duration) string { return d.Round(time.Second).String() }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/strata-dev/strata/internal/rolloutguard"
 )
 
 // Dev seeds 1..1000 were looked at while building the guard and this
@@ -16,7 +14,7 @@ const heldOut = 100001
 
 func TestRunIsDeterministic(t *testing.T) {
 	for _, seed := range []uint64{3, 4, 5} {
-		a, b := Run(Generate(seed), rolloutguard.Policy{}), Run(Generate(seed), rolloutguard.Policy{})
+		a, b := Run(Generate(seed), Config{}), Run(Generate(seed), Config{})
 		if a.Scenario != b.Scenario || a.Halted != b.Halted || a.HaltedAfter != b.HaltedAfter || a.Reason != b.Reason || a.Incidents != b.Incidents {
 			t.Fatalf("seed %d ran twice differently:\n%+v\n%+v", seed, a, b)
 		}
@@ -56,7 +54,7 @@ func TestGuardOnHeldOutRollouts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := RunSeeds(context.Background(), heldOut, n, 2, rolloutguard.Policy{}, nil)
+	out := RunSeeds(context.Background(), heldOut, n, 2, Config{}, nil)
 	s := Summarize(out)
 	var b strings.Builder
 	if err := s.WriteTable(&b); err != nil {

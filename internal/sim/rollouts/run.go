@@ -84,8 +84,17 @@ type world struct {
 	out        Outcome
 }
 
-// Run simulates one scenario with the guard's policy.
-func Run(s Scenario, p rolloutguard.Policy) Outcome {
+// Config is how scenarios run.
+type Config struct {
+	// Policy is the guard's.
+	Policy rolloutguard.Policy
+	// NoExplain runs the guard without the incident engine's
+	// explanations: what unrelated trouble would cost without them.
+	NoExplain bool
+}
+
+// Run simulates one scenario.
+func Run(s Scenario, cfg Config) Outcome {
 	w := &world{
 		s: s, rng: rand.New(rand.NewPCG(s.Seed, 0xd1ce)), copies: map[string]*copyOf{}, noiseOn: map[int]bool{}, faultNodes: map[string]bool{},
 		engine: incident.New(incident.Policy{}),
@@ -95,7 +104,11 @@ func Run(s Scenario, p rolloutguard.Policy) Outcome {
 		w.out.Noise = append(w.out.Noise, n.Kind)
 	}
 	w.build()
-	w.guard = rolloutguard.New(rolloutguard.Deployment{ID: "web-d2", Version: 2, FromVersion: 1, Baseline: w.baseline(), Classes: w.classCount()}, p)
+	w.guard = rolloutguard.New(rolloutguard.Deployment{ID: "web-d2", Version: 2, FromVersion: 1, Baseline: w.baseline(), Classes: w.classCount()}, cfg.Policy)
+	explain := w.explain
+	if cfg.NoExplain {
+		explain = nil
+	}
 	w.census()
 	// The old version runs everywhere; the guard knows its copies.
 	for _, c := range w.order {
@@ -123,7 +136,7 @@ func Run(s Scenario, p rolloutguard.Policy) Outcome {
 				w.out.Incidents++
 			}
 		}
-		v := w.guard.Judge(w.time(w.now), w.explain)
+		v := w.guard.Judge(w.time(w.now), explain)
 		if v.Halt {
 			w.halt(v)
 			break
