@@ -15,6 +15,19 @@ const (
 	HeaderNodeSecret = "X-Strata-Node-Secret"
 )
 
+// CodeJoinToken is the error code of a new node's registration refused
+// for its join token (missing or wrong): retrying with the same token
+// cannot succeed, so the agent stops and says where the token is.
+const CodeJoinToken = "join-token"
+
+// HeaderDefaultName marks a registration whose node name is the one the
+// agent chose by default (its host's), which it changes when another node
+// has it; CodeNodeNameTaken is the code of that refusal.
+const (
+	HeaderDefaultName = "X-Strata-Default-Name"
+	CodeNodeNameTaken = "node-name-taken"
+)
+
 // NodeIdentity is what an agent proves it is with: its node id, the secret
 // it registered that id with (kept in its data dir), and the cell's join
 // token, needed only to register an id the cell does not know yet.

@@ -220,11 +220,23 @@ func (c *Client) RegisterNode(ctx context.Context, n *Node) error {
 // RegisterNodeMeta is RegisterNode that also returns what the answer says
 // about the cell (QueryMeta.CellID, AppliedIndex).
 func (c *Client) RegisterNodeMeta(ctx context.Context, n *Node) (QueryMeta, error) {
+	return c.RegisterNodeNamed(ctx, n, false)
+}
+
+// RegisterNodeNamed is RegisterNodeMeta for an agent that tells whether its
+// name is the default one it chose (the host's): a node new to the cell
+// registering such a name that another node has is then refused with code
+// CodeNodeNameTaken, and the agent chooses another.
+func (c *Client) RegisterNodeNamed(ctx context.Context, n *Node, defaultName bool) (QueryMeta, error) {
 	b, err := json.Marshal(n)
 	if err != nil {
 		return QueryMeta{}, err
 	}
-	return c.do(ctx, request{method: http.MethodPost, path: "/v1/agent/nodes", body: b, contentType: "application/json"}, nil)
+	req := request{method: http.MethodPost, path: "/v1/agent/nodes", body: b, contentType: "application/json"}
+	if defaultName {
+		req.header = http.Header{HeaderDefaultName: {"true"}}
+	}
+	return c.do(ctx, req, nil)
 }
 
 // Heartbeat tells the server the node is alive (agent API).

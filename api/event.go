@@ -31,6 +31,16 @@ const (
 	EventDeployment     = "deployment"      // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
 )
 
+// EventTypes lists every event type, for filters (strata events --type)
+// and completion. TestEventTypesAreListed fails when an Event… constant of
+// this package is missing from it.
+var EventTypes = []string{
+	EventWorkloadRegistered, EventWorkloadStopped, EventWorkloadPurged, EventNodeRegistered, EventNodeDown, EventNodeReady,
+	EventPlaced, EventStopped, EventPreempted, EventAllocFailed, EventUnplaceable, EventCellConfig, EventAllocHealth, EventCheck,
+	EventCellCreated, EventNodeAgent, EventNotRescheduled, EventFollowUp, EventDeployment,
+	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration,
+}
+
 // Event is one line of the cell's history, as `strata events` shows it.
 // The FSM derives events from the commands it applies, so every server
 // holds the same list; the newest are kept, the oldest dropped.

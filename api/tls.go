@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 )
 
 // Roles of a cell's certificates, as their organizational unit carries
@@ -15,6 +16,8 @@ const (
 	TLSRoleServer = "strata-server"
 	TLSRoleAgent  = "strata-agent"
 	TLSRoleCLI    = "strata-cli"
+	// TLSRoleScrape is a metrics scraper's: agents serve it /metrics only.
+	TLSRoleScrape = "strata-scrape"
 )
 
 // ErrWrongRole is wrapped by a TLS error for a peer whose certificate is
@@ -42,6 +45,9 @@ func ClientTLS(caFile, certFile, keyFile, peerRole string) (*tls.Config, error) 
 		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("load certificate %s: %w", certFile, err)
+		}
+		if err := checkOwnCertificate(certFile, pair, time.Now()); err != nil {
+			return nil, err
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}

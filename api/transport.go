@@ -161,6 +161,12 @@ func NewClientFor(addrs []string) *Client {
 	if len(c.addrs) == 0 {
 		c.addrs = []string{DefaultAddr}
 	}
+	for _, a := range c.addrs {
+		if err := checkAddr(a); err != nil {
+			c.configErr = err
+			break
+		}
+	}
 	return c
 }
 
@@ -240,6 +246,8 @@ type request struct {
 	// open, when set instead of body, opens the body for each attempt (a
 	// large file).
 	open func() (io.ReadCloser, error)
+	// header holds headers of this request besides the client's own.
+	header http.Header
 }
 
 // maxBackoff caps the wait between rounds of retries.
@@ -285,6 +293,9 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 	c.mu.Unlock()
 	n := len(c.addrs)
 	refused := 0 // consecutive attempts whose connection was refused
+	// noQuorum and roundRefused count, in the current round over the
+	// servers, the answers "no quorum" and the servers not reached.
+	noQuorum, roundRefused := 0, 0
 	for attempt := 0; ; attempt++ {
 		i := (start + attempt) % n
 		resp, cancel, err := c.attempt(ctx, c.addrs[i], req)
@@ -312,6 +323,12 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 			} else {
 				refused = 0
 			}
+			if notSent {
+				roundRefused++
+			}
+			if fix, ok := hopeless(err, c.addrs[i]); ok {
+				return nil, nil, fmt.Errorf("%s %s via %s: %w\n%s", req.method, req.path, c.addrs[i], err, fix)
+			}
 			if untrusted(err) {
 				// The server's certificate is not the cell's (or not a
 				// server's): no other attempt will change that.
@@ -331,11 +348,24 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 			apiErr := decodeError(resp)
 			resp.Body.Close()
 			cancel()
+			explainAnswer(apiErr, c.addrs[i])
 			err = apiErr
 			retry = retryable(apiErr, req.idempotent)
+			if apiErr.Code == CodeNoQuorum {
+				noQuorum++
+				retry = true
+			}
 		}
 		if !retry {
 			return nil, nil, err
+		}
+		// Every server of a round answered that it has known no leader
+		// for long (or could not be reached): no quorum, no use waiting.
+		if (attempt+1)%n == 0 {
+			if noQuorum > 0 && noQuorum+roundRefused >= n {
+				return nil, nil, &noQuorumError{err}
+			}
+			noQuorum, roundRefused = 0, 0
 		}
 		if time.Now().Add(backoff).After(giveUp) {
 			return nil, nil, fmt.Errorf("gave up after %v: %w", retryFor, err)
@@ -380,6 +410,9 @@ func (c *Client) attempt(ctx context.Context, base string, req request) (*http.R
 	}
 	if req.contentType != "" {
 		hreq.Header.Set("Content-Type", req.contentType)
+	}
+	for k, v := range req.header {
+		hreq.Header[k] = v
 	}
 	c.authenticate(hreq)
 	resp, err := c.HTTP.Do(hreq)

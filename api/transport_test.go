@@ -30,7 +30,7 @@ func newFake(t *testing.T, script ...string) *fakeServer {
 		case "ok":
 			w.Header().Set("X-Strata-Index", "42")
 			w.Write([]byte(`{"name":"w","version":1}`))
-		case "not-leader", "not-ready", "outcome-unknown":
+		case "not-leader", "not-ready", "outcome-unknown", "no-quorum":
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte(`{"error":"busy","code":"` + step + `"}`))
@@ -96,6 +96,12 @@ func TestClientFailoverAndRetries(t *testing.T) {
 			servers: [][]string{{"forward-failed"}, {"ok"}}, call: list, wantCalls: []int32{1, 1}},
 		{name: "outcome-unknown is not retried",
 			servers: [][]string{{"outcome-unknown"}, {"ok"}}, call: register, wantErr: "busy", wantCalls: []int32{1, 0}},
+		{name: "no quorum anywhere: given up after one round",
+			servers: [][]string{{"no-quorum"}, {"dead"}, {"no-quorum"}}, call: list, wantIs: ErrNoQuorum, wantCalls: []int32{1, 0, 1}},
+		{name: "no quorum on one server, a leader behind another",
+			servers: [][]string{{"no-quorum"}, {"ok"}}, call: register, wantCalls: []int32{1, 1}},
+		{name: "no quorum, then an election: a round with not-leader keeps trying",
+			servers: [][]string{{"no-quorum", "ok"}, {"not-leader"}}, call: list, wantCalls: []int32{2, 1}},
 		{name: "a 400 is the answer",
 			servers: [][]string{{"bad-request"}, {"ok"}}, call: register, wantErr: "replicas: must be positive", wantCalls: []int32{1, 0}},
 	}

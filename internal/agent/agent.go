@@ -285,8 +285,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	scheme := "http://"
 	if a.cfg.TLS != nil {
 		// Logs go to the cell's servers only: mutual TLS with a server's
-		// certificate, on top of the request signature (identity.go).
-		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer)
+		// certificate, on top of the request signature (identity.go). A
+		// scraper's certificate is let in for /metrics alone (routes).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleScrape)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("agent TLS: %w", err)

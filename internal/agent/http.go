@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/strata-dev/strata/api"
@@ -12,14 +13,27 @@ import (
 	"github.com/strata-dev/strata/internal/httplimit"
 )
 
-// routes is the agent's own HTTP API.
+// routes is the agent's own HTTP API. Over TLS, a scraper's certificate
+// (pki.RoleScrape) reaches /metrics and nothing else.
 func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/agent/health", a.handleHealth)
-	mux.HandleFunc("GET /v1/agent/allocations/{id}/logs", a.handleLogs)
-	mux.HandleFunc("PUT /v1/agent/migrations/{id}", a.handleReceiveImage)
+	mux.Handle("GET /v1/agent/health", serversOnly(http.HandlerFunc(a.handleHealth)))
+	mux.Handle("GET /v1/agent/allocations/{id}/logs", serversOnly(http.HandlerFunc(a.handleLogs)))
+	mux.Handle("PUT /v1/agent/migrations/{id}", serversOnly(http.HandlerFunc(a.handleReceiveImage)))
 	mux.Handle("GET /metrics", a.metricsHandler())
 	return mux
+}
+
+// serversOnly refuses a TLS peer whose certificate is not a server's (a
+// scraper's); plaintext agents have no peer certificate to check.
+func serversOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && !slices.Contains(r.TLS.PeerCertificates[0].Subject.OrganizationalUnit, api.TLSRoleServer) {
+			writeJSON(w, http.StatusForbidden, api.ErrorResponse{Error: "this certificate may read /metrics only", Code: "tls-role"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

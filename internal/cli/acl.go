@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -69,8 +70,8 @@ use. A second bootstrap is refused.`,
 }
 
 func printToken(g *globals, t *api.ACLToken) error {
-	if g.json() {
-		return printJSON(g.stdout, t)
+	if g.structured() {
+		return g.printData(t)
 	}
 	tw := newTable(g.stdout)
 	tw.row("Accessor ID:", t.AccessorID)
@@ -120,8 +121,8 @@ func newACLPolicyApplyCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "policy %s applied\n", out.Name)
 			return nil
@@ -145,18 +146,19 @@ func newACLPolicyListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
-			}
-			t := newTable(g.stdout, "NAME", "NAMESPACES", "CELL", "DESCRIPTION")
-			for _, p := range list {
-				var ns []string
-				for n, caps := range p.Namespaces {
-					ns = append(ns, n+"="+strings.Join(caps, "+"))
-				}
-				t.row(p.Name, orDash(strings.Join(ns, ",")), orDash(strings.Join(p.Cell, ",")), orDash(p.Description))
-			}
-			return t.flush()
+			return printListing(g, list, []column[*api.ACLPolicy]{
+				{header: "NAME", cell: func(p *api.ACLPolicy) string { return p.Name }},
+				{header: "NAMESPACES", cell: func(p *api.ACLPolicy) string {
+					var ns []string
+					for n, caps := range p.Namespaces {
+						ns = append(ns, n+"="+strings.Join(caps, "+"))
+					}
+					sort.Strings(ns)
+					return orDash(strings.Join(ns, ","))
+				}},
+				{header: "CELL", cell: func(p *api.ACLPolicy) string { return orDash(strings.Join(p.Cell, ",")) }},
+				{header: "DESCRIPTION", cell: func(p *api.ACLPolicy) string { return orDash(p.Description) }},
+			})
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -181,8 +183,8 @@ func newACLPolicyGetCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, p)
+			if g.structured() {
+				return g.printData(p)
 			}
 			b, err := yaml.Marshal(p)
 			if err != nil {
@@ -248,18 +250,20 @@ func newACLTokenListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
-			}
-			t := newTable(g.stdout, "ACCESSOR", "NAME", "POLICIES", "MANAGEMENT", "EXPIRES", "REVOKED")
-			for _, tok := range list {
-				exp := "-"
-				if tok.ExpiresAt != nil {
-					exp = tok.ExpiresAt.Format(time.RFC3339)
-				}
-				t.row(tok.AccessorID, tok.Name, orDash(strings.Join(tok.Policies, ",")), fmt.Sprint(tok.Management), exp, fmt.Sprint(tok.Revoked))
-			}
-			return t.flush()
+			return printListing(g, list, []column[*api.ACLToken]{
+				{header: "ACCESSOR", cell: func(t *api.ACLToken) string { return t.AccessorID }},
+				{header: "NAME", cell: func(t *api.ACLToken) string { return t.Name }},
+				{header: "POLICIES", cell: func(t *api.ACLToken) string { return orDash(strings.Join(t.Policies, ",")) }},
+				{header: "MANAGEMENT", cell: func(t *api.ACLToken) string { return fmt.Sprint(t.Management) }},
+				{header: "CREATED", wide: true, cell: func(t *api.ACLToken) string { return t.CreateTime.Format(time.RFC3339) }},
+				{header: "EXPIRES", cell: func(t *api.ACLToken) string {
+					if t.ExpiresAt == nil {
+						return "-"
+					}
+					return t.ExpiresAt.Format(time.RFC3339)
+				}},
+				{header: "REVOKED", cell: func(t *api.ACLToken) string { return fmt.Sprint(t.Revoked) }},
+			})
 		},
 	}
 	addOutputFlag(cmd, g)

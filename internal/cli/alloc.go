@@ -101,20 +101,22 @@ func runMigrate(ctx context.Context, g *globals, allocID string, req *api.Migrat
 	}
 	m := ans.Migration
 	if f.noWait {
-		if g.json() {
-			return printJSON(g.stdout, m)
+		if g.structured() {
+			return g.printData(m)
 		}
 		fmt.Fprintf(g.stdout, "%s %s of allocation %s requested\n", m.Kind, m.ID, shortID(ans.AllocID))
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	progress := startWaitProgress(g, fmt.Sprintf("%s %s of allocation %s", m.Kind, m.ID, shortID(ans.AllocID)))
 	a, err := awaitMigration(ctx, c, ans.AllocID, m.ID)
+	progress.end()
 	if err != nil {
 		return failf("%s %s: %v", m.Kind, m.ID, err)
 	}
-	if g.json() {
-		return printJSON(g.stdout, a.Migration)
+	if g.structured() {
+		return g.printData(a.Migration)
 	}
 	printMigration(g.stdout, a)
 	switch a.Migration.Outcome {

@@ -30,8 +30,8 @@ task runs); each check shows its status, since when, and its last output.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, a)
+			if g.structured() {
+				return g.printData(a)
 			}
 			printAllocStatus(g.stdout, a)
 			return nil

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/api"
 )
 
 func newAuditCmd(g *globals) *cobra.Command {
@@ -39,14 +41,14 @@ ACLs on, reading it needs the acl-admin capability.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, entries)
-			}
-			t := newTable(g.stdout, "TIME", "WHO", "FROM", "REQUEST", "STATUS", "RESULT")
-			for _, e := range entries {
-				t.row(e.Time.Local().Format(time.RFC3339), e.Who, e.From, e.Method+" "+e.Path, fmt.Sprint(e.Status), e.Result)
-			}
-			return t.flush()
+			return printListing(g, entries, []column[*api.AuditEntry]{
+				{header: "TIME", cell: func(e *api.AuditEntry) string { return e.Time.Local().Format(time.RFC3339) }},
+				{header: "WHO", cell: func(e *api.AuditEntry) string { return e.Who }},
+				{header: "FROM", cell: func(e *api.AuditEntry) string { return e.From }},
+				{header: "REQUEST", cell: func(e *api.AuditEntry) string { return e.Method + " " + e.Path }},
+				{header: "STATUS", cell: func(e *api.AuditEntry) string { return fmt.Sprint(e.Status) }},
+				{header: "RESULT", cell: func(e *api.AuditEntry) string { return e.Result }},
+			})
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only entries since this long ago (1h) or this time (RFC 3339)")

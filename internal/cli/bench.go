@@ -38,15 +38,15 @@ partial and no hard spread or self anti-affinity rule is broken (exit 1 if one i
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			bar := terminalBar(g.stderr, !noProgress)
+			bar := autoBar(g.stderr, !noProgress)
 			cfg.Progress = bar.func_("placing workloads", "workloads")
 			res, err := bench.Run(cfg)
 			bar.done()
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				if err := printJSON(g.stdout, res); err != nil {
+			if g.structured() {
+				if err := g.printData(res); err != nil {
 					return err
 				}
 			} else {
@@ -68,7 +68,7 @@ partial and no hard spread or self anti-affinity rule is broken (exit 1 if one i
 	fl.BoolVar(&cfg.NoGangs, "no-gangs", false, "place training jobs as plain groups instead of gangs of 16")
 	fl.BoolVar(&cfg.NoRelations, "no-relations", false, "leave spread, affinity, anti-affinity, peers and data locality out of the mix (the mix before they were added)")
 	fl.IntVar(&cfg.Sample, "sample", 0, "feasible nodes sampled per group before picking the best (0: 5% of the nodes, at least 100; -1: all)")
-	fl.BoolVar(&noProgress, "no-progress", false, "no progress line, even on a terminal")
+	fl.BoolVar(&noProgress, "no-progress", false, "no progress (a bar on a terminal, else a line every 5s)")
 	addOutputFlag(cmd, g)
 	return cmd
 }

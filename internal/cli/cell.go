@@ -54,8 +54,8 @@ func newCellShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, cfg)
+			if g.structured() {
+				return g.printData(cfg)
 			}
 			return printCellConfig(g.stdout, cfg)
 		},

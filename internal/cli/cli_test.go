@@ -47,6 +47,8 @@ func TestValidate(t *testing.T) {
 		{"seed example lists what is not enforced", []string{"validate", "-f", repoFile(t, "examples/ml-inference.yaml")}, 0, "not yet enforced", ""},
 		{"bad field is named", []string{"validate", "-f", bad}, 1, "", "spec.groups[0].replicas"},
 		{"missing file flag", []string{"validate"}, 1, "", "-f/--file is required"},
+		{"the file as the argument", []string{"validate", repoFile(t, "examples/hello.yaml")}, 0, `workload "hello" is valid`, ""},
+		{"the file twice", []string{"validate", "-f", bad, repoFile(t, "examples/hello.yaml")}, 1, "", "not both"},
 		{"unknown output format", []string{"validate", "-f", bad, "-o", "xml"}, 1, "", "--output"},
 	}
 	for _, tc := range cases {
@@ -56,6 +58,43 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.wantCode, out, errOut)
 			}
 		})
+	}
+}
+
+// TestWorkloadVariables: one file, several environments; a variable the
+// file uses but nobody gave, and a --var the file does not use, are each
+// refused with the name.
+func TestWorkloadVariables(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web.yaml")
+	os.WriteFile(file, []byte("apiVersion: strata.dev/v1\nkind: Workload\nmetadata: {name: web-${var.env}}\nspec:\n  groups:\n"+
+		"    - name: g\n      replicas: ${var.replicas}\n      tasks: [{name: t, command: [/bin/sh, -c, 'echo $HOME']}]\n"), 0o644)
+	vars := filepath.Join(dir, "prod.vars.yaml")
+	os.WriteFile(vars, []byte("env: prod\nreplicas: 5\nregion: eu\n"), 0o644)
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		wantOut string
+		wantErr string
+	}{
+		{"from flags", []string{"--var", "env=staging", "--var", "replicas=2"}, 0, `"name": "web-staging"`, ""},
+		{"from a file, a flag winning", []string{"--var-file", vars, "--var", "env=canary"}, 0, `"name": "web-canary"`, ""},
+		{"undefined", []string{"--var", "env=dev"}, 1, "", "line 7: ${var.replicas} is not defined: give --var replicas=VALUE"},
+		{"a --var the file does not use", []string{"--var", "env=dev", "--var", "replicas=1", "--var", "evn=x"}, 1, "", `--var evn: ` + file + ` has no ${var.evn} (did you mean "env"?)`},
+		{"malformed --var", []string{"--var", "env"}, 1, "", "want NAME=VALUE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"validate", file, "-o", "json"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(out, tc.wantOut) || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
+			}
+		})
+	}
+	out, _, _ := runCLI("validate", file, "--var-file", vars, "-o", "json")
+	if !strings.Contains(out, `"replicas": 5`) || !strings.Contains(out, "echo $HOME") {
+		t.Fatalf("values from the file: %s", out)
 	}
 }
 

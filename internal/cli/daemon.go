@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent"
@@ -108,7 +107,6 @@ type agentFlags struct {
 	name            string
 	httpAddr        string
 	labels          []string
-	config          string
 	cpuTotal        string
 	memoryTotal     string
 	diskTotal       string
@@ -143,7 +141,6 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().StringVar(&f.name, "name", "", "node name (default the hostname)")
 	cmd.Flags().StringVar(&f.httpAddr, "agent-http-addr", "127.0.0.1:0", "address of the agent's own API (task logs)")
 	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "topology label key=value, e.g. rack=r1 (repeatable)")
-	cmd.Flags().StringVar(&f.config, "config", "", "agent config file (YAML: name, labels, cpuTotal, memoryTotal, diskTotal, bandwidthTotal, allowRootTasks, devicesConfig)")
 	cmd.Flags().StringVar(&f.cpuTotal, "cpu-total", "", "advertised CPU in millicores or cores, e.g. 4000 or 4 (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.memoryTotal, "memory-total", "", "advertised memory, e.g. 8GiB (default: fingerprinted)")
 	cmd.Flags().StringVar(&f.diskTotal, "disk-total", "", "advertised disk, e.g. 100GiB (default: free space of the data dir)")
@@ -157,54 +154,21 @@ func (f *agentFlags) register(cmd *cobra.Command, defaultDataDir string, withSer
 	cmd.Flags().BoolVar(&f.ckptTasks, "checkpointable-tasks", false, "start exec tasks without namespaces of their own: in the host's pid, mount and cgroup namespaces (still as their user, with their capability mask, no_new_privs, seccomp profile and cgroups). Not needed for migrations: with a working criu, exec tasks in their own namespaces (the default) keep their memory across moves too; this only trades isolation away (docs/migration.md)")
 	cmd.Flags().StringVar(&f.migrateImageDir, "migrate-image-dir", "", "where migration images live while the tasks are stopped: empty or disk: the data dir; or a tmpfs mount point such as /dev/shm, used when it has room for the image (docs/migration.md, \"Image store\")")
 	cmd.Flags().StringVar(&f.devicesCfg, "devices-config", "", "device config file (YAML): rules naming the class of PCI devices in /sys/bus/pci/devices and devices listed outright, each with its NUMA node and device nodes; SR-IOV VFs, NVMe namespaces, FPGAs and accelerators are found without one (docs/devices.md)")
-	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start (config file: allowRootTasks)")
+	cmd.Flags().BoolVar(&f.allowRoot, "allow-root-tasks", false, "let exec tasks run as root (user: root), still in their own namespaces with few capabilities; off: such tasks fail to start")
 	f.http.register(cmd, "agent-http-", "the agent's API")
 	f.microvm.register(cmd)
 }
 
-// agentFile is the agent's config file; flags override it.
-type agentFile struct {
-	Name           string            `json:"name"`
-	Labels         map[string]string `json:"labels"`
-	CPUTotal       string            `json:"cpuTotal"`
-	MemoryTotal    string            `json:"memoryTotal"`
-	DiskTotal      string            `json:"diskTotal"`
-	BandwidthTotal string            `json:"bandwidthTotal"`
-	// AllowRootTasks lets exec tasks run as uid 0 (docs/security.md).
-	AllowRootTasks bool `json:"allowRootTasks"`
-	// DevicesConfig is the device config file (docs/devices.md).
-	DevicesConfig string `json:"devicesConfig"`
-}
-
 func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.Logger) (agent.Config, error) {
-	var file agentFile
-	if f.config != "" {
-		b, err := os.ReadFile(f.config)
-		if err != nil {
-			return agent.Config{}, failf("--config: %v", err)
-		}
-		if err := yaml.UnmarshalStrict(b, &file); err != nil {
-			return agent.Config{}, failf("--config %s: %v", f.config, err)
-		}
-	}
-	pick := func(flag, fromFile string) string {
-		if flag != "" {
-			return flag
-		}
-		return fromFile
-	}
-	cfg := agent.Config{DataDir: dataDir, Name: pick(f.name, file.Name), HTTPAddr: f.httpAddr, Logger: logger,
-		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot || file.AllowRootTasks,
+	cfg := agent.Config{DataDir: dataDir, Name: f.name, HTTPAddr: f.httpAddr, Logger: logger,
+		Labels: map[string]string{}, HTTP: f.http.c, JoinNewCell: f.joinNewCell, AllowRootTasks: f.allowRoot,
 		ContainerdSocket: f.containerdSocket, ContainerdNamespace: f.containerdNamespace, ImageGCGrace: f.imageGCGrace,
-		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, MigrateImageDir: f.migrateImageDir, DevicesConfig: pick(f.devicesCfg, file.DevicesConfig)}
+		CriuPath: f.criuPath, CheckpointableTasks: f.ckptTasks, MigrateImageDir: f.migrateImageDir, DevicesConfig: f.devicesCfg}
 	microVM, microVMErr := f.microvm.config()
 	if microVMErr != nil {
 		return cfg, microVMErr
 	}
 	cfg.MicroVM = microVM
-	for k, v := range file.Labels {
-		cfg.Labels[k] = v
-	}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -228,23 +192,23 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		}
 	}
 	var err error
-	if s := pick(f.cpuTotal, file.CPUTotal); s != "" {
-		if cfg.CPUTotal, err = parseCPUTotal(s); err != nil {
+	if f.cpuTotal != "" {
+		if cfg.CPUTotal, err = parseCPUTotal(f.cpuTotal); err != nil {
 			return cfg, failf("--cpu-total: %v", err)
 		}
 	}
-	if s := pick(f.memoryTotal, file.MemoryTotal); s != "" {
-		if cfg.MemoryTotal, err = resources.ParseBytes(s); err != nil {
+	if f.memoryTotal != "" {
+		if cfg.MemoryTotal, err = resources.ParseBytesWithUnit(f.memoryTotal); err != nil {
 			return cfg, failf("--memory-total: %v", err)
 		}
 	}
-	if s := pick(f.diskTotal, file.DiskTotal); s != "" {
-		if cfg.DiskTotal, err = resources.ParseBytes(s); err != nil {
+	if f.diskTotal != "" {
+		if cfg.DiskTotal, err = resources.ParseBytesWithUnit(f.diskTotal); err != nil {
 			return cfg, failf("--disk-total: %v", err)
 		}
 	}
-	if s := pick(f.bandwidth, file.BandwidthTotal); s != "" {
-		if cfg.NetMbps, err = resources.ParseBandwidth(s); err != nil {
+	if f.bandwidth != "" {
+		if cfg.NetMbps, err = resources.ParseBandwidth(f.bandwidth); err != nil {
 			return cfg, failf("--bandwidth-total: %v", err)
 		}
 	}
@@ -277,6 +241,11 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		join = strings.TrimSpace(string(b))
 	}
 	client.Node = &api.NodeIdentity{ID: id, Secret: secret, JoinToken: join}
+	naming, err := chooseNodeName(dataDir, id, cfg.Name, logger)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Name = naming.current
 	if cfg.TLS == nil {
 		if cfg.TLS, err = f.tls.files(); err != nil {
 			return cfg, err
@@ -292,48 +261,8 @@ func (f *agentFlags) agentConfig(dataDir string, servers []string, logger *slog.
 		}
 		client.SetTLS(tc)
 	}
-	cfg.API = agentAPI{client}
+	cfg.API = agentAPI{Client: client, naming: naming, stop: &agentStop{}}
 	return cfg, nil
-}
-
-// agentAttemptTimeout bounds one attempt of an agent's call to a server
-// (plus a blocking query's wait): a server that is paused, or forwards to
-// a paused leader, is left for the next one well within the heartbeat TTL
-// (10 s by default). With the client's default (40 s) a SIGSTOPped server
-// held the heartbeats of every agent that used it past the TTL, and the
-// cell marked those nodes down though a majority ran (test/faults,
-// TestServerPausedPastElectionTimeout). The agent's calls are small; a
-// write held through an election is retried on the next server.
-const agentAttemptTimeout = 2 * time.Second
-
-// agentAPI adapts the HTTP client to the agent's ServerAPI seam (the
-// client's ErrNodeUnknown is the agent's).
-type agentAPI struct{ *api.Client }
-
-var (
-	_ agent.ServerAPI     = agentAPI{}
-	_ agent.ServerSkipper = agentAPI{} // from *api.Client: a refused server is skipped
-)
-
-func stampOf(m api.QueryMeta) agent.Stamp {
-	return agent.Stamp{CellID: m.CellID, Index: m.AppliedIndex, Server: m.Server}
-}
-
-func (a agentAPI) RegisterNode(ctx context.Context, n *api.Node) (agent.Stamp, error) {
-	m, err := a.Client.RegisterNodeMeta(ctx, n)
-	return stampOf(m), err
-}
-
-func (a agentAPI) Heartbeat(ctx context.Context, nodeID string) (agent.Beat, error) {
-	resp, m, err := a.Client.NodeHeartbeatMeta(ctx, nodeID)
-	return agent.Beat{Stamp: stampOf(m), Interval: resp.Interval(), Lease: resp.LeaseDuration()}, err
-}
-
-// NodeAllocations returns the client's ErrNodeUnknown, which is the
-// agent's, so a watch of a node the server forgot re-registers it.
-func (a agentAPI) NodeAllocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*api.Allocation, uint64, agent.Stamp, error) {
-	allocs, m, err := a.Client.NodeAllocationsMeta(ctx, nodeID, minIndex, wait)
-	return allocs, m.Index, stampOf(m), err
 }
 
 // parseCPUTotal reads --cpu-total: a bare integer of 100 or more is
@@ -384,7 +313,10 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
   strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.3:4680 --raft-addr 10.0.0.3:4681 --bootstrap-expect 3 --join 10.0.0.1:4681
 
   # a fourth server joins the running cell
-  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.4:4680 --raft-addr 10.0.0.4:4681 --join 10.0.0.1:4681`,
+  strata server --data-dir /var/lib/strata/server --http-addr 10.0.0.4:4680 --raft-addr 10.0.0.4:4681 --join 10.0.0.1:4681
+
+  # the same from a file where every flag has a key (docs/install.md)
+  strata server --config /etc/strata/server.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(sf.logLevel, os.Stderr)
@@ -405,6 +337,7 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 		},
 	}
 	sf.register(cmd, "strata-data/server")
+	addConfigFlag(cmd, "the server's")
 	return cmd
 }
 
@@ -430,8 +363,9 @@ it to a new cell on purpose. At start it also reconciles with the host: task
 processes and cgroups of its data dir that it has no record of (say, after
 the data dir was lost) are adopted when the cell still wants them on this
 node, or stopped and removed.`,
-		Example: `  strata agent --servers http://127.0.0.1:4680 --data-dir /tmp/a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB`,
-		Args:    cobra.NoArgs,
+		Example: `  strata agent --servers https://10.0.0.1:4680 --data-dir /tmp/a1 --name a1 --label rack=r1 --cpu-total 4000 --memory-total 8GiB
+  strata agent --config /etc/strata/agent.yaml      # every flag has a key (docs/install.md)`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel, os.Stderr)
 			if err != nil {
@@ -451,18 +385,28 @@ node, or stopped and removed.`,
 	cmd.Flags().StringVar(&dataDir, "data-dir", "strata-data/agent", "agent state directory")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	af.register(cmd, "", true)
+	addConfigFlag(cmd, "the agent's")
 	cmd.Flags().MarkHidden("agent-data-dir")
 	cmd.Flags().Lookup("agent-http-addr").Usage = "address of the agent's own API (task logs)"
 	return cmd
 }
 
 func runAgent(ctx context.Context, g *globals, cfg agent.Config) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if aa, ok := cfg.API.(agentAPI); ok {
+		aa.stop.set(cancel)
+	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "strata agent %s running (data dir %s)\n", a.NodeID(), cfg.DataDir)
-	return a.Run(ctx)
+	fmt.Fprintf(g.stdout, "strata agent %s running as node %q (data dir %s)\n", a.NodeID(), cfg.Name, cfg.DataDir)
+	err = a.Run(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, errRegistrationRefused) {
+		return failf("%v", cause)
+	}
+	return err
 }
 
 func newDevCmd(g *globals) *cobra.Command {
@@ -553,6 +497,7 @@ Then, in another terminal:
 	}
 	sf.register(cmd, "strata-data")
 	af.register(cmd, "", false)
+	addConfigFlag(cmd, "the dev cell's")
 	return cmd
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,8 +33,8 @@ registers a kept version again.`,
 			if err != nil {
 				return failf("history of %q: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, vs)
+			if g.structured() {
+				return g.printData(vs)
 			}
 			t := newTable(g.stdout, "VERSION", "STABLE", "SUBMITTED", "DEPLOYMENT", "GROUPS")
 			for _, v := range vs {
@@ -80,8 +79,8 @@ update (a deployment, under the group's update policy).`,
 			if err != nil {
 				return failf("revert %q to version %d: %v", args[0], v, err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "workload %q version %d registered from version %d (evaluation %s)\n", resp.Name, resp.Version, v, shortID(resp.EvalID))
 			if resp.DeploymentID != "" {
@@ -122,26 +121,10 @@ func newDeploymentListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			c := g.client()
-			return follow(cmd.Context(), watch, func(q *api.Query) (uint64, error) {
-				ds, meta, err := c.Deployments(cmd.Context(), workload, q)
-				if err != nil || unchanged(q, meta) {
-					return meta.Index, err
-				}
-				if g.json() {
-					return meta.Index, printJSON(g.stdout, ds)
-				}
-				t := newTable(g.stdout, "ID", "WORKLOAD", "VERSION", "STATUS", "HEALTHY", "DESCRIPTION")
-				for _, d := range ds {
-					healthy, desired := 0, 0
-					for _, dg := range d.Groups {
-						healthy += dg.Healthy
-						desired += dg.Desired
-					}
-					t.row(shortID(d.ID), d.Workload, fmt.Sprintf("%d→%d", d.FromVersion, d.Version), d.Status,
-						fmt.Sprintf("%d/%d", healthy, desired), dash(d.StatusDescription))
-				}
-				return meta.Index, t.flush()
-			}, nil)
+			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]*api.Deployment, uint64, error) {
+				ds, meta, err := c.Deployments(ctx, workload, q)
+				return ds, meta.Index, err
+			}, func(ds []*api.Deployment) error { return printListing(g, ds, deploymentColumns(g)) }, nil)
 		},
 	}
 	cmd.Flags().StringVar(&workload, "workload", "", "only this workload's deployments")
@@ -169,17 +152,19 @@ change and returns when the deployment ends (exit 1 when it failed).`,
 			}
 			c := g.client()
 			var last *api.Deployment
-			err := follow(cmd.Context(), watch, func(q *api.Query) (uint64, error) {
-				d, meta, err := c.Deployment(cmd.Context(), args[0], q)
-				if err != nil || unchanged(q, meta) {
-					return meta.Index, err
-				}
+			progress := startWaitProgress(g, "deployment "+args[0])
+			defer progress.end()
+			err := watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) (*api.Deployment, uint64, error) {
+				d, meta, err := c.Deployment(ctx, args[0], q)
+				return d, meta.Index, err
+			}, func(d *api.Deployment) error {
 				last = d
-				if g.json() {
-					return meta.Index, printJSON(g.stdout, d)
+				progress.set(deploymentProgress(d))
+				if g.structured() {
+					return g.printData(d)
 				}
-				return meta.Index, printDeployment(g.stdout, d)
-			}, func() bool { return last != nil && api.DeploymentTerminal(last.Status) })
+				return printDeployment(g.stdout, d)
+			}, func(d *api.Deployment) bool { return api.DeploymentTerminal(d.Status) })
 			if err != nil {
 				return err
 			}
@@ -231,8 +216,8 @@ func newDeploymentPromoteCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("promote %s: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "deployment %s promoted (evaluation %s)\n", shortID(resp.Deployment), shortID(resp.EvalID))
 			return nil
@@ -258,8 +243,8 @@ func newDeploymentFailCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("fail %s: %v", args[0], err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, resp)
+			if g.structured() {
+				return g.printData(resp)
 			}
 			fmt.Fprintf(g.stdout, "deployment %s failed", shortID(resp.Deployment))
 			if resp.RevertedTo > 0 {
@@ -274,28 +259,32 @@ func newDeploymentFailCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// follow runs show once, or with watch again after every change (blocking
-// queries) until done says so or the context ends.
-func follow(ctx context.Context, watch bool, show func(q *api.Query) (uint64, error), done func() bool) error {
-	var q *api.Query
-	for {
-		index, err := show(q)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return failf("%v", err)
-		}
-		if !watch || (done != nil && done()) {
-			return nil
-		}
-		q = &api.Query{Index: index, Wait: 30 * time.Second}
+// deploymentColumns are the columns of strata deployment list.
+func deploymentColumns(g *globals) []column[*api.Deployment] {
+	return []column[*api.Deployment]{
+		{header: "ID", cell: func(d *api.Deployment) string { return g.id(d.ID) }},
+		{header: "WORKLOAD", cell: func(d *api.Deployment) string { return d.Workload }},
+		{header: "VERSION", cell: func(d *api.Deployment) string { return fmt.Sprintf("%d→%d", d.FromVersion, d.Version) }},
+		{header: "STATUS", cell: func(d *api.Deployment) string { return d.Status }},
+		{header: "HEALTHY", cell: func(d *api.Deployment) string { return deploymentHealthy(d) }},
+		{header: "DESCRIPTION", cell: func(d *api.Deployment) string { return dash(d.StatusDescription) }},
 	}
 }
 
-// unchanged reports whether a blocking query came back without a change
-// (its wait ended): nothing new to print.
-func unchanged(q *api.Query, meta api.QueryMeta) bool { return q != nil && meta.Index == q.Index }
+// deploymentHealthy is "healthy/desired" over a deployment's groups.
+func deploymentHealthy(d *api.Deployment) string {
+	healthy, desired := 0, 0
+	for _, dg := range d.Groups {
+		healthy += dg.Healthy
+		desired += dg.Desired
+	}
+	return fmt.Sprintf("%d/%d", healthy, desired)
+}
+
+// deploymentProgress is a deployment's state in one line, for progress.
+func deploymentProgress(d *api.Deployment) string {
+	return d.Status + ", " + deploymentHealthy(d) + " healthy"
+}
 
 func dash(s string) string {
 	if s == "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // A dev cell keeps its credentials in its data dir, where the CLI finds
@@ -40,7 +41,16 @@ func devBootstrap(ctx context.Context, addr, root string) (string, error) {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", file, err)
 	}
-	tok, err := api.NewClient(addr).ACLBootstrap(ctx)
+	c := api.NewClient(addr)
+	if f := pki.CertFiles(devTLSDir(root), pki.RoleCLI); strings.HasPrefix(addr, "https://") && fileExists(f.CA) {
+		// The dev cell's own CA: the cell was started with TLS (the
+		// default), and $STRATA_CACERT need not name it.
+		var err error
+		if c, err = api.NewClientWithTLS(addr, f.CA, f.Cert, f.Key); err != nil {
+			return "", fmt.Errorf("the dev cell's TLS credentials: %w", err)
+		}
+	}
+	tok, err := c.ACLBootstrap(ctx)
 	if err != nil {
 		return "", fmt.Errorf("bootstrap the dev cell's ACLs: %w (a cell bootstrapped before keeps its token in %s)", err, file)
 	}

@@ -40,13 +40,16 @@ func TestAllocStatusShowsHardware(t *testing.T) {
 func TestAgentDevicesConfig(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "agent.yaml")
-	os.WriteFile(file, []byte("devicesConfig: /etc/strata/devices.yaml\n"), 0o644)
+	os.WriteFile(file, []byte("devicesConfig: /etc/strata/devices.yaml\ninsecure-plaintext: true\n"), 0o644)
 	for _, tc := range []struct{ flag, want string }{
 		{"", "/etc/strata/devices.yaml"},
 		{"/tmp/d.yaml", "/tmp/d.yaml"},
 	} {
-		f := agentFlags{config: file, devicesCfg: tc.flag}
-		f.tls.plaintext = true
+		args := []string{"--config", file}
+		if tc.flag != "" {
+			args = append(args, "--devices-config", tc.flag)
+		}
+		f := agentFlagsFrom(t, args...)
 		cfg, err := f.agentConfig(filepath.Join(dir, "agent"), []string{"127.0.0.1:4680"}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)

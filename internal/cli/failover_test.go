@@ -46,6 +46,13 @@ func startTestAgent(t *testing.T, c *servertest.Cell, name string, servers []str
 	if err != nil {
 		t.Fatal(err)
 	}
+	runTestAgent(t, cfg)
+}
+
+// runTestAgent runs an agent of cfg, quick to heartbeat, until the test
+// ends.
+func runTestAgent(t *testing.T, cfg agent.Config) {
+	t.Helper()
 	cfg.HeartbeatInterval = 100 * time.Millisecond
 	cfg.WatchWait = 2 * time.Second
 	cfg.GPUCommand = []string{filepath.Join(t.TempDir(), "no-nvidia-smi")}

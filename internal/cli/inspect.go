@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"time"
-
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,11 +15,13 @@ import (
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "status [NAME]",
 		Short: "Show workloads, or one workload with per-group counts and the reasons for what is pending",
 		Example: `  strata status
-  strata status hello -o json`,
+  strata status hello -o yaml
+  strata status hello --watch`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
@@ -27,44 +29,53 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			c := g.client()
 			if len(args) == 0 {
-				list, _, err := c.Workloads(cmd.Context(), nil)
-				if err != nil {
-					return failf("%v", err)
+				return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]api.WorkloadSummary, uint64, error) {
+					list, meta, err := c.Workloads(ctx, q)
+					return list, meta.Index, err
+				}, func(list []api.WorkloadSummary) error { return printListing(g, list, workloadColumns) }, nil)
+			}
+			type view struct {
+				status *api.WorkloadStatus
+				allocs []*api.Allocation
+			}
+			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) (view, uint64, error) {
+				st, meta, err := c.WorkloadStatus(ctx, args[0], q)
+				if err != nil || g.structured() {
+					return view{status: st}, meta.Index, err
 				}
-				if g.json() {
-					return printJSON(g.stdout, list)
+				// What starting tasks are doing (an image pull's progress)
+				// and each check's last result are the agents' news:
+				// they come with the allocations.
+				allocs, _, err := c.Allocations(ctx, args[0], nil)
+				return view{st, allocs}, meta.Index, err
+			}, func(v view) error {
+				if g.structured() {
+					return g.printData(v.status)
 				}
-				t := newTable(g.stdout, "NAME", "STATUS", "PRIORITY", "VERSION", "DESIRED", "RUNNING", "PENDING", "FAILED")
-				for _, w := range list {
-					t.row(w.Name, w.Status, fmt.Sprintf("%s/%d", w.PriorityClass, w.Priority), strconv.FormatUint(w.Version, 10),
-						strconv.Itoa(w.Desired), strconv.Itoa(w.Running), strconv.Itoa(w.Pending), strconv.Itoa(w.Failed))
+				if err := printWorkloadStatus(g.stdout, v.status); err != nil {
+					return err
 				}
-				return t.flush()
-			}
-			st, _, err := c.WorkloadStatus(cmd.Context(), args[0], nil)
-			if err != nil {
-				return failf("%v", err)
-			}
-			if g.json() {
-				return printJSON(g.stdout, st)
-			}
-			if err := printWorkloadStatus(g.stdout, st); err != nil {
-				return err
-			}
-			// What starting tasks are doing (an image pull's progress) and
-			// each check's last result are the agents' news: they come with
-			// the allocations.
-			allocs, _, err := c.Allocations(cmd.Context(), args[0], nil)
-			if err != nil {
-				return failf("%v", err)
-			}
-			printStartingTasks(g.stdout, allocs)
-			printChecks(g.stdout, allocs)
-			return nil
+				printStartingTasks(g.stdout, v.allocs)
+				printChecks(g.stdout, v.allocs)
+				return nil
+			}, nil)
 		},
 	}
 	addOutputFlag(cmd, g)
+	addWatchFlag(cmd, &watch, "workloads")
 	return cmd
+}
+
+// workloadColumns are the columns of strata status.
+var workloadColumns = []column[api.WorkloadSummary]{
+	{header: "NAME", cell: func(w api.WorkloadSummary) string { return w.Name }},
+	{header: "STATUS", cell: func(w api.WorkloadSummary) string { return w.Status }},
+	{header: "PRIORITY", cell: func(w api.WorkloadSummary) string { return fmt.Sprintf("%s/%d", w.PriorityClass, w.Priority) }},
+	{header: "VERSION", cell: func(w api.WorkloadSummary) string { return strconv.FormatUint(w.Version, 10) }},
+	{header: "DESIRED", cell: func(w api.WorkloadSummary) string { return strconv.Itoa(w.Desired) }},
+	{header: "RUNNING", cell: func(w api.WorkloadSummary) string { return strconv.Itoa(w.Running) }},
+	{header: "PENDING", cell: func(w api.WorkloadSummary) string { return strconv.Itoa(w.Pending) }},
+	{header: "FAILED", cell: func(w api.WorkloadSummary) string { return strconv.Itoa(w.Failed) }},
 }
 
 func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
@@ -113,11 +124,13 @@ func printWorkloadStatus(w io.Writer, st *api.WorkloadStatus) error {
 }
 
 func newAllocsCmd(g *globals) *cobra.Command {
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "allocs [WORKLOAD]",
 		Short: "List allocations: node, desired and actual state, and each task's pid, exit code and restarts",
 		Example: `  strata allocs
-  strata allocs hello -o json`,
+  strata allocs hello -o wide
+  strata allocs hello --watch`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
@@ -127,36 +140,53 @@ func newAllocsCmd(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				name = args[0]
 			}
-			allocs, _, err := g.client().Allocations(cmd.Context(), name, nil)
-			if err != nil {
-				return failf("%v", err)
-			}
-			if g.json() {
-				return printJSON(g.stdout, allocs)
-			}
-			t := newTable(g.stdout, "ID", "WORKLOAD", "GROUP", "NODE", "DESIRED", "STATUS", "HEALTH", "TASKS", "REASON")
-			for _, a := range allocs {
-				reason := a.ClientReason
-				switch {
-				case reason == "":
-					reason = a.DesiredReason
-				case a.ClientStatus == api.AllocFailed && a.DesiredStatus == api.DesiredStop && a.DesiredReason != "":
-					reason += "; not replaced: " + a.DesiredReason
-				}
-				if reason == "" {
-					reason = "-"
-				}
-				health := "-"
-				if a.Health != nil {
-					health = a.Health.Status
-				}
-				t.row(shortID(a.ID), a.Workload, fmt.Sprintf("%s[%d]", a.Group, a.Index), a.NodeName, a.DesiredStatus, a.ClientStatus, health, taskSummary(a), reason)
-			}
-			return t.flush()
+			c := g.client()
+			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]*api.Allocation, uint64, error) {
+				allocs, meta, err := c.Allocations(ctx, name, q)
+				return allocs, meta.Index, err
+			}, func(allocs []*api.Allocation) error { return printListing(g, allocs, allocColumns(g)) }, nil)
 		},
 	}
 	addOutputFlag(cmd, g)
+	addWatchFlag(cmd, &watch, "allocations")
 	return cmd
+}
+
+// allocColumns are the columns of strata allocs.
+func allocColumns(g *globals) []column[*api.Allocation] {
+	return []column[*api.Allocation]{
+		{header: "ID", cell: func(a *api.Allocation) string { return g.id(a.ID) }},
+		{header: "WORKLOAD", cell: func(a *api.Allocation) string { return a.Workload }},
+		{header: "GROUP", cell: func(a *api.Allocation) string { return fmt.Sprintf("%s[%d]", a.Group, a.Index) }},
+		{header: "NODE", cell: func(a *api.Allocation) string { return a.NodeName }},
+		{header: "NODE ID", wide: true, cell: func(a *api.Allocation) string { return dash(a.NodeID) }},
+		{header: "VERSION", wide: true, cell: func(a *api.Allocation) string { return strconv.FormatUint(a.WorkloadVersion, 10) }},
+		{header: "DESIRED", cell: func(a *api.Allocation) string { return a.DesiredStatus }},
+		{header: "STATUS", cell: func(a *api.Allocation) string { return a.ClientStatus }},
+		{header: "HEALTH", cell: func(a *api.Allocation) string {
+			if a.Health == nil {
+				return "-"
+			}
+			return a.Health.Status
+		}},
+		{header: "TASKS", cell: taskSummary},
+		{header: "CREATED", wide: true, cell: func(a *api.Allocation) string { return timeStr(a.CreateTime) }},
+		{header: "REPLACES", wide: true, cell: func(a *api.Allocation) string { return dash(a.PreviousAlloc) }},
+		{header: "REASON", cell: allocReason},
+	}
+}
+
+// allocReason is why an allocation is as it is: the agent's reason, else
+// the server's.
+func allocReason(a *api.Allocation) string {
+	reason := a.ClientReason
+	switch {
+	case reason == "":
+		reason = a.DesiredReason
+	case a.ClientStatus == api.AllocFailed && a.DesiredStatus == api.DesiredStop && a.DesiredReason != "":
+		reason += "; not replaced: " + a.DesiredReason
+	}
+	return dash(reason)
 }
 
 // taskSummary renders each task as name:state(pid=…,exit=…,restarts=…).
@@ -244,35 +274,53 @@ func newStopCmd(g *globals) *cobra.Command {
 }
 
 func newNodesCmd(g *globals) *cobra.Command {
+	var watch bool
 	cmd := &cobra.Command{
-		Use:     "nodes",
-		Short:   "List nodes: status, eligibility, capacity, allocated, NUMA layout and labels",
-		Example: "  strata nodes\n  strata nodes -o json",
-		Args:    cobra.NoArgs,
+		Use:   "nodes",
+		Short: "List nodes: status, eligibility, capacity, allocated, NUMA layout and labels",
+		Example: `  strata nodes
+  strata nodes -o wide
+  strata nodes --watch`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			nodes, _, err := g.client().Nodes(cmd.Context(), nil)
-			if err != nil {
-				return failf("%v", err)
-			}
-			if g.json() {
-				return printJSON(g.stdout, nodes)
-			}
-			t := newTable(g.stdout, "ID", "NAME", "STATUS", "ELIGIBILITY", "CPU", "MEMORY", "GPUS", "DEVICES", "NUMA", "DRIVERS", "CHECKPOINT", "LABELS")
-			for _, n := range nodes {
-				t.row(shortID(n.ID), n.Name, n.Status, eligibilityOf(n),
-					cpuStr(n.Allocated.CPUMilli)+"/"+cpuStr(n.Capacity.CPUMilli),
-					bytesStr(n.Allocated.MemoryBytes)+"/"+bytesStr(n.Capacity.MemoryBytes),
-					fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs), devicesSummary(n),
-					numaSummary(n), driversSummary(n), checkpointStr(n), nodeLabels(n.Labels))
-			}
-			return t.flush()
+			c := g.client()
+			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]*api.Node, uint64, error) {
+				nodes, meta, err := c.Nodes(ctx, q)
+				return nodes, meta.Index, err
+			}, func(nodes []*api.Node) error { return printListing(g, nodes, nodeColumns(g)) }, nil)
 		},
 	}
 	addOutputFlag(cmd, g)
+	addWatchFlag(cmd, &watch, "nodes")
 	return cmd
+}
+
+// nodeColumns are the columns of strata nodes.
+func nodeColumns(g *globals) []column[*api.Node] {
+	return []column[*api.Node]{
+		{header: "ID", cell: func(n *api.Node) string { return g.id(n.ID) }},
+		{header: "NAME", cell: func(n *api.Node) string { return n.Name }},
+		{header: "STATUS", cell: func(n *api.Node) string { return n.Status }},
+		{header: "ELIGIBILITY", cell: eligibilityOf},
+		{header: "CPU", cell: func(n *api.Node) string { return cpuStr(n.Allocated.CPUMilli) + "/" + cpuStr(n.Capacity.CPUMilli) }},
+		{header: "MEMORY", cell: func(n *api.Node) string {
+			return bytesStr(n.Allocated.MemoryBytes) + "/" + bytesStr(n.Capacity.MemoryBytes)
+		}},
+		{header: "DISK", wide: true, cell: func(n *api.Node) string {
+			return bytesStr(n.Allocated.DiskBytes) + "/" + bytesStr(n.Capacity.DiskBytes)
+		}},
+		{header: "GPUS", cell: func(n *api.Node) string { return fmt.Sprintf("%d/%d", n.Allocated.GPUs, n.Capacity.GPUs) }},
+		{header: "DEVICES", cell: devicesSummary},
+		{header: "NUMA", cell: numaSummary},
+		{header: "DRIVERS", cell: driversSummary},
+		{header: "CHECKPOINT", cell: checkpointStr},
+		{header: "ADDRESS", wide: true, cell: func(n *api.Node) string { return dash(n.HTTPAddr) }},
+		{header: "HEARTBEAT", wide: true, cell: func(n *api.Node) string { return timeStr(n.LastHeartbeat) }},
+		{header: "LABELS", cell: func(n *api.Node) string { return nodeLabels(n.Labels) }},
+	}
 }
 
 // driversSummary lists the node's task drivers; a node that reports none

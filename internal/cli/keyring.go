@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -53,19 +54,16 @@ seal their secrets under the new key, then retire the old key with
 			if err != nil {
 				return failf("%v", err)
 			}
-			keys := k.Keys()
-			if g.json() {
-				return printJSON(g.stdout, keys)
-			}
-			t := newTable(g.stdout, "ID", "CREATED", "ACTIVE")
-			for _, key := range keys {
-				active := ""
-				if key.Active {
-					active = "yes"
-				}
-				t.row(key.ID, key.Created.Format(time.RFC3339), active)
-			}
-			return t.flush()
+			return printListing(g, k.Keys(), []column[keyring.KeyInfo]{
+				{header: "ID", cell: func(k keyring.KeyInfo) string { return k.ID }},
+				{header: "CREATED", cell: func(k keyring.KeyInfo) string { return k.Created.Format(time.RFC3339) }},
+				{header: "ACTIVE", cell: func(k keyring.KeyInfo) string {
+					if k.Active {
+						return "yes"
+					}
+					return ""
+				}},
+			})
 		},
 	}
 	addOutputFlag(list, g)
@@ -102,6 +100,30 @@ seal their secrets under the new key, then retire the old key with
 			return nil
 		},
 	}
-	cmd.AddCommand(list, rotate, remove)
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Make a new keyring file, to copy to every server before the cell's first start",
+		Long: `Make a new keyring with one key, for a cell about to be installed: copy the
+file to every server's data dir (or --keyring-file) before the servers first
+start, so that all hold the same keys (docs/install.md). An existing file is
+never overwritten.`,
+		Example: "  strata keyring create --keyring-file keyring.json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if fileExists(path()) {
+				return failf("%s exists: a keyring is there already (strata keyring rotate adds a key)", path())
+			}
+			if err := os.MkdirAll(filepath.Dir(path()), 0o700); err != nil {
+				return failf("%v", err)
+			}
+			k, err := keyring.LoadOrCreate(path())
+			if err != nil {
+				return failf("%v", err)
+			}
+			fmt.Fprintf(g.stdout, "keyring %s with key %s; copy it to every server of the cell (0600)\n", path(), k.Keys()[0].ID)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, rotate, remove)
 	return cmd
 }

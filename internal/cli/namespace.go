@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/spec"
 )
 
 // strata namespace … and strata quota … (docs/tenants.md). A quota is
@@ -57,14 +57,18 @@ quota field is optional: an absent one is unbounded, 0 allows none):
   name: team-a
   description: the web team
   quota:
-    cpuMilli: 16000          # 16 cores
-    memoryBytes: 68719476736 # 64 GiB
-    gpuMilli: 2000           # 2 GPUs (a share counts its thousandths)
+    cpu: 16                  # cores (or 500m), as a task's resources.cpu
+    memory: 64Gi             # a unit is required, as for a task's memory
+    gpu: 2                   # GPUs; 0.5 is a share of one
     devices: 4               # GPUs and GPU shares held
     allocations: 50
     maxPriority: 999         # batch and best-effort only
   allowRootTasks: false      # tasks may not ask for user: root (the default namespace
-                             # allows it until a record for it is applied)`,
+                             # allows it until a record for it is applied)
+
+The API's own names (cpuMilli, memoryBytes, gpuMilli) are accepted too, so
+what 'namespace show -o json' prints applies again. A misspelt field is
+refused with the name it likely stands for.`,
 		Example: "  strata namespace apply -f team-a.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,16 +79,16 @@ quota field is optional: an absent one is unbounded, 0 allows none):
 			if err != nil {
 				return failf("-f: %v", err)
 			}
-			var n api.Namespace
-			if err := yaml.UnmarshalStrict(b, &n); err != nil {
-				return failf("%s: %v", file, err)
+			n, err := spec.ParseNamespace(b)
+			if err != nil {
+				return failf("%s is not a valid namespace:\n%v", file, err)
 			}
-			out, err := g.client().ApplyNamespace(cmd.Context(), &n)
+			out, err := g.client().ApplyNamespace(cmd.Context(), n)
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "namespace %s applied\n", out.Name)
 			return nil
@@ -109,14 +113,7 @@ func newNamespaceListCmd(g *globals, use string) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, list)
-			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
-			for _, n := range list {
-				t.row(quotaRow(n)...)
-			}
-			return t.flush()
+			return printListing(g, list, namespaceColumns)
 		},
 	}
 	addOutputFlag(cmd, g)
@@ -136,12 +133,10 @@ func newNamespaceShowCmd(g *globals, use string) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, n)
+			if g.structured() {
+				return g.printData(n)
 			}
-			t := newTable(g.stdout, "NAMESPACE", "WORKLOADS", "CPU (m)", "MEMORY", "GPU (m)", "DEVICES", "ALLOCS", "MAX PRIORITY")
-			t.row(quotaRow(n)...)
-			if err := t.flush(); err != nil {
+			if err := printListing(g, []*api.NamespaceStatus{n}, namespaceColumns); err != nil {
 				return err
 			}
 			if n.Description != "" {
@@ -169,24 +164,39 @@ func newNamespaceDeleteCmd(g *globals) *cobra.Command {
 	}
 }
 
-// quotaRow is a namespace's line: each dimension "used/limit" ("used"
-// alone when unbounded).
-func quotaRow(n *api.NamespaceStatus) []string {
-	q := n.Quota
-	if q == nil {
-		q = &api.Quota{}
-	}
-	of := func(used int64, limit *int64) string {
-		if limit == nil {
-			return strconv.FormatInt(used, 10)
+// namespaceColumns show each quota dimension as "used/limit" ("used" alone
+// when unbounded), in the units a workload's resources use.
+var namespaceColumns = []column[*api.NamespaceStatus]{
+	{header: "NAMESPACE", cell: func(n *api.NamespaceStatus) string { return n.Name }},
+	{header: "WORKLOADS", cell: func(n *api.NamespaceStatus) string { return strconv.Itoa(n.Workloads) }},
+	{header: "CPU", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.CPUMilli, quotaOf(n).CPUMilli, cpuStr) }},
+	{header: "MEMORY", cell: func(n *api.NamespaceStatus) string {
+		return usedOf(n.Usage.MemoryBytes, quotaOf(n).MemoryBytes, bytesStr)
+	}},
+	{header: "GPU", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.GPUMilli, quotaOf(n).GPUMilli, cpuStr) }},
+	{header: "DEVICES", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.Devices, quotaOf(n).Devices, count) }},
+	{header: "ALLOCS", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.Allocations, quotaOf(n).Allocations, count) }},
+	{header: "MAX PRIORITY", cell: func(n *api.NamespaceStatus) string {
+		if q := quotaOf(n); q.MaxPriority != nil {
+			return strconv.Itoa(*q.MaxPriority)
 		}
-		return strconv.FormatInt(used, 10) + "/" + strconv.FormatInt(*limit, 10)
-	}
-	prio := "-"
-	if q.MaxPriority != nil {
-		prio = strconv.Itoa(*q.MaxPriority)
-	}
-	u := n.Usage
-	return []string{n.Name, strconv.Itoa(n.Workloads), of(u.CPUMilli, q.CPUMilli), of(u.MemoryBytes, q.MemoryBytes),
-		of(u.GPUMilli, q.GPUMilli), of(u.Devices, q.Devices), of(u.Allocations, q.Allocations), prio}
+		return "-"
+	}},
+	{header: "DESCRIPTION", wide: true, cell: func(n *api.NamespaceStatus) string { return dash(n.Description) }},
 }
+
+func quotaOf(n *api.NamespaceStatus) *api.Quota {
+	if n.Quota == nil {
+		return &api.Quota{}
+	}
+	return n.Quota
+}
+
+func usedOf(used int64, limit *int64, unit func(int64) string) string {
+	if limit == nil {
+		return unit(used)
+	}
+	return unit(used) + "/" + unit(*limit)
+}
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }

@@ -25,7 +25,15 @@ func TestNamespaceCommands(t *testing.T) {
 	}
 	dir := t.TempDir()
 	nsFile := filepath.Join(dir, "team-a.yaml")
-	os.WriteFile(nsFile, []byte("name: team-a\nquota:\n  cpuMilli: 500\n  allocations: 2\n  maxPriority: 999\n"), 0o644)
+	// A quota in a workload's units; a size without one is refused with
+	// the two readings, a misspelt field with the name it stands for.
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: team-a\nquota:\n  memory: 64\n  cpus: 2\n"), 0o644)
+	if _, errOut, code := cli("namespace", "apply", "-f", bad); code != 1 || !strings.Contains(errOut, "quota.memory: 64 has no unit: write 64Mi") ||
+		!strings.Contains(errOut, `quota.cpus: unknown field (did you mean "cpu"?)`) {
+		t.Fatalf("namespace apply of a bad file: exit %d %s", code, errOut)
+	}
+	os.WriteFile(nsFile, []byte("name: team-a\nquota:\n  cpu: 500m\n  memory: 1Gi\n  allocations: 2\n  maxPriority: 999\n"), 0o644)
 	if out, errOut, code := cli("namespace", "apply", "-f", nsFile); code != 0 || !strings.Contains(out, "namespace team-a applied") {
 		t.Fatalf("namespace apply: exit %d %s %s", code, out, errOut)
 	}
@@ -37,7 +45,7 @@ func TestNamespaceCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
 		t.Fatalf("quota show: exit %d %s %s", code, out, errOut)
 	}
-	if st.Workloads != 1 || st.Quota == nil || *st.Quota.CPUMilli != 500 {
+	if st.Workloads != 1 || st.Quota == nil || *st.Quota.CPUMilli != 500 || *st.Quota.MemoryBytes != 1<<30 {
 		t.Fatalf("quota show: %+v", st)
 	}
 	out, _, code = cli("namespace", "list", "-o", "json")
@@ -45,7 +53,7 @@ func TestNamespaceCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].Name != "default" || list[1].Name != "team-a" {
 		t.Fatalf("namespace list: exit %d %s", code, out)
 	}
-	if out, _, code := cli("namespace", "list"); code != 0 || !strings.Contains(out, "500") || !strings.Contains(out, "999") {
+	if out, _, code := cli("namespace", "list"); code != 0 || !strings.Contains(out, "/500m") || !strings.Contains(out, "/1GiB") || !strings.Contains(out, "999") {
 		t.Fatalf("namespace list (table): exit %d %s", code, out)
 	}
 	// The default namespace does not see team-a's workload.

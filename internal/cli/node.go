@@ -47,8 +47,8 @@ func newNodeStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, st)
+			if g.structured() {
+				return g.printData(st)
 			}
 			return printNodeStatus(g.stdout, st)
 		},
@@ -106,8 +106,8 @@ func printNodeStatus(w io.Writer, st *api.NodeStatus) error {
 
 // printNodeOp reports a node operation's result.
 func printNodeOp(g *globals, resp *api.NodeOpResponse, what string) error {
-	if g.json() {
-		return printJSON(g.stdout, resp)
+	if g.structured() {
+		return g.printData(resp)
 	}
 	if resp.Node == nil {
 		fmt.Fprintf(g.stdout, "%s (index %d)\n", what, resp.Index)
@@ -188,7 +188,7 @@ it is done. The node stays ineligible afterwards.`,
 			if !watch || cancel {
 				return printNodeOp(g, resp, what)
 			}
-			if !g.json() {
+			if !g.structured() {
 				if err := printNodeOp(g, resp, what); err != nil {
 					return err
 				}
@@ -210,6 +210,8 @@ it is done. The node stays ineligible afterwards.`,
 func watchDrain(ctx context.Context, g *globals, id string) error {
 	var index uint64
 	last := -1
+	progress := startWaitProgress(g, "drain of node "+id)
+	defer progress.end()
 	for {
 		st, meta, err := g.client().NodeStatus(ctx, id, &api.Query{Index: index, Wait: 30 * time.Second})
 		if err != nil {
@@ -217,13 +219,14 @@ func watchDrain(ctx context.Context, g *globals, id string) error {
 		}
 		index = meta.Index
 		if st.Node.Drain == nil {
-			if g.json() {
-				return printJSON(g.stdout, st)
+			if g.structured() {
+				return g.printData(st)
 			}
 			fmt.Fprintf(g.stdout, "drain of %s done: %d allocations left on it\n", st.Node.Name, len(st.Allocations))
 			return nil
 		}
-		if st.Remaining != last && !g.json() {
+		progress.set(fmt.Sprintf("%d allocations left to move", st.Remaining))
+		if st.Remaining != last && !g.structured() {
 			fmt.Fprintf(g.stdout, "%s  %d allocations left to move (deadline %s)\n", time.Now().UTC().Format(time.TimeOnly),
 				st.Remaining, st.Node.Drain.Deadline.UTC().Format(time.RFC3339))
 			last = st.Remaining

@@ -220,8 +220,8 @@ func runNodesim(ctx context.Context, g *globals, f *nodesimFlags) error {
 	err = sim.Run(ctx)
 	<-done
 	st := sim.Stats()
-	if g.json() {
-		return printJSON(g.stdout, st)
+	if g.structured() {
+		return g.printData(st)
 	}
 	fmt.Fprintln(g.stdout, st.Line(nodesim.Snapshot{}))
 	return err

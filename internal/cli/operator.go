@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,27 +49,56 @@ works when the cell has no leader (a lost quorum).`,
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			conf, err := g.client().RaftConfiguration(cmd.Context(), &api.Query{Stale: stale})
+			c := g.client()
+			conf, err := c.RaftConfiguration(cmd.Context(), &api.Query{Stale: stale})
+			if errors.Is(err, api.ErrNoQuorum) && !stale {
+				// Without a leader the leader's view is not to be had:
+				// show what the server asked knows, and say so.
+				fmt.Fprintf(g.stderr, "%v\nthe servers as %s knows them (--stale):\n", err, c.Addr())
+				conf, err = c.RaftConfiguration(cmd.Context(), &api.Query{Stale: true})
+			}
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, conf)
+			if g.structured() {
+				return g.printData(conf)
 			}
-			t := newTable(g.stdout, "ID", "ADDRESS", "VOTER", "STATE")
-			for _, s := range conf.Servers {
-				state := "follower"
-				if s.Leader {
-					state = "leader"
-				}
-				t.row(s.ID, s.Address, fmt.Sprint(s.Voter), state)
-			}
-			return t.flush()
+			return printRaftPeers(g.stdout, conf)
 		},
 	}
 	cmd.Flags().BoolVar(&stale, "stale", false, "let any server answer from its own view (no leader needed)")
 	addOutputFlag(cmd, g)
 	return cmd
+}
+
+// printRaftPeers is the table of strata operator raft peers.
+func printRaftPeers(w io.Writer, conf *api.RaftConfiguration) error {
+	t := newTable(w, "ID", "ADDRESS", "VOTER", "STATE")
+	for _, s := range conf.Servers {
+		state := "follower"
+		if s.Leader {
+			state = "leader"
+		}
+		t.row(s.ID, s.Address, fmt.Sprint(s.Voter), state)
+	}
+	return t.flush()
+}
+
+// explainNoQuorum follows an error that says the cell has no quorum with
+// what the servers know of it, and what to do.
+func explainNoQuorum(ctx context.Context, g *globals, w io.Writer) {
+	c := g.client()
+	c.RetryFor = 3 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conf, err := c.RaftConfiguration(ctx, &api.Query{Stale: true})
+	if err != nil {
+		fmt.Fprintf(w, "(strata operator raft peers --stale: %v)\n", err)
+		return
+	}
+	fmt.Fprintf(w, "\nstrata operator raft peers --stale, as %s knows the cell:\n", c.Addr())
+	printRaftPeers(w, conf)
+	fmt.Fprintln(w, "\nA leader needs a majority of the voting servers. Start the ones that are down; if they are gone for good, see docs/operations.md, \"A server dies\".")
 }
 
 func newRaftRemovePeerCmd(g *globals) *cobra.Command {
@@ -88,8 +120,8 @@ asks to be added again.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, out)
+			if g.structured() {
+				return g.printData(out)
 			}
 			fmt.Fprintf(g.stdout, "removed server %s (%s) from the cell\n", out.Removed.ID, out.Removed.Address)
 			return nil
@@ -136,8 +168,8 @@ under a temporary name and renamed once complete and verified.`,
 			if err := os.Rename(tmp.Name(), path); err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, info)
+			if g.structured() {
+				return g.printData(info)
 			}
 			fmt.Fprintf(g.stdout, "saved the state at index %d to %s (%d bytes, sha256 %s)\n", info.Index, path, info.Bytes, info.SHA256)
 			return nil
@@ -176,8 +208,8 @@ every follower; writes made since the snapshot was saved are gone.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, info)
+			if g.structured() {
+				return g.printData(info)
 			}
 			fmt.Fprintf(g.stdout, "restored the state saved at index %d from %s\n", info.Index, path)
 			return nil

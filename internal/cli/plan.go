@@ -12,9 +12,9 @@ import (
 )
 
 func newPlanCmd(g *globals) *cobra.Command {
-	var file string
+	var file workloadFile
 	cmd := &cobra.Command{
-		Use:   "plan -f FILE",
+		Use:   "plan [-f] FILE [--var NAME=VALUE]...",
 		Short: "Dry run: what registering a workload file would change and what the scheduler would do",
 		Long: `Show, without changing anything, the difference between a Workload file and the
 running version (each field, marked when it replaces allocations rather than
@@ -28,28 +28,28 @@ file only if the workload has not changed since, so what runs is what was planne
 Exit code 0 when everything fits, 1 when something would not be placed.`,
 		Example: `  strata plan -f web.yaml
   strata run -f web.yaml --check-index 1234`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: fileArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			doc, err := readSpecFile(file)
+			doc, err := file.read(args)
 			if err != nil {
 				return err
 			}
 			if _, err := spec.Parse(doc); err != nil {
-				return failf("%s is not a valid Workload:\n%v", file, err)
+				return invalidWorkload(file.name(), err)
 			}
 			resp, err := g.client().PlanWorkload(cmd.Context(), doc)
 			if err != nil {
-				return failf("plan %s: %v", file, err)
+				return failf("plan %s: %v", file.name(), err)
 			}
-			if g.json() {
-				if err := printJSON(g.stdout, resp); err != nil {
+			if g.structured() {
+				if err := g.printData(resp); err != nil {
 					return err
 				}
 			} else {
-				printPlan(g.stdout, resp, file)
+				printPlan(g.stdout, resp, file.name())
 			}
 			if len(resp.Failures) > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("some replicas would not be placed")}
@@ -57,7 +57,7 @@ Exit code 0 when everything fits, 1 when something would not be placed.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "Workload YAML file (- for stdin)")
+	file.register(cmd)
 	addOutputFlag(cmd, g)
 	return cmd
 }

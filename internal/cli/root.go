@@ -26,9 +26,29 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 // failf returns an error that makes strata exit with code 1, printed as is.
+// It wraps the first error among args even when the format prints it with
+// %v, so that callers can still ask errors.Is (a lost quorum, say).
 func failf(format string, args ...any) error {
-	return &exitError{code: 1, err: fmt.Errorf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	if errors.Unwrap(err) == nil {
+		for _, a := range args {
+			if cause, ok := a.(error); ok {
+				err = &causedError{msg: err.Error(), cause: cause}
+				break
+			}
+		}
+	}
+	return &exitError{code: 1, err: err}
 }
+
+// causedError is a message that keeps the error it was made from.
+type causedError struct {
+	msg   string
+	cause error
+}
+
+func (e *causedError) Error() string { return e.msg }
+func (e *causedError) Unwrap() error { return e.cause }
 
 // globals are the flags every client command shares.
 type globals struct {
@@ -65,8 +85,6 @@ func (g *globals) client() *api.Client {
 	return c
 }
 
-func (g *globals) json() bool { return g.output == "json" }
-
 // Main runs the CLI and returns the process exit code.
 func Main(args []string) int {
 	return run(args, os.Stdout, os.Stderr)
@@ -90,13 +108,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	code := 1
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintln(stderr, "Error:", ee.err)
-		return ee.code
+		err, code = ee.err, ee.code
 	}
 	fmt.Fprintln(stderr, "Error:", err)
-	return 1
+	if errors.Is(err, api.ErrNoQuorum) {
+		explainNoQuorum(ctx, g, stderr)
+	}
+	return code
 }
 
 // signalContext returns a context cancelled by the first SIGINT or SIGTERM
@@ -159,20 +180,10 @@ fails over between them.`,
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 		newServicesCmd(g), newAllocStatusCmd(g),
 		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
+		newVersionCmd(g),
 	)
+	wireCompletions(root, g)
 	return root
-}
-
-// addOutputFlag adds -o/--output to a listing command.
-func addOutputFlag(cmd *cobra.Command, g *globals) {
-	cmd.Flags().StringVarP(&g.output, "output", "o", "table", "output format: table or json")
-}
-
-func checkOutput(g *globals) error {
-	if g.output != "table" && g.output != "json" && g.output != "" {
-		return failf("--output: unknown format %q (want table or json)", g.output)
-	}
-	return nil
 }
 
 func fileExists(path string) bool {

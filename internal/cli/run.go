@@ -14,9 +14,10 @@ import (
 	"github.com/strata-dev/strata/internal/spec"
 )
 
+// readSpecFile reads a document named by -f (- for stdin).
 func readSpecFile(path string) ([]byte, error) {
 	if path == "" {
-		return nil, failf("-f/--file is required (a Workload YAML file, or - for stdin)")
+		return nil, failf("-f/--file is required (a YAML file, or - for stdin)")
 	}
 	if path == "-" {
 		return io.ReadAll(os.Stdin)
@@ -35,45 +36,46 @@ func printNotices(w io.Writer, notices []api.Notice) {
 }
 
 func newValidateCmd(g *globals) *cobra.Command {
-	var file string
+	var file workloadFile
 	cmd := &cobra.Command{
-		Use:   "validate -f FILE",
+		Use:   "validate [-f] FILE [--var NAME=VALUE]...",
 		Short: "Check a Workload file offline; exit 1 listing every bad field",
 		Example: `  strata validate -f examples/hello.yaml
-  strata validate -f examples/ml-inference.yaml -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  strata validate examples/ml-inference.yaml -o json
+  strata validate web.yaml --var-file staging.vars.yaml`,
+		Args: fileArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			doc, err := readSpecFile(file)
+			doc, err := file.read(args)
 			if err != nil {
 				return err
 			}
 			wl, err := spec.Parse(doc)
 			if err != nil {
-				return failf("%s is not a valid Workload:\n%v", file, err)
+				return invalidWorkload(file.name(), err)
 			}
-			if g.json() {
-				return printJSON(g.stdout, wl.Redacted()) // secret values are never printed
+			if g.structured() {
+				return g.printData(wl.Redacted()) // secret values are never printed
 			}
-			fmt.Fprintf(g.stdout, "%s: workload %q is valid (%d groups)\n", file, wl.Name, len(wl.Groups))
+			fmt.Fprintf(g.stdout, "%s: workload %q is valid (%d groups)\n", file.name(), wl.Name, len(wl.Groups))
 			printNotices(g.stdout, wl.Unenforced)
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "Workload YAML file (- for stdin)")
+	file.register(cmd)
 	addOutputFlag(cmd, g)
 	return cmd
 }
 
 func newRunCmd(g *globals) *cobra.Command {
-	var file string
+	var file workloadFile
 	var wait bool
 	var timeout, minHealthy time.Duration
 	var checkIndex uint64
 	cmd := &cobra.Command{
-		Use:   "run -f FILE [--wait] [--check-index N]",
+		Use:   "run [-f] FILE [--var NAME=VALUE]... [--wait] [--check-index N]",
 		Short: "Create or update a workload",
 		Long: `Create or update a workload from a YAML file. The file is validated locally
 first, then by the server; nothing is written when either rejects it.
@@ -84,18 +86,26 @@ run) and has stayed so for --min-healthy. Allocations of an earlier version
 that the update replaces are not counted. It fails with the scheduler's
 reasons when some instances cannot be placed, and with the task's reason when
 an allocation of this version fails, crashes (even if restarted), is
-OOM-killed or becomes unhealthy; and when --timeout passes first.`,
+OOM-killed or becomes unhealthy; and when --timeout passes first.
+
+One file serves several environments through variables: ${var.NAME} in the
+file is replaced by NAME's value from --var NAME=VALUE or a --var-file
+(YAML, NAME: VALUE) before the file is read. A reference to a variable not
+given is an error that names it; other ${...} (a task's ${HOME}) are left
+alone, and $${var.NAME} writes ${var.NAME} itself.`,
 		Example: `  strata run -f examples/hello.yaml --wait
-  strata run -f examples/web.yaml --wait --timeout 2m --min-healthy 10s`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			doc, err := readSpecFile(file)
+  strata run examples/web.yaml --wait --timeout 2m --min-healthy 10s
+  strata run web.yaml --var env=staging --var replicas=2
+  strata run web.yaml --var-file prod.vars.yaml`,
+		Args: fileArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			doc, err := file.read(args)
 			if err != nil {
 				return err
 			}
 			wl, err := spec.Parse(doc)
 			if err != nil {
-				return failf("%s is not a valid Workload:\n%v", file, err)
+				return invalidWorkload(file.name(), err)
 			}
 			c := g.client()
 			if wl.Namespace != "" && g.namespace == "" {
@@ -109,7 +119,7 @@ OOM-killed or becomes unhealthy; and when --timeout passes first.`,
 			}
 			resp, err := register(cmd.Context(), doc)
 			if err != nil {
-				return failf("submit %s: %v", file, err)
+				return failf("submit %s: %v", file.name(), err)
 			}
 			fmt.Fprintf(g.stdout, "workload %q version %d submitted (evaluation %s)\n", resp.Name, resp.Version, shortID(resp.EvalID))
 			printNotices(g.stdout, resp.Unenforced)
@@ -124,7 +134,7 @@ OOM-killed or becomes unhealthy; and when --timeout passes first.`,
 			return waitRunning(ctx, g, c, resp, minHealthy)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "Workload YAML file (- for stdin)")
+	file.register(cmd)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every instance of this version is healthy; fail with the reason otherwise")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	cmd.Flags().DurationVar(&minHealthy, "min-healthy", DefaultMinHealthy, "with --wait: how long each instance must stay healthy before it counts")
@@ -139,6 +149,8 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 	var index uint64
 	last := ""
 	mem := &waitMemory{minHealthy: minHealthy}
+	progress := startWaitProgress(g, fmt.Sprintf("workload %q version %d", reg.Name, reg.Version))
+	defer progress.end()
 	recheck := time.Time{}
 	for {
 		wait := 10 * time.Second
@@ -164,6 +176,7 @@ func waitRunning(ctx context.Context, g *globals, c *api.Client, reg *api.Regist
 		if v.progress != last {
 			fmt.Fprintf(g.stdout, "  %s\n", v.progress)
 			last = v.progress
+			progress.set(last)
 		}
 		if v.done {
 			fmt.Fprintf(g.stdout, "workload %q version %d is running and healthy\n", reg.Name, reg.Version)

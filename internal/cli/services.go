@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,73 +31,46 @@ same a load balancer or client library would use).`,
 				return err
 			}
 			c := g.client()
-			var index uint64
-			for {
-				q := &api.Query{}
-				if watch && index > 0 {
-					q = &api.Query{Index: index, Wait: 5 * time.Minute}
-				}
-				var out any
-				var meta api.QueryMeta
-				var err error
-				if len(args) == 0 {
-					var sums []api.ServiceSummary
-					sums, meta, err = c.Services(cmd.Context(), q)
-					out = sums
-					if err == nil && !g.json() && (!watch || meta.Index != index) {
-						err = printServices(g.stdout, sums)
-					}
-				} else {
-					var eps []api.ServiceEndpoint
-					eps, meta, err = c.Service(cmd.Context(), args[0], q)
-					out = eps
-					if err == nil && !g.json() && (!watch || meta.Index != index) {
-						err = printEndpoints(g.stdout, eps)
-					}
-				}
-				if err != nil {
-					if watch && errors.Is(cmd.Context().Err(), context.Canceled) {
-						return nil
-					}
-					return failf("%v", err)
-				}
-				if g.json() && (!watch || meta.Index != index) {
-					if err := printJSON(g.stdout, out); err != nil {
-						return err
-					}
-				}
-				if !watch {
-					return nil
-				}
-				index = meta.Index
+			if len(args) == 0 {
+				return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]api.ServiceSummary, uint64, error) {
+					sums, meta, err := c.Services(ctx, q)
+					return sums, meta.Index, err
+				}, func(sums []api.ServiceSummary) error { return printListing(g, sums, serviceColumns) }, nil)
 			}
+			return watchEach(cmd.Context(), g, watch, func(ctx context.Context, q *api.Query) ([]api.ServiceEndpoint, uint64, error) {
+				eps, meta, err := c.Service(ctx, args[0], q)
+				return eps, meta.Index, err
+			}, func(eps []api.ServiceEndpoint) error { return printListing(g, eps, endpointColumns(g)) }, nil)
 		},
 	}
-	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "print again on every change (Ctrl-C to end)")
+	addWatchFlag(cmd, &watch, "services")
 	addOutputFlag(cmd, g)
 	return cmd
 }
 
-func printServices(w io.Writer, sums []api.ServiceSummary) error {
-	t := newTable(w, "SERVICE", "HEALTHY", "INSTANCES", "WORKLOADS")
-	for _, s := range sums {
-		t.row(s.Name, strconv.Itoa(s.Healthy), strconv.Itoa(s.Instances), strings.Join(s.Workloads, ","))
-	}
-	return t.flush()
+// serviceColumns are the columns of strata services.
+var serviceColumns = []column[api.ServiceSummary]{
+	{header: "SERVICE", cell: func(s api.ServiceSummary) string { return s.Name }},
+	{header: "HEALTHY", cell: func(s api.ServiceSummary) string { return strconv.Itoa(s.Healthy) }},
+	{header: "INSTANCES", cell: func(s api.ServiceSummary) string { return strconv.Itoa(s.Instances) }},
+	{header: "WORKLOADS", cell: func(s api.ServiceSummary) string { return strings.Join(s.Workloads, ",") }},
 }
 
-func printEndpoints(w io.Writer, eps []api.ServiceEndpoint) error {
-	t := newTable(w, "ADDRESS", "ALLOC", "WORKLOAD", "GROUP", "NODE", "TAGS", "LABELS")
-	for _, e := range eps {
-		tags := strings.Join(e.Tags, ",")
-		if tags == "" {
-			tags = "-"
-		}
-		addr := e.Address
-		if addr == "" {
-			addr = "?"
-		}
-		t.row(fmt.Sprintf("%s:%d", addr, e.Port), shortID(e.AllocID), e.Workload, e.Group, e.NodeName, tags, formatLabels(e.Labels))
+// endpointColumns are the columns of strata services NAME.
+func endpointColumns(g *globals) []column[api.ServiceEndpoint] {
+	return []column[api.ServiceEndpoint]{
+		{header: "ADDRESS", cell: func(e api.ServiceEndpoint) string {
+			addr := e.Address
+			if addr == "" {
+				addr = "?"
+			}
+			return fmt.Sprintf("%s:%d", addr, e.Port)
+		}},
+		{header: "ALLOC", cell: func(e api.ServiceEndpoint) string { return g.id(e.AllocID) }},
+		{header: "WORKLOAD", cell: func(e api.ServiceEndpoint) string { return e.Workload }},
+		{header: "GROUP", cell: func(e api.ServiceEndpoint) string { return e.Group }},
+		{header: "NODE", cell: func(e api.ServiceEndpoint) string { return e.NodeName }},
+		{header: "TAGS", cell: func(e api.ServiceEndpoint) string { return dash(strings.Join(e.Tags, ",")) }},
+		{header: "LABELS", cell: func(e api.ServiceEndpoint) string { return formatLabels(e.Labels) }},
 	}
-	return t.flush()
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,8 +75,8 @@ list, or "all".`,
   strata sim --nodes N.csv --pods P.csv --policy FGD,strata-binpack --explain openb-pod-0042`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.output != "table" && g.output != "json" && g.output != "csv" {
-				return failf("--output: unknown format %q (want table, json or csv)", g.output)
+			if g.output != "table" && g.output != "json" && g.output != "yaml" && g.output != "csv" {
+				return failf("--output: unknown format %q (want table, json, yaml or csv)", g.output)
 			}
 			ctx, seedGiven := cmd.Context(), cmd.Flags().Changed("seed")
 			return interruptible(ctx, func() error { return runSim(ctx, g, &f, seedGiven) })
@@ -97,10 +96,10 @@ list, or "all".`,
 	fl.StringVar(&f.jsonPath, "json", "", "write the full results as JSON")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG plot of one run: allocation vs arrived GPU workload (inflation), allocation and pods waiting over time (replay)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress output (same as --progress none)")
-	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, nothing otherwise), bar, plain (a line about every second, for logs) or none")
+	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, else a line every 5s), bar, plain (a line about every second) or none")
 	fl.StringVar(&f.sample, "sample", "auto", "strata-* policies: feasible nodes the scheduler samples before picking the best: all, server (the server's default, max(100, 5% of the nodes)), a number, or auto (all in inflation mode, as the paper's simulator scores every node; server in replay mode, as the server would run)")
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
-	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
+	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, yaml, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
 	cmd.AddCommand(newSimRolloutsCmd(g))
 	return cmd
@@ -305,7 +304,7 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		return err
 	}
 	keepSeries := single || mode == sim.ModeReplay || f.csvPath != ""
-	show, err := progressStyle(f)
+	show, err := progressStyle(g.stderr, f.noProgress, f.progress)
 	if err != nil {
 		return err
 	}
@@ -370,8 +369,8 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		}
 	}
 	switch g.output {
-	case "json":
-		return printJSON(g.stdout, rows)
+	case "json", "yaml":
+		return g.printData(rows)
 	case "csv":
 		return sim.WriteSummaryCSV(g.stdout, runs...)
 	}
@@ -476,95 +475,3 @@ func seedsLabel(s []int64) string {
 }
 
 func ff1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progressShow is how progress is shown on stderr.
-type progressShow int
-
-const (
-	showNone  progressShow = iota
-	showBar                // one redrawn line on a terminal
-	showPlain              // a line about every second, for logs and pipes
-)
-
-func progressStyle(f *simFlags) (progressShow, error) {
-	if f.noProgress {
-		return showNone, nil
-	}
-	switch f.progress {
-	case "auto", "":
-		if isTerminal(os.Stderr) {
-			return showBar, nil
-		}
-		return showNone, nil
-	case "bar":
-		return showBar, nil
-	case "plain":
-		return showPlain, nil
-	case "none":
-		return showNone, nil
-	}
-	return showNone, failf("--progress: unknown %q (want auto, bar, plain or none)", f.progress)
-}
-
-// progressBar shows a run's progress: a bar redrawn on one line, or plain
-// lines at most once a second (and the first one at once).
-type progressBar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	show  progressShow
-	drawn bool
-	last  time.Time // of the latest plain line
-}
-
-func newProgressBar(w io.Writer, show progressShow) *progressBar {
-	return &progressBar{w: w, show: show}
-}
-
-// terminalBar is a bar on a terminal when enabled, nothing otherwise.
-func terminalBar(w io.Writer, enabled bool) *progressBar {
-	if enabled && isTerminal(os.Stderr) {
-		return newProgressBar(w, showBar)
-	}
-	return newProgressBar(w, showNone)
-}
-
-// func_ returns the Progress callback of one run named label (nil when
-// nothing is shown).
-func (p *progressBar) func_(label, unit string) func(done, total int) {
-	if p.show == showNone {
-		return nil
-	}
-	return func(done, total int) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if total <= 0 {
-			return
-		}
-		if p.show == showPlain {
-			if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= time.Second || done == total {
-				p.last = now
-				fmt.Fprintf(p.w, "%s: %d/%d %s (%.1f%%)\n", label, done, total, unit, 100*float64(done)/float64(total))
-			}
-			return
-		}
-		const width = 30
-		n := done * width / total
-		fmt.Fprintf(p.w, "\r%-22s [%s%s] %3d%%", label, strings.Repeat("=", n), strings.Repeat(" ", width-n), done*100/total)
-		p.drawn = true
-	}
-}
-
-func (p *progressBar) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.last = time.Time{}
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-}

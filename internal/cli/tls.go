@@ -100,30 +100,37 @@ func newTLSCACreateCmd(g *globals) *cobra.Command {
 }
 
 func newTLSCertCreateCmd(g *globals) *cobra.Command {
-	var server, agent, cli bool
+	var server, agent, cli, scrape bool
 	var dir, caDir, name string
 	var dns []string
 	var ips []net.IP
 	var days int
 	cmd := &cobra.Command{
-		Use:   "create --server|--agent|--cli",
+		Use:   "create --server|--agent|--cli|--scrape",
 		Short: "Issue a certificate of one role, signed by the CA in --ca-dir",
-		Long: `Issue a certificate for a server, an agent or the CLI, signed by the CA in
---ca-dir, written to --dir as <role>.pem and <role>-key.pem (0600). Servers and
-agents get localhost, 127.0.0.1 and ::1 unless --dns or --ip are given.`,
+		Long: `Issue a certificate for a server, an agent, the CLI or a metrics scraper,
+signed by the CA in --ca-dir, written to --dir as <role>.pem and <role>-key.pem
+(0600). Servers and agents get localhost, 127.0.0.1 and ::1 unless --dns or
+--ip are given.
+
+A scrape certificate is Prometheus's: with it, a scraper reads the agents'
+per-task /metrics over mutual TLS (and nothing else of theirs), and the
+servers' /metrics (with a token of cell read when ACLs are on). See
+docs/metrics.md.`,
 		Example: `  strata tls cert create --server --ca-dir tls --dir tls --ip 10.0.0.1
-  strata tls cert create --agent --ca-dir tls --dir /etc/strata/agent-tls`,
+  strata tls cert create --agent --ca-dir tls --dir /etc/strata/agent-tls
+  strata tls cert create --scrape --ca-dir tls --dir /etc/prometheus/strata`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var role pki.Role
 			n := 0
-			for r, on := range map[pki.Role]bool{pki.RoleServer: server, pki.RoleAgent: agent, pki.RoleCLI: cli} {
+			for r, on := range map[pki.Role]bool{pki.RoleServer: server, pki.RoleAgent: agent, pki.RoleCLI: cli, pki.RoleScrape: scrape} {
 				if on {
 					role, n = r, n+1
 				}
 			}
 			if n != 1 {
-				return failf("give exactly one of --server, --agent, --cli")
+				return failf("give exactly one of --server, --agent, --cli, --scrape")
 			}
 			if days <= 0 {
 				return failf("--days must be positive")
@@ -143,6 +150,7 @@ agents get localhost, 127.0.0.1 and ::1 unless --dns or --ip are given.`,
 	cmd.Flags().BoolVar(&server, "server", false, "a server's certificate")
 	cmd.Flags().BoolVar(&agent, "agent", false, "an agent's certificate")
 	cmd.Flags().BoolVar(&cli, "cli", false, "the CLI's certificate (a user's)")
+	cmd.Flags().BoolVar(&scrape, "scrape", false, "a metrics scraper's certificate (Prometheus): reads /metrics only")
 	cmd.Flags().StringVar(&dir, "dir", ".", "directory to write the certificate and key to")
 	cmd.Flags().StringVar(&caDir, "ca-dir", "", "directory of the CA (default --dir)")
 	cmd.Flags().StringVar(&name, "name", "", "common name (default <role>.strata)")

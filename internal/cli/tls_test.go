@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -135,5 +136,67 @@ func TestDevTLSCell(t *testing.T) {
 	}
 	if resp != nil {
 		resp.Body.Close()
+	}
+}
+
+// TestScrapeCertificate: Prometheus, with a certificate made for scraping
+// (strata tls cert create --scrape), reads an agent's per-task /metrics
+// over mutual TLS and the servers' /metrics, but nothing else of the
+// agent's; a CLI certificate gets no /metrics of an agent.
+func TestScrapeCertificate(t *testing.T) {
+	t.Parallel()
+	c := servertest.Start(t, 1, servertest.WithTLS(t))
+	c.WaitReady(0)
+	tlsDir := filepath.Dir(c.Configs[0].TLS.CA)
+	agentFiles := pki.CertFiles(tlsDir, pki.RoleAgent)
+	af := agentFlags{name: "n1", cpuTotal: "2000", memoryTotal: "2GiB", httpAddr: "127.0.0.1:0", joinToken: c.JoinToken(),
+		tls: tlsFlags{ca: agentFiles.CA, cert: agentFiles.Cert, key: agentFiles.Key}}
+	cfg, err := af.agentConfig(t.TempDir(), c.Addrs(), servertest.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTestAgent(t, cfg)
+	var agentAddr string
+	servertest.Eventually(t, 20*time.Second, "the agent registered", func() error {
+		nodes, _, err := c.Client().Nodes(context.Background(), nil)
+		if err != nil || len(nodes) != 1 || !strings.HasPrefix(nodes[0].HTTPAddr, "https://") {
+			return fmt.Errorf("nodes %v: %v", nodes, err)
+		}
+		agentAddr = nodes[0].HTTPAddr
+		return nil
+	})
+	out, errOut, code := runCLI("tls", "cert", "create", "--scrape", "--ca-dir", tlsDir, "--dir", t.TempDir()+"/prom")
+	if code != 0 {
+		t.Fatalf("tls cert create --scrape: exit %d %s", code, errOut)
+	}
+	scrapeCert := strings.TrimPrefix(strings.Split(out, "\n")[0], "scrape certificate ")
+	scrape := pki.Files{CA: agentFiles.CA, Cert: scrapeCert, Key: strings.TrimSuffix(scrapeCert, ".pem") + "-key.pem"}
+	get := func(files pki.Files, url string) (int, string, error) {
+		cfg, err := files.ClientConfig(pki.RoleAgent)
+		if strings.HasPrefix(url, c.Addr(0)) {
+			cfg, err = files.ClientConfig(pki.RoleServer)
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}).Get(url)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	if code, body, err := get(scrape, agentAddr+"/metrics"); err != nil || code != http.StatusOK || !strings.Contains(body, "strata_agent_allocations") {
+		t.Fatalf("agent /metrics with a scrape certificate: %d %v %.200s", code, err, body)
+	}
+	if code, body, err := get(scrape, agentAddr+"/v1/agent/health"); err != nil || code != http.StatusForbidden {
+		t.Fatalf("agent health with a scrape certificate: %d %v %.200s", code, err, body)
+	}
+	if code, _, err := get(scrape, c.Addr(0)+"/metrics"); err != nil || code != http.StatusOK {
+		t.Fatalf("server /metrics with a scrape certificate: %d %v", code, err)
+	}
+	if _, _, err := get(pki.CertFiles(tlsDir, pki.RoleCLI), agentAddr+"/metrics"); err == nil {
+		t.Fatal("a CLI certificate read an agent's /metrics")
 	}
 }

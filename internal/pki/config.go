@@ -71,7 +71,7 @@ func (f Files) Check(role Role) error {
 		return err
 	}
 	usage := x509.ExtKeyUsageServerAuth
-	if role == RoleCLI {
+	if role.clientOnly() {
 		usage = x509.ExtKeyUsageClientAuth
 	}
 	if err := api.VerifyPeer([]*x509.Certificate{cert}, pool, usage, role.ou()); err != nil {

@@ -24,13 +24,21 @@ const (
 	RoleServer Role = "server"
 	RoleAgent  Role = "agent"
 	RoleCLI    Role = "cli"
+	// RoleScrape is a metrics scraper's (Prometheus): it may read the
+	// agents' /metrics over mutual TLS and nothing else of theirs.
+	RoleScrape Role = "scrape"
 )
 
 // ou is the organizational unit that carries a role.
 func (r Role) ou() string { return "strata-" + string(r) }
 
 // Roles lists the valid roles.
-var Roles = []Role{RoleServer, RoleAgent, RoleCLI}
+var Roles = []Role{RoleServer, RoleAgent, RoleCLI, RoleScrape}
+
+// clientOnly reports whether a role's holder only dials (the CLI, a
+// scraper): its certificate is for client authentication and names no
+// host.
+func (r Role) clientOnly() bool { return r == RoleCLI || r == RoleScrape }
 
 // RoleOf returns the role of a certificate, "" if it has none.
 func RoleOf(c *x509.Certificate) Role {
@@ -108,7 +116,7 @@ type CertRequest struct {
 // to outDir as <role>.pem and <role>-key.pem.
 func CreateCert(caDir, outDir string, req CertRequest) (Files, error) {
 	if RoleOf(&x509.Certificate{Subject: pkix.Name{OrganizationalUnit: []string{req.Role.ou()}}}) == "" {
-		return Files{}, fmt.Errorf("role %q: want server, agent or cli", req.Role)
+		return Files{}, fmt.Errorf("role %q: want server, agent, cli or scrape", req.Role)
 	}
 	caCert, caKey, err := loadCA(caDir)
 	if err != nil {
@@ -125,10 +133,10 @@ func CreateCert(caDir, outDir string, req CertRequest) (Files, error) {
 	if req.Name == "" {
 		req.Name = string(req.Role) + ".strata"
 	}
-	if len(req.DNSNames) == 0 && req.Role != RoleCLI {
+	if len(req.DNSNames) == 0 && !req.Role.clientOnly() {
 		req.DNSNames = []string{"localhost"}
 	}
-	if len(req.IPs) == 0 && req.Role != RoleCLI {
+	if len(req.IPs) == 0 && !req.Role.clientOnly() {
 		req.IPs = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
 	}
 	start := req.NotBefore
@@ -136,7 +144,7 @@ func CreateCert(caDir, outDir string, req CertRequest) (Files, error) {
 		start = time.Now().Add(-time.Minute)
 	}
 	usage := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	if req.Role != RoleCLI {
+	if !req.Role.clientOnly() {
 		usage = append(usage, x509.ExtKeyUsageServerAuth) // servers and agents serve, and dial
 	}
 	tmpl := &x509.Certificate{SerialNumber: sn,

@@ -63,6 +63,17 @@ func mustCert(t *testing.T, caDir, out string, req CertRequest) Files {
 	return f
 }
 
+// withCert presents f's certificate from cfg, whatever its dates.
+func withCert(t *testing.T, cfg *tls.Config, f Files) *tls.Config {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Certificates = []tls.Certificate{pair}
+	return cfg
+}
+
 func TestMutualTLSRolesAndErrors(t *testing.T) {
 	ca, other := t.TempDir(), t.TempDir()
 	for _, d := range []string{ca, other} {
@@ -90,6 +101,12 @@ func TestMutualTLSRolesAndErrors(t *testing.T) {
 		}
 		return c
 	}
+	// A side refuses its own expired certificate before it dials, saying
+	// so (the peer would only answer "bad certificate"); the case below
+	// sends one anyway to check that the peer refuses it too.
+	if _, err := expired.ClientConfig(RoleServer); err == nil || !strings.Contains(err.Error(), "expired at") {
+		t.Fatalf("a client config with an expired certificate: %v", err)
+	}
 	cases := []struct {
 		name            string
 		server, client  *tls.Config
@@ -100,7 +117,7 @@ func TestMutualTLSRolesAndErrors(t *testing.T) {
 		{"an agent dials a server", srvCfg, client(agent, RoleServer), "", "", false},
 		{"a certificate of another CA", srvCfg, client(Files{CA: agent.CA, Cert: foreign.Cert, Key: foreign.Key}, RoleServer), "", "not signed by this cell's CA", true},
 		{"a server's certificate offered as an agent's", srvCfg, client(Files{CA: server.CA, Cert: server.Cert, Key: server.Key}, RoleServer), "", "wrong role", true},
-		{"an expired certificate", srvCfg, client(expired, RoleServer), "", "expired", true},
+		{"an expired certificate", srvCfg, withCert(t, client(Files{CA: expired.CA}, RoleServer), expired), "", "expired", true},
 		{"a server of another CA", mustServer(t, foreignServer), client(agent, RoleServer), "not signed by this cell's CA", "", true},
 		{"an agent posing as a server", mustServer(t, agent), client(server, RoleServer), "wrong role", "", true},
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -19,17 +21,27 @@ func nodeConflict(format string, args ...any) error {
 	return &httpError{status: http.StatusConflict, code: "node-state", msg: fmt.Sprintf(format, args...)}
 }
 
-// findNode resolves a node id or name.
-func findNode(snap *state.Snapshot, idOrName string) *api.Node {
-	if n := snap.Node(idOrName); n != nil {
-		return n
+// findNode resolves what a request names a node by: its id, a unique
+// prefix of it, or its name (internal/noderef). A reference several nodes
+// match is refused with the candidates, never resolved to one of them.
+func findNode(snap *state.Snapshot, ref string) (*api.Node, error) {
+	if n := snap.Node(ref); n != nil {
+		return n, nil
 	}
-	for _, n := range snap.Nodes() {
-		if n.Name == idOrName {
-			return n
-		}
+	return findNodeIn(snap.Nodes(), ref)
+}
+
+// findNodeIn is findNode among nodes (a blocking query's watched list).
+func findNodeIn(nodes []*api.Node, ref string) (*api.Node, error) {
+	n, err := noderef.Resolve(nodes, ref)
+	var amb *noderef.AmbiguousError
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.As(err, &amb):
+		return nil, &httpError{status: http.StatusBadRequest, code: "ambiguous", msg: err.Error()}
 	}
-	return nil
+	return nil, notFound("%v", err)
 }
 
 // parseDrainDeadline reads a drain's deadline (a Go duration, empty the
@@ -64,9 +76,9 @@ func (s *Server) nodeOp(w http.ResponseWriter, r *http.Request, body any, build 
 		}
 	}
 	snap := s.State().Snapshot()
-	n := findNode(snap, id)
-	if n == nil {
-		s.fail(w, notFound("node %q not found", id))
+	n, err := findNode(snap, id)
+	if err != nil {
+		s.fail(w, err)
 		return
 	}
 	now := s.cfg.Now()
@@ -183,15 +195,9 @@ func (s *Server) handleNodeStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		nodes := snap.NodesWatch(ws)
-		var n *api.Node
-		for _, c := range nodes {
-			if c.ID == id || (n == nil && c.Name == id) {
-				n = c
-			}
-		}
-		if n == nil {
-			return nil, 0, notFound("node %q not found", id)
+		n, err := findNodeIn(snap.NodesWatch(ws), id)
+		if err != nil {
+			return nil, 0, err
 		}
 		out := &api.NodeStatus{Node: n, Allocations: []*api.Allocation{}}
 		for _, a := range snap.AllocsByNodeWatch(ws, n.ID) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/disruption"
+	"github.com/strata-dev/strata/internal/noderef"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -39,15 +40,11 @@ func (s *Server) handleGetNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveBlocking(w, r, func(snap *state.Snapshot, ws watchSet) (any, uint64, error) {
-		if n := snap.Node(id); n != nil {
-			return n, snap.TableIndex(ws, state.TableNodes), nil
+		n, err := findNodeIn(snap.NodesWatch(ws), id)
+		if err != nil {
+			return nil, 0, err
 		}
-		for _, n := range snap.NodesWatch(ws) { // by name too
-			if n.Name == id {
-				return n, snap.TableIndex(ws, state.TableNodes), nil
-			}
-		}
-		return nil, 0, notFound("node %q not found", id)
+		return n, snap.TableIndex(ws, state.TableNodes), nil
 	})
 }
 
@@ -69,6 +66,14 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	if r.Header.Get(api.HeaderDefaultName) != "" {
+		s.defaultNameMu.Lock()
+		defer s.defaultNameMu.Unlock()
+		if err := defaultNameTaken(s.State().Snapshot(), &n); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
 	// Ready, or draining or quarantined: the store keeps an operator's
 	// state across agent restarts (state.UpsertNode).
 	n.Status, n.StatusReason = api.NodeReady, ""
@@ -88,6 +93,21 @@ func (s *Server) handleRegisterNode(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stampCell(w, s.State().Snapshot())
 	writeJSON(w, http.StatusOK, api.HeartbeatResponse{Index: idx, HeartbeatTTL: ttl.String(), HeartbeatInterval: interval.String()})
+}
+
+// defaultNameTaken refuses a node new to the cell whose agent chose its
+// name by default (api.HeaderDefaultName) when another node has that name:
+// the agent then registers under a name of its own. A name given on
+// purpose is kept; commands that name it refuse and list the nodes.
+func defaultNameTaken(snap *state.Snapshot, n *api.Node) error {
+	if snap.NodeKey(n.ID) != nil {
+		return nil
+	}
+	if other := noderef.NameHolder(snap.Nodes(), n.Name, n.ID); other != nil {
+		return &httpError{status: http.StatusConflict, code: api.CodeNodeNameTaken,
+			msg: fmt.Sprintf("node name %q is taken by node %s (%s)", n.Name, other.ID, other.Status)}
+	}
+	return nil
 }
 
 // handleHeartbeat extends a node's deadline; a node that was down comes

@@ -138,6 +138,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusServiceUnavailable, "outcome-unknown", err.Error()+"; read the state before retrying")
 	case errors.Is(err, errNotReady):
 		writeNotReady(w, err)
+	case errors.Is(err, ErrNoQuorum):
+		writeError(w, http.StatusServiceUnavailable, api.CodeNoQuorum, err.Error())
 	case errors.Is(err, ErrNotLeader):
 		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 		writeError(w, http.StatusServiceUnavailable, "not-leader", err.Error()+"; retry")

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -116,10 +117,13 @@ func (s *Server) planMigration(snap *state.Snapshot, a *api.Allocation, req api.
 	}
 	var target *api.Node
 	if req.To != "" {
-		target = nodeByIDOrName(snap, req.To)
-		if target == nil {
-			return nil, &httpError{status: http.StatusNotFound, code: "not-found", msg: fmt.Sprintf("to: node %q not found", req.To),
-				fields: []api.FieldError{{Path: "to", Message: "no such node"}}}
+		var err error
+		if target, err = findNode(snap, req.To); err != nil {
+			var he *httpError
+			if errors.As(err, &he) {
+				he.msg, he.fields = "to: "+he.msg, []api.FieldError{{Path: "to", Message: he.msg}}
+			}
+			return nil, err
 		}
 		if err := targetProblem(snap, a, source, target); err != nil {
 			return nil, err
@@ -170,18 +174,6 @@ func cannotCheckpoint(n *api.Node) string {
 		return n.Checkpoint.Reason
 	}
 	return ""
-}
-
-func nodeByIDOrName(snap *state.Snapshot, ref string) *api.Node {
-	if n := snap.Node(ref); n != nil {
-		return n
-	}
-	for _, n := range snap.Nodes() {
-		if n.Name == ref {
-			return n
-		}
-	}
-	return nil
 }
 
 // targetProblem checks a target the user named: another ready node that

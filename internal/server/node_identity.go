@@ -41,6 +41,14 @@ func nodeAuthError(format string, args ...any) error {
 	return &httpError{status: http.StatusForbidden, code: codeNodeAuth, msg: fmt.Sprintf(format, args...)}
 }
 
+// joinTokenError refuses a new node's registration for its join token,
+// saying where the right one is.
+func joinTokenError(format string, args ...any) error {
+	return &httpError{status: http.StatusForbidden, code: api.CodeJoinToken,
+		msg: fmt.Sprintf(format, args...) + ": every server of the cell keeps it in <its data-dir>/" + joinTokenFile +
+			"; give it to the agent with --join-token-file, --join-token or $STRATA_JOIN_TOKEN"}
+}
+
 // JoinToken returns the cell's join token as this server's state holds
 // it ("" until the first leader set it). An agent needs it to register.
 func (s *Server) JoinToken() string {
@@ -152,11 +160,11 @@ func (s *Server) registrationKey(r *http.Request, snap *state.Snapshot, n *api.N
 	cell := snap.CellSecret(state.CellSecretJoinToken)
 	switch {
 	case join == "":
-		return nil, nodeAuthError("node %s is new to the cell: registering it needs the cell's join token (%s; strata agent --join-token)", n.ID, api.HeaderJoinToken)
+		return nil, joinTokenError("node %s is new to the cell: registering it needs the cell's join token (%s)", n.ID, api.HeaderJoinToken)
 	case cell == "":
 		return nil, &httpError{status: http.StatusServiceUnavailable, code: "not-ready", msg: "the cell has no join token yet; retry"}
 	case !nodeauth.Equal(join, cell):
-		return nil, nodeAuthError("wrong join token")
+		return nil, joinTokenError("wrong join token")
 	}
 	if problem := nodeauth.CheckNew(secret); problem != "" {
 		return nil, nodeAuthError("%s %s", api.HeaderNodeSecret, problem)

@@ -124,6 +124,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, next http.Handler
 			err = fmt.Errorf("%w: no leader elected yet", ErrNotLeader)
 		}
 		if time.Now().After(deadline) || !sleepCtx(r.Context(), 10*time.Millisecond) {
+			if errors.Is(err, ErrNotLeader) {
+				err = s.noQuorum(err)
+			}
 			s.fail(w, err)
 			return
 		}
@@ -183,6 +186,41 @@ func (s *Server) termContext() context.Context {
 		return *p
 	}
 	return nil
+}
+
+// noQuorumAfter is how long a server must have known no leader before it
+// says the cell has no quorum, at raft multiplier 1 (Config.NoQuorumAfter):
+// an election takes a second or two, so this is many failed elections.
+const noQuorumAfter = 15 * time.Second
+
+// noQuorum turns err into ErrNoQuorum, saying for how long and how many
+// voters the cell has, when this server has known no leader for longer
+// than noQuorumAfter (since its last contact with one, or since it started).
+func (s *Server) noQuorum(err error) error {
+	if _, id := s.raft.raft.LeaderWithID(); id != "" {
+		return err
+	}
+	since := s.started
+	if last := s.raft.raft.LastContact(); last.After(since) {
+		since = last
+	}
+	leaderless, patience := time.Since(since), s.cfg.NoQuorumAfter
+	if patience <= 0 {
+		patience = noQuorumAfter * time.Duration(max(s.cfg.RaftMultiplier, 1))
+	}
+	if leaderless < patience {
+		return err
+	}
+	voters := 0
+	if f := s.raft.raft.GetConfiguration(); f.Error() == nil {
+		for _, srv := range f.Configuration().Servers {
+			if srv.Suffrage == raft.Voter {
+				voters++
+			}
+		}
+	}
+	return fmt.Errorf("no leader for %s: %w, which takes %d of its %d voting servers (strata operator raft peers --stale lists them)",
+		leaderless.Round(time.Second), ErrNoQuorum, voters/2+1, voters)
 }
 
 func (s *Server) setLeaderHeaders(w http.ResponseWriter) {

@@ -55,6 +55,10 @@ type Config struct {
 	// election after 0.5-1s without a leader); raise it on slow or loaded
 	// machines, as Nomad's raft_multiplier.
 	RaftMultiplier int
+	// NoQuorumAfter is how long a server must have known no leader before
+	// it answers no-quorum instead of not-leader (default 15s times
+	// RaftMultiplier).
+	NoQuorumAfter time.Duration
 	// HeartbeatTTL is how long a node may stay silent before it is marked
 	// down and its allocations replaced, while the cell is small. Default
 	// 10s. A large cell's TTL grows with its heartbeat interval
@@ -150,6 +154,13 @@ type Server struct {
 	audit   *auditor
 	// joinFileMu serialises writes of <data-dir>/join-token.
 	joinFileMu sync.Mutex
+	// started is when this server started: a server that has known no
+	// leader since, for long, says the cell has no quorum (noQuorum).
+	started time.Time
+	// defaultNameMu serialises the registrations of new nodes named by
+	// default, so two agents of one host started together do not both
+	// take its name (defaultNameTaken).
+	defaultNameMu sync.Mutex
 
 	httpSrv   *http.Server
 	listener  net.Listener
@@ -228,7 +239,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics()}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics(),
+		started: time.Now()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.fsm = newFSM(s.logger)
 	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
@@ -502,6 +514,13 @@ func (s *Server) revokeLeadership() {
 // ErrNotLeader is returned by writes on a server that does not lead. The
 // write was not applied: a client may retry it.
 var ErrNotLeader = errors.New("this server is not the leader")
+
+// ErrNoQuorum is not-leader from a server that has known no leader for
+// far longer than an election takes (noQuorumAfter): it cannot reach a
+// majority of the cell's voting servers. Answered 503 no-quorum; a
+// client tries the other servers it knows, and gives up at once when none
+// leads.
+var ErrNoQuorum = errors.New("the cell has no quorum")
 
 // ErrOutcomeUnknown is returned by a write whose raft entry may or may not
 // be committed: leadership was lost, or raft shut down, after it was

@@ -41,7 +41,7 @@ func newServerTLS(f *pki.Files) (*serverTLS, error) {
 	}
 	var t serverTLS
 	var err error
-	if t.api, err = f.ServerConfig(false, pki.RoleAgent, pki.RoleCLI, pki.RoleServer); err != nil {
+	if t.api, err = f.ServerConfig(false, pki.RoleAgent, pki.RoleCLI, pki.RoleServer, pki.RoleScrape); err != nil {
 		return nil, err
 	}
 	if t.peer, err = f.ServerConfig(true, pki.RoleServer); err != nil {

@@ -67,8 +67,8 @@ spec:
   groups:
     - name: g
       tasks:
-        - {name: a, driver: mock, command: [x], resources: {cpu: 9223372036854775807m, memory: 9223372036854775807}}
-        - {name: b, driver: mock, command: [x], resources: {cpu: 9223372036854775807m, memory: 9223372036854775807}}
+        - {name: a, driver: mock, command: [x], resources: {cpu: 9223372036854775807m, memory: 9223372036854775807B}}
+        - {name: b, driver: mock, command: [x], resources: {cpu: 9223372036854775807m, memory: 9223372036854775807B}}
 `
 
 // Issue 7, defect 3, at the API edge: the two tasks whose sum wrapped to

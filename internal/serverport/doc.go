@@ -10,5 +10,8 @@
 // servers plugs in, for every protocol on the port at once.
 //
 // It knows nothing of raft's messages or of HTTP routes, and never reads
-// past the kind byte.
+// past the kind byte of a connection it hands on. A person's client given
+// this port for the API by mistake (an HTTP request, a TLS handshake) gets
+// a plain HTTP 400 that names --http-addr, rather than a reset it would
+// retry as a network error.
 package serverport

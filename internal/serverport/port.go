@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -161,6 +163,9 @@ func (p *Port) route(conn net.Conn) {
 	q, ok := p.queues[Kind(b[0])]
 	if !ok {
 		p.opts.Logger.Warn("server port: closing connection", "remote", conn.RemoteAddr(), "err", fmt.Errorf("%w %#x", ErrUnknownKind, b[0]))
+		if misdirected(b[0]) {
+			answerMisdirected(conn)
+		}
 		conn.Close()
 		return
 	}
@@ -180,6 +185,32 @@ func (p *Port) route(conn net.Conn) {
 	case <-p.done:
 		conn.Close()
 	}
+}
+
+// misdirected reports whether a connection's first byte is a person's
+// client that was given this port for the HTTP API: the first letter of an
+// HTTP method, or a TLS handshake record.
+func misdirected(first byte) bool {
+	return first >= 'A' && first <= 'Z' || first == 0x16
+}
+
+// wrongPortAnswer tells such a client, in plain HTTP (a TLS client reports
+// a reply that is not TLS), where the API is instead of closing silently,
+// which clients retry as a network error.
+var wrongPortAnswer = []byte("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+	strconv.Itoa(len(wrongPortBody)) + "\r\n\r\n" + wrongPortBody)
+
+const wrongPortBody = `{"error":"this is a Strata server's --raft-addr port, where servers talk to each other; the HTTP API is on the server's --http-addr (default port 4680)","code":"server-port"}`
+
+// answerMisdirected writes wrongPortAnswer, then reads what the client
+// still sends (briefly, boundedly) so that closing does not reset the
+// connection before the client has read the answer.
+func answerMisdirected(conn net.Conn) {
+	conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write(wrongPortAnswer); err != nil {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(conn, 64<<10))
 }
 
 // Dial opens a connection of kind to the server port at addr.

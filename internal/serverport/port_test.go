@@ -76,14 +76,29 @@ func TestKindsReachTheirListener(t *testing.T) {
 }
 
 // TestUnknownKindIsClosed: a stray client (an HTTP request sent to the
-// raft port by mistake) is closed, and the port keeps serving.
+// raft port by mistake) is told where the API is and closed, a stray of
+// no known protocol is closed, and the port keeps serving.
 func TestUnknownKindIsClosed(t *testing.T) {
 	p := listen(t, Options{})
 	conn, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprint(conn, "GET / HTTP/1.1\r\n\r\n")
+	fmt.Fprint(conn, "GET /v1/nodes HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("an HTTP request to the server port got no answer: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "--http-addr") || !strings.Contains(string(body), `"code":"server-port"`) {
+		t.Fatalf("an HTTP request to the server port: %d %s", resp.StatusCode, body)
+	}
+	conn.Close()
+	conn, err = net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte{0x01})
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	// Closed with unread bytes, the peer may see a reset rather than EOF.
 	if n, err := conn.Read(make([]byte, 1)); n != 0 || !(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {

@@ -27,16 +27,16 @@ func TestQuantitiesAreBounded(t *testing.T) {
 		paths []string
 		msg   string
 	}{
-		{"the issue's two tasks", twoTasks("{cpu: 9223372036854775807m, memory: 9223372036854775807}"), []string{
+		{"the issue's two tasks", twoTasks("{cpu: 9223372036854775807m, memory: 9223372036854775807B}"), []string{
 			"spec.groups[0].tasks[0].resources.cpu", "spec.groups[0].tasks[0].resources.memory",
 			"spec.groups[0].tasks[1].resources.cpu", "spec.groups[0].tasks[1].resources.memory",
 		}, "at most"},
-		{"cpu above the maximum", oneTask(cmd + "          resources: {cpu: 1000001}\n"), []string{"spec.groups[0].tasks[0].resources.cpu"}, "at most 1000000"},
+		{"cpu above the maximum", oneTask(cmd + "          resources: {cpu: 1000001000m}\n"), []string{"spec.groups[0].tasks[0].resources.cpu"}, "at most 1000000"},
 		{"memory above the maximum", oneTask(cmd + "          resources: {memory: 2Pi}\n"), []string{"spec.groups[0].tasks[0].resources.memory"}, "at most"},
 		{"disk above the maximum", oneTask(cmd + "          resources: {disk: 9Pi}\n"), []string{"spec.groups[0].tasks[0].resources.disk"}, "at most 8PiB"},
 		{"gpus above the maximum", oneTask(cmd + "          resources: {gpu: 4097}\n"), []string{"spec.groups[0].tasks[0].resources.gpu"}, "at most 4096"},
 		{"bandwidth above the maximum", oneTask(cmd + "          resources: {bandwidth: 1000001Gbps}\n"), []string{"spec.groups[0].tasks[0].resources.bandwidth"}, "at most"},
-		{"tasks together above a node's maximum", twoTasks("{cpu: 600000}"), []string{"spec.groups[0].tasks"}, "together"},
+		{"tasks together above a node's maximum", twoTasks("{cpu: 600000000m}"), []string{"spec.groups[0].tasks"}, "together"},
 		{"minBandwidthGbps above the maximum", doc("  containers: [{name: c, command: [x]}]\n  placementConstraints: {minBandwidthGbps: 2000000}\n"),
 			[]string{"spec.placementConstraints.minBandwidthGbps"}, "at most"},
 		{"pidsLimit above the kernel's", oneTask(cmd + "          pidsLimit: 9223372036854775807\n"), []string{"spec.groups[0].tasks[0].pidsLimit"}, "at most"},
@@ -98,7 +98,7 @@ func TestNULBytesAreRejected(t *testing.T) {
 
 // TestBoundsAreInclusive: the documented maxima themselves are accepted.
 func TestBoundsAreInclusive(t *testing.T) {
-	w := mustParse(t, oneTask(cmd+"          resources: {cpu: 1000000, memory: 1Pi, disk: 8Pi, gpu: 4096, bandwidth: 1000000Gbps}\n          pidsLimit: 4194304\n"))
+	w := mustParse(t, oneTask(cmd+"          resources: {cpu: 1000000000m, memory: 1Pi, disk: 8Pi, gpu: 4096, bandwidth: 1000000Gbps}\n          pidsLimit: 4194304\n"))
 	r := w.Groups[0].Tasks[0].Resources
 	if r.CPUMilli != 1_000_000_000 || r.MemoryBytes != 1<<50 || r.DiskBytes != 1<<53 || r.GPUs != 4096 || r.NetMbps != 1_000_000_000 {
 		t.Fatalf("resources at the maxima: %+v", r)

@@ -48,7 +48,7 @@ func (d *decoder) cellConfig(root *yaml.Node) *api.CellConfig {
 	}
 	var apiVersion, kind *yaml.Node
 	names := map[string]bool{}
-	d.fields("", root, func(key, p string, v *yaml.Node) bool {
+	d.fields("", root, cellConfigKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "apiVersion":
 			apiVersion = v
@@ -98,7 +98,7 @@ func (d *decoder) timeWindow(path string, n *yaml.Node) (api.TimeWindow, bool) {
 	}
 	errsBefore := len(d.errs.List)
 	var name, start, end *yaml.Node
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, timeWindowKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fieldpath"
+	"github.com/strata-dev/strata/internal/suggest"
 )
 
 // maxNodes bounds how many YAML nodes one Parse visits. Aliases let a small
@@ -168,9 +169,10 @@ func index(path string, i int) string { return fieldpath.Index(path, i) }
 
 // fields walks the mapping n at path, calling field with each key, the
 // key's path and its value. field reports whether it knows the key; unknown
-// keys are errors. An unset n is an empty mapping. It reports whether n was
-// a mapping.
-func (d *decoder) fields(path string, n *yaml.Node, field func(key, path string, v *yaml.Node) bool) bool {
+// keys are errors, which name the key of known that was likely meant (known
+// is nil where keys are free-form, such as labels). An unset n is an empty
+// mapping. It reports whether n was a mapping.
+func (d *decoder) fields(path string, n *yaml.Node, known []string, field func(key, path string, v *yaml.Node) bool) bool {
 	if !present(n) {
 		return true
 	}
@@ -202,7 +204,7 @@ func (d *decoder) fields(path string, n *yaml.Node, field func(key, path string,
 		}
 		seen[k.Value] = true
 		if !field(k.Value, p, v) {
-			d.fail(p, k, "unknown field")
+			d.fail(p, k, "unknown field%s", suggest.DidYouMean(k.Value, known))
 		}
 	}
 	return true
@@ -377,7 +379,7 @@ func (d *decoder) strings(path string, n *yaml.Node, anyScalar bool) ([]string, 
 // key with validKey (which returns a problem or "").
 func (d *decoder) textMap(path string, n *yaml.Node, validKey func(string) string) map[string]string {
 	var out map[string]string
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, nil, func(key, p string, v *yaml.Node) bool {
 		if problem := validKey(key); problem != "" {
 			d.fail(p, v, "%s", problem)
 			return true

@@ -38,7 +38,7 @@ func (d *decoder) devices(path string, n *yaml.Node) []api.DeviceRequest {
 		}
 		req := api.DeviceRequest{Count: 1}
 		var class *yaml.Node
-		ok := d.fields(p, v, func(key, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, deviceKeys, func(key, fp string, fv *yaml.Node) bool {
 			switch key {
 			case "class":
 				class = fv

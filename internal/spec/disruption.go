@@ -16,7 +16,7 @@ import (
 func (d *decoder) disruption(path string, n *yaml.Node) *api.DisruptionPolicy {
 	p := &api.DisruptionPolicy{}
 	var maxNode *yaml.Node
-	ok := d.fields(path, n, func(key, fp string, v *yaml.Node) bool {
+	ok := d.fields(path, n, disruptionKeys, func(key, fp string, v *yaml.Node) bool {
 		switch key {
 		case "maxUnavailable":
 			maxNode = v

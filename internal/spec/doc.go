@@ -5,7 +5,12 @@
 // structs, so that every problem can be reported at once, each with the full
 // field path and line (spec.groups[0].tasks[1].resources.memory), as a
 // *Errors that a CLI prints and a server returns as a JSON 400. Unknown
-// fields are errors, never ignored. What the document asks for but this
+// fields are errors, never ignored, and name the field likely meant
+// (internal/suggest; keys.go lists each mapping's fields). A size without a
+// unit and a bare CPU of 100 or more are refused with both readings, since
+// Nomad and Kubernetes users mean different things by them. Substitute fills
+// a file's ${var.NAME} before it is parsed; ParseNamespace and
+// ParseCellConfig read the other documents people write. What the document asks for but this
 // version of Strata does not act on (the seed's predictive policies, time
 // windows, NUMA hints) is accepted and listed in Workload.Unenforced, never
 // silently dropped. The package owns the schema, its defaults and the

@@ -47,6 +47,11 @@ func TestParseErrors(t *testing.T) {
 		{name: "unknown top-level field", yaml: oneTask(cmd) + "status: running\n", wantErrPaths: []string{"status"}, wantMessage: "unknown field"},
 		{name: "unknown task field", yaml: oneTask("          comand: [/bin/true]\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].comand", "spec.groups[0].tasks[0].command"}, wantMessage: "unknown field"},
 		{name: "unknown resources field", yaml: oneTask(cmd + "          resources: {cpus: 1}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.cpus"}},
+		{name: "a misspelt field names the one meant", yaml: oneTask("          comand: [/bin/true]\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].comand", "spec.groups[0].tasks[0].command"}, wantMessage: `unknown field (did you mean "command"?)`},
+		{name: "Nomad's count names replicas", yaml: strings.Replace(oneTask(cmd), "    - name: g\n", "    - name: g\n      count: 2\n", 1), wantErrPaths: []string{"spec.groups[0].count"}, wantMessage: `did you mean "replicas"?`},
+		{name: "memory without a unit asks which was meant", yaml: oneTask(cmd + "          resources: {memory: 32}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.memory"}, wantMessage: "32 has no unit: write 32Mi for 32 MiB (how Nomad reads a bare number), or 32B for 32 bytes"},
+		{name: "disk without a unit", yaml: oneTask(cmd + "          resources: {disk: 100}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.disk"}, wantMessage: "100 has no unit"},
+		{name: "hundreds of bare cores ask for millicores", yaml: oneTask(cmd + "          resources: {cpu: 500}\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].resources.cpu"}, wantMessage: "500 would be 500 cores: write 500m"},
 		{name: "duplicate field", yaml: oneTask(cmd + "          pidsLimit: 5\n          pidsLimit: 6\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].pidsLimit"}, wantMessage: "duplicate field"},
 		{name: "exec task without command", yaml: oneTask(""), wantErrPaths: []string{"spec.groups[0].tasks[0].command"}, wantMessage: "required for driver exec"},
 		{name: "empty command", yaml: oneTask("          command: []\n"), wantErrPaths: []string{"spec.groups[0].tasks[0].command"}, wantMessage: "must not be empty"},
@@ -167,7 +172,7 @@ spec:
 
 func TestErrorsFormat(t *testing.T) {
 	_, err := Parse([]byte(oneTask("          comand: [x]\n          resources: {memory: -1Gi}\n")))
-	want := "spec.groups[0].tasks[0].comand: unknown field\n" +
+	want := "spec.groups[0].tasks[0].comand: unknown field (did you mean \"command\"?)\n" +
 		"spec.groups[0].tasks[0].resources.memory: negative quantity \"-1Gi\"\n" +
 		"spec.groups[0].tasks[0].command: required for driver exec: the program and its arguments, e.g. [\"/bin/sh\", \"-c\", \"echo hi\"]"
 	if err == nil || err.Error() != want {
@@ -179,7 +184,7 @@ func TestErrorsFormat(t *testing.T) {
 		t.Errorf("lines = %d, %d; want 10, 11", errs.List[0].Line, errs.List[1].Line)
 	}
 	b, _ := json.Marshal(errs)
-	if !strings.HasPrefix(string(b), `{"errors":[{"path":"spec.groups[0].tasks[0].comand","message":"unknown field","line":10}`) {
+	if !strings.HasPrefix(string(b), `{"errors":[{"path":"spec.groups[0].tasks[0].comand","message":"unknown field (did you mean \"command\"?)","line":10}`) {
 		t.Errorf("JSON = %s", b)
 	}
 }

@@ -16,7 +16,7 @@ import (
 func (d *decoder) gang(path string, n *yaml.Node) (*api.GangPolicy, *yaml.Node) {
 	gp := &api.GangPolicy{}
 	var minMember *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, gangKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "minMember":
 			if m, ok := d.integer(p, v); ok {

@@ -59,7 +59,7 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	var name, tasks, minMember, replace, services, shutdownDelay *yaml.Node
 	var updateFields map[string]*yaml.Node
 	gangPath := join(path, "gang")
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, groupKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -205,7 +205,7 @@ func (d *decoder) task(path string, n *yaml.Node) *api.Task {
 		PidsLimit:   DefaultPidsLimit,
 	}
 	var name, driver, command, image, res *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, taskKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -331,19 +331,19 @@ func (d *decoder) checkDriver(path string, n *yaml.Node, t *api.Task, driver, co
 
 func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	r := &t.Resources
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, resourceKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "cpu":
 			if q, ok := d.quantity(p, v, "500m or 2"); ok {
-				d.positive(p, q, resources.ParseCPU, resources.CPULimit, &r.CPUMilli)
+				d.positive(p, q, resources.ParseCPURequest, resources.CPULimit, &r.CPUMilli)
 			}
 		case "memory":
 			if q, ok := d.quantity(p, v, "64Mi"); ok {
-				d.positive(p, q, resources.ParseBytes, resources.MemoryLimit, &r.MemoryBytes)
+				d.positive(p, q, resources.ParseBytesWithUnit, resources.MemoryLimit, &r.MemoryBytes)
 			}
 		case "disk":
 			if q, ok := d.quantity(p, v, "100Mi"); ok {
-				d.parse(p, q, resources.ParseBytes, resources.DiskLimit, &r.DiskBytes)
+				d.parse(p, q, resources.ParseBytesWithUnit, resources.DiskLimit, &r.DiskBytes)
 			}
 		case "bandwidth":
 			if q, ok := d.quantity(p, v, "100Mbps"); ok {
@@ -429,7 +429,7 @@ func (d *decoder) checkResources(path string, res, task *yaml.Node, t *api.Task)
 func (d *decoder) restartPolicy(path string, n *yaml.Node) api.RestartPolicy {
 	rp := defaultRestartPolicy()
 	var attempts, delay, maxDelay *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, restartPolicyKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "mode":
 			if s, ok := d.str(p, v); ok {

@@ -12,7 +12,7 @@ import (
 // hugePages reads resources.hugepages: a mapping of page size to the
 // bytes of such pages the task may use, e.g. {2Mi: 64Mi, 1Gi: 2Gi}.
 func (d *decoder) hugePages(path string, n *yaml.Node, r *api.Resources) {
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, nil, func(key, p string, v *yaml.Node) bool {
 		size, err := resources.ParseHugePageSize(key)
 		if err != nil {
 			d.fail(p, v, "%s", err)
@@ -22,7 +22,7 @@ func (d *decoder) hugePages(path string, n *yaml.Node, r *api.Resources) {
 		if !ok {
 			return true
 		}
-		amount, err := resources.ParseBytes(q.Value)
+		amount, err := resources.ParseBytesWithUnit(q.Value)
 		if err != nil {
 			d.fail(p, q, "%s", err)
 			return true

@@ -62,7 +62,7 @@ func (d *decoder) ports(path string, n *yaml.Node) []api.PortRequest {
 		}
 		var pr api.PortRequest
 		var name *yaml.Node
-		ok := d.fields(p, v, func(key, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, portKeys, func(key, fp string, fv *yaml.Node) bool {
 			switch key {
 			case "name":
 				name = fv
@@ -140,7 +140,7 @@ func (d *decoder) check(path string, n *yaml.Node, i int, forService bool, refs 
 			}
 		}
 	}
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, checkKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			c.Name = d.name(p, v)
@@ -267,7 +267,7 @@ func (d *decoder) services(path string, n *yaml.Node, refs *[]portRef) []api.Ser
 		}
 		var s api.Service
 		var name, port, checks *yaml.Node
-		ok := d.fields(p, v, func(key, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, serviceKeys, func(key, fp string, fv *yaml.Node) bool {
 			switch key {
 			case "name":
 				name = fv

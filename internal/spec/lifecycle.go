@@ -20,7 +20,7 @@ var delayFunctions = []string{api.DelayConstant, api.DelayExponential, api.Delay
 func (d *decoder) reschedule(path string, n *yaml.Node) *api.ReschedulePolicy {
 	p := api.DefaultReschedulePolicy(api.RestartOnFailure)
 	var attempts, interval, delay, maxDelay, unlimited *yaml.Node
-	ok := d.fields(path, n, func(key, fp string, v *yaml.Node) bool {
+	ok := d.fields(path, n, rescheduleKeys, func(key, fp string, v *yaml.Node) bool {
 		switch key {
 		case "attempts":
 			attempts = v
@@ -95,7 +95,7 @@ var reconcileChoices = []string{api.KeepOriginal, api.KeepReplacement}
 func (d *decoder) disconnect(path string, n *yaml.Node) (*api.DisconnectPolicy, *yaml.Node) {
 	p := api.DefaultDisconnectPolicy()
 	var replace *yaml.Node
-	d.fields(path, n, func(key, fp string, v *yaml.Node) bool {
+	d.fields(path, n, disconnectKeys, func(key, fp string, v *yaml.Node) bool {
 		switch key {
 		case "lostAfter":
 			p.LostAfter, _ = d.duration(fp, v)

@@ -113,7 +113,7 @@ func (d *decoder) workload(root *yaml.Node) *api.Workload {
 		return w
 	}
 	var apiVersion, kind, metadata, spec *yaml.Node
-	d.fields("", root, func(key, p string, v *yaml.Node) bool {
+	d.fields("", root, workloadKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "apiVersion":
 			apiVersion = v
@@ -162,7 +162,7 @@ func (d *decoder) workload(root *yaml.Node) *api.Workload {
 
 func (d *decoder) metadata(path string, n *yaml.Node, w *api.Workload) {
 	var name *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, metadataKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "name":
 			name = v
@@ -205,7 +205,7 @@ func (d *decoder) labels(path string, n *yaml.Node) map[string]string {
 
 func (d *decoder) spec(path string, n *yaml.Node, w *api.Workload) {
 	var class, priority, groups, containers, constraints *yaml.Node
-	ok := d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	ok := d.fields(path, n, specKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "priorityClass":
 			class = v

@@ -33,7 +33,7 @@ func UndefinedWindowNotice(window string) string {
 
 func (d *decoder) placement(path string, n *yaml.Node) api.Placement {
 	var pl api.Placement
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, placementKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "require":
 			pl.Require = d.rules(p, v, kindRequire)
@@ -93,7 +93,7 @@ func (d *decoder) rule(path string, n *yaml.Node, kind ruleKind) (api.LabelRule,
 	}
 	errsBefore := len(d.errs.List)
 	var key, op, values, weight, window *yaml.Node
-	d.fields(path, n, func(k, p string, v *yaml.Node) bool {
+	d.fields(path, n, labelRuleKeys, func(k, p string, v *yaml.Node) bool {
 		switch k {
 		case "key":
 			key = v

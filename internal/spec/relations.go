@@ -85,7 +85,7 @@ func (d *decoder) spreadRules(path string, n *yaml.Node) []api.SpreadRule {
 		r.Mode = ""
 		var key, skew *yaml.Node
 		var m ruleMode
-		ok := d.fields(p, v, func(k, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, spreadKeys, func(k, fp string, fv *yaml.Node) bool {
 			switch k {
 			case "key":
 				key = fv
@@ -130,7 +130,7 @@ func (d *decoder) affinityRules(path string, n *yaml.Node) []api.AffinityRule {
 		r := api.AffinityRule{}
 		var key, group *yaml.Node
 		var m ruleMode
-		ok := d.fields(p, v, func(k, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, affinityKeys, func(k, fp string, fv *yaml.Node) bool {
 			switch k {
 			case "workload":
 				r.Workload = d.name(fp, fv)
@@ -169,7 +169,7 @@ func (d *decoder) peerRules(path string, n *yaml.Node) []api.PeerRule {
 			out = append(out, r)
 			return
 		}
-		ok := d.fields(p, v, func(k, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, peerKeys, func(k, fp string, fv *yaml.Node) bool {
 			switch k {
 			case "workload":
 				r.Workload = d.name(fp, fv)
@@ -193,7 +193,7 @@ func (d *decoder) dataRules(path string, n *yaml.Node) []api.DataRule {
 		r := api.DataRule{}
 		var dataset *yaml.Node
 		var m ruleMode
-		ok := d.fields(p, v, func(k, fp string, fv *yaml.Node) bool {
+		ok := d.fields(p, v, dataRuleKeys, func(k, fp string, fv *yaml.Node) bool {
 			if k != "dataset" {
 				return d.modeField(k, fp, fv, &m, &r.Mode, &r.Weight)
 			}

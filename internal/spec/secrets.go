@@ -69,14 +69,14 @@ func cutColon(s string) (string, string, bool) {
 // for an entry whose value is a secret (sealed by the server, redacted in
 // every output, delivered to the task like any other variable).
 func (d *decoder) env(path string, n *yaml.Node, t *api.Task) {
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, nil, func(key, p string, v *yaml.Node) bool {
 		if problem := checkEnvName(key); problem != "" {
 			d.fail(p, v, "%s", problem)
 			return true
 		}
 		if rv := d.resolve(v); rv != nil && rv.Kind == yaml.MappingNode {
 			var value *yaml.Node
-			d.fields(p, v, func(k, pp string, vv *yaml.Node) bool {
+			d.fields(p, v, envSecretKeys, func(k, pp string, vv *yaml.Node) bool {
 				if k != "secret" {
 					return false
 				}
@@ -111,7 +111,7 @@ func (d *decoder) secrets(path string, n *yaml.Node, t *api.Task) {
 	d.items(path, n, func(i int, p string, v *yaml.Node) {
 		sec := &api.Secret{}
 		var name, value *yaml.Node
-		d.fields(p, v, func(key, pp string, vv *yaml.Node) bool {
+		d.fields(p, v, secretKeys, func(key, pp string, vv *yaml.Node) bool {
 			switch key {
 			case "name":
 				name = vv

@@ -48,7 +48,7 @@ func (d *decoder) containers(path string, n *yaml.Node, workload string) *api.Ta
 // group: label rules for topology keys, task bandwidth for
 // minBandwidthGbps, notices for everything else.
 func (d *decoder) placementConstraints(path string, n *yaml.Node, groups []*api.TaskGroup) {
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, nil, func(key, p string, v *yaml.Node) bool {
 		switch {
 		case key == "minBandwidthGbps":
 			d.minBandwidth(p, v, groups)
@@ -150,7 +150,7 @@ func (d *decoder) schedulingPolicy(path string, n *yaml.Node, w *api.Workload) {
 		d.policyType(path, n, w)
 		return
 	}
-	d.fields(path, n, func(key, p string, v *yaml.Node) bool {
+	d.fields(path, n, seedPolicyKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
 		case "type":
 			d.policyType(p, v, w)

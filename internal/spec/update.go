@@ -12,7 +12,7 @@ import (
 func (d *decoder) update(path string, n *yaml.Node) (*api.UpdatePolicy, map[string]*yaml.Node) {
 	p := api.DefaultUpdatePolicy()
 	seen := map[string]*yaml.Node{}
-	d.fields(path, n, func(key, fp string, v *yaml.Node) bool {
+	d.fields(path, n, updateKeys, func(key, fp string, v *yaml.Node) bool {
 		seen[key] = v
 		switch key {
 		case "maxParallel":

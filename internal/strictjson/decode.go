@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/internal/fieldpath"
+	"github.com/strata-dev/strata/internal/suggest"
 )
 
 // Problem is one bad field of a document. Path is empty for a problem with
@@ -301,15 +303,16 @@ func (w *walker) skip(tok json.Token) error {
 	return nil
 }
 
-// unknownField says which field was meant when only the case differs:
-// encoding/json would have matched it silently.
+// unknownField says which field was likely meant: one that differs only in
+// case (encoding/json would have matched it silently), a misspelling, or
+// another system's word for it.
 func unknownField(key string, fields map[string]reflect.Type) string {
+	names := make([]string, 0, len(fields))
 	for name := range fields {
-		if strings.EqualFold(name, key) {
-			return fmt.Sprintf("unknown field (did you mean %q? field names are case-sensitive)", name)
-		}
+		names = append(names, name)
 	}
-	return "unknown field"
+	slices.Sort(names) // ties go to the first: keep the answer stable
+	return "unknown field" + suggest.DidYouMean(key, names)
 }
 
 // jsonFields maps a struct's JSON field names to their types, following

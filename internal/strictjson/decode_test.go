@@ -62,6 +62,7 @@ func TestDecodeProblems(t *testing.T) {
 		{"truncated", `{"updates": [{"id": "a"`, []string{""}, "invalid JSON"},
 		{"unknown field", `{"updates": [{"id": "a", "bogus": {"deep": [1]}}]}`, []string{"updates[0].bogus"}, "unknown field"},
 		{"case folded", `{"Updates": []}`, []string{"Updates"}, `did you mean "updates"`},
+		{"misspelt", `{"updates": [{"taskStaes": {}}]}`, []string{"updates[0].taskStaes"}, `unknown field (did you mean "taskStates"?)`},
 		{"unexported", `{"updates": [{"hidden": 1}]}`, []string{"updates[0].hidden"}, "unknown field"},
 		{"duplicate", `{"count": 1, "count": 2}`, []string{"count"}, "duplicate field"},
 		{"type in a map", `{"updates": [{"taskStates": {"web": {"state": 3}}}]}`, []string{"updates[0].taskStates.web.state"}, "expected a string, got a number"},

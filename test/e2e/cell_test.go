@@ -89,6 +89,9 @@ type cell struct {
 	// connections per client address, which the agents share.
 	apiClient     *api.Client
 	apiClientAddr string // the c.addr apiClient was made for
+	// bin, when set, is the strata binary daemons are started from instead
+	// of the one built from this tree (upgrade_e2e_test.go).
+	bin string
 }
 
 // client is the test's client of the cell.
@@ -135,7 +138,11 @@ func newCell(t *testing.T, ttl time.Duration) *cell {
 func (c *cell) spawn(args ...string) *proc {
 	c.t.Helper()
 	p := &proc{log: &syncBuffer{}, args: args}
-	p.cmd = exec.Command(strataBin, args...)
+	bin := strataBin
+	if c.bin != "" {
+		bin = c.bin
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = c.credentialEnv()
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -30,7 +30,14 @@ func startCluster(t *testing.T, n int) (*cell, []serverSpec) {
 // startClusterWith is startCluster with extra flags for every server.
 func startClusterWith(t *testing.T, n int, serverArgs []string) (*cell, []serverSpec) {
 	t.Helper()
-	c := &cell{t: t, dir: t.TempDir(), ttl: 5 * time.Second, agents: map[string]*proc{}, serverArgs: serverArgs}
+	return startClusterFrom(t, n, "", serverArgs)
+}
+
+// startClusterFrom is startClusterWith with the daemons started from bin
+// (empty: the binary of this tree).
+func startClusterFrom(t *testing.T, n int, bin string, serverArgs []string) (*cell, []serverSpec) {
+	t.Helper()
+	c := &cell{t: t, dir: t.TempDir(), ttl: 5 * time.Second, agents: map[string]*proc{}, serverArgs: serverArgs, bin: bin}
 	t.Cleanup(c.shutdown)
 	specs := make([]serverSpec, n)
 	var addrs []string

@@ -22,6 +22,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{history.Put, nil, Acknowledged},
 		{history.Put, apiErr(503, "not-leader"), NotApplied},
+		{history.Put, apiErr(503, "no-quorum"), NotApplied},
 		{history.Put, fmt.Errorf("gave up after 10s: %w", apiErr(503, "not-ready")), NotApplied},
 		{history.Delete, apiErr(503, "not-leader"), NotApplied},
 		// A stop is retried after a failure in flight: the last attempt's

@@ -127,7 +127,7 @@ type Outcome int
 // The outcomes of an operation.
 const (
 	Acknowledged  Outcome = iota // a definite answer (a 404 included)
-	NotApplied                   // the server guarantees it did nothing (503 not-leader or not-ready)
+	NotApplied                   // the server guarantees it did nothing (503 not-leader, no-quorum or not-ready)
 	Indeterminate                // no definite answer: a write may or may not have happened
 	Unexpected                   // an answer no fault explains (a 400): the test fails
 )
@@ -196,7 +196,7 @@ func classify(kind history.Kind, err error) Outcome {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		switch {
-		case ae.StatusCode == http.StatusServiceUnavailable && (ae.Code == "not-leader" || ae.Code == "not-ready"):
+		case ae.StatusCode == http.StatusServiceUnavailable && (ae.Code == "not-leader" || ae.Code == "not-ready" || ae.Code == api.CodeNoQuorum):
 			// Guaranteed for the last attempt only: a stop is retried after
 			// a failure in flight (it is idempotent), so an earlier attempt
 			// may have been applied.
