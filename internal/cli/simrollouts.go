@@ -17,12 +17,13 @@ import (
 // on simulated rollouts of good and bad versions (docs/incidents.md).
 func newSimRolloutsCmd(g *globals) *cobra.Command {
 	var (
-		f         simFlags
-		scenarios int
-		firstSeed uint64
-		workers   int
-		cfg       rollouts.Config
-		runs      bool
+		noProgress bool
+		progress   string
+		scenarios  int
+		firstSeed  uint64
+		workers    int
+		cfg        rollouts.Config
+		runs       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rollouts",
@@ -61,7 +62,7 @@ docs/benchmarks.md use 100001-102000).`,
 			if a := cfg.Policy.Alpha; a < 0 || a >= 1 {
 				return failf("--alpha: must be in (0, 1), got %g", a)
 			}
-			show, err := progressStyle(&f)
+			show, err := progressStyle(g.stderr, noProgress, progress)
 			if err != nil {
 				return err
 			}
@@ -114,7 +115,7 @@ docs/benchmarks.md use 100001-102000).`,
 	fl.BoolVar(&cfg.NoExplain, "no-explain", false, "judge without the incident engine's explanations (an ablation)")
 	fl.Float64Var(&cfg.Policy.Alpha, "alpha", 0, "the guard's false-halt bound (default "+fmt.Sprint(rolloutguard.Policy{}.WithDefaults().Alpha)+")")
 	fl.BoolVar(&runs, "runs", false, "also list the runs: every outcome with -o json, the misjudged ones in the table")
-	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress output (same as --progress none)")
-	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto, bar, plain or none")
+	fl.BoolVar(&noProgress, "no-progress", false, "no progress output (same as --progress none)")
+	fl.StringVar(&progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, plain lines elsewhere), bar, plain or none")
 	return cmd
 }
