@@ -50,8 +50,8 @@ docs/benchmarks.md use 100001-102000).`,
   strata sim rollouts --scenarios 200 --runs -o json   # every run's outcome too`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.output != "table" && g.output != "json" {
-				return failf("--output: unknown format %q (want table or json)", g.output)
+			if g.output != outTable && !g.structured() {
+				return failf("--output: unknown format %q (want table, json or yaml)", g.output)
 			}
 			if scenarios < 1 {
 				return failf("--scenarios: must be at least 1, got %d", scenarios)
@@ -81,7 +81,7 @@ docs/benchmarks.md use 100001-102000).`,
 				fmt.Fprintf(g.stderr, "interrupted: %d of %d scenarios ran\n", len(out), scenarios)
 			}
 			sum := rollouts.Summarize(out)
-			if g.output == "json" {
+			if g.structured() {
 				report := struct {
 					FirstSeed uint64             `json:"firstSeed"`
 					Seconds   float64            `json:"seconds"`
@@ -92,7 +92,7 @@ docs/benchmarks.md use 100001-102000).`,
 				if runs {
 					report.Runs = out
 				}
-				return printJSON(g.stdout, report)
+				return g.printData(report)
 			}
 			if err := sum.WriteTable(g.stdout); err != nil {
 				return err
@@ -109,12 +109,13 @@ docs/benchmarks.md use 100001-102000).`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVarP(&g.output, "output", "o", outTable, "output format: table, json or yaml")
 	fl.IntVar(&scenarios, "scenarios", 1000, "how many scenarios (seeds) to run")
 	fl.Uint64Var(&firstSeed, "first-seed", 100001, "the first seed; seeds 1-1000 were used to build the guard")
 	fl.IntVar(&workers, "workers", runtime.NumCPU(), "scenarios run at once")
 	fl.BoolVar(&cfg.NoExplain, "no-explain", false, "judge without the incident engine's explanations (an ablation)")
 	fl.Float64Var(&cfg.Policy.Alpha, "alpha", 0, "the guard's false-halt bound (default "+fmt.Sprint(rolloutguard.Policy{}.WithDefaults().Alpha)+")")
-	fl.BoolVar(&runs, "runs", false, "also list the runs: every outcome with -o json, the misjudged ones in the table")
+	fl.BoolVar(&runs, "runs", false, "also list the runs: every outcome with -o json or yaml, the misjudged ones in the table")
 	fl.BoolVar(&noProgress, "no-progress", false, "no progress output (same as --progress none)")
 	fl.StringVar(&progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal, plain lines elsewhere), bar, plain or none")
 	return cmd
