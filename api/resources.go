@@ -26,32 +26,20 @@ type Resources struct {
 
 // Add returns r + o, each dimension saturating at the int64 range.
 func (r Resources) Add(o Resources) Resources {
-	return Resources{
-		CPUMilli:    addSat(r.CPUMilli, o.CPUMilli),
-		MemoryBytes: addSat(r.MemoryBytes, o.MemoryBytes),
-		DiskBytes:   addSat(r.DiskBytes, o.DiskBytes),
-		GPUs:        addSat(r.GPUs, o.GPUs),
-		GPUMilli:    addSat(r.GPUMilli, o.GPUMilli),
-		NetMbps:     addSat(r.NetMbps, o.NetMbps),
-
-		HugePages2Mi: addSat(r.HugePages2Mi, o.HugePages2Mi),
-		HugePages1Gi: addSat(r.HugePages1Gi, o.HugePages1Gi),
+	a, b := r.vector(), o.vector()
+	for k := range a {
+		a[k] = addSat(a[k], b[k])
 	}
+	return r
 }
 
 // Sub returns r - o, each dimension saturating at the int64 range.
 func (r Resources) Sub(o Resources) Resources {
-	return Resources{
-		CPUMilli:    subSat(r.CPUMilli, o.CPUMilli),
-		MemoryBytes: subSat(r.MemoryBytes, o.MemoryBytes),
-		DiskBytes:   subSat(r.DiskBytes, o.DiskBytes),
-		GPUs:        subSat(r.GPUs, o.GPUs),
-		GPUMilli:    subSat(r.GPUMilli, o.GPUMilli),
-		NetMbps:     subSat(r.NetMbps, o.NetMbps),
-
-		HugePages2Mi: subSat(r.HugePages2Mi, o.HugePages2Mi),
-		HugePages1Gi: subSat(r.HugePages1Gi, o.HugePages1Gi),
+	a, b := r.vector(), o.vector()
+	for k := range a {
+		a[k] = subSat(a[k], b[k])
 	}
+	return r
 }
 
 // AddChecked returns r + o and true, or false when a dimension's sum does
@@ -59,26 +47,14 @@ func (r Resources) Sub(o Resources) Resources {
 // incremental accounting, where a saturated value could never be
 // subtracted again.
 func (r Resources) AddChecked(o Resources) (Resources, bool) {
-	sum := Resources{
-		CPUMilli:    r.CPUMilli + o.CPUMilli,
-		MemoryBytes: r.MemoryBytes + o.MemoryBytes,
-		DiskBytes:   r.DiskBytes + o.DiskBytes,
-		GPUs:        r.GPUs + o.GPUs,
-		GPUMilli:    r.GPUMilli + o.GPUMilli,
-		NetMbps:     r.NetMbps + o.NetMbps,
-
-		HugePages2Mi: r.HugePages2Mi + o.HugePages2Mi,
-		HugePages1Gi: r.HugePages1Gi + o.HugePages1Gi,
+	a, b := r.vector(), o.vector()
+	ok := true
+	for k := range a {
+		sum := a[k] + b[k]
+		ok = ok && !overflows(a[k], b[k], sum)
+		a[k] = sum
 	}
-	ok := !overflows(r.CPUMilli, o.CPUMilli, sum.CPUMilli) &&
-		!overflows(r.MemoryBytes, o.MemoryBytes, sum.MemoryBytes) &&
-		!overflows(r.DiskBytes, o.DiskBytes, sum.DiskBytes) &&
-		!overflows(r.GPUs, o.GPUs, sum.GPUs) &&
-		!overflows(r.GPUMilli, o.GPUMilli, sum.GPUMilli) &&
-		!overflows(r.NetMbps, o.NetMbps, sum.NetMbps) &&
-		!overflows(r.HugePages2Mi, o.HugePages2Mi, sum.HugePages2Mi) &&
-		!overflows(r.HugePages1Gi, o.HugePages1Gi, sum.HugePages1Gi)
-	return sum, ok
+	return r, ok
 }
 
 // overflows reports whether s, the wrapped sum a + b, overflowed: the sum
@@ -122,49 +98,26 @@ func WholeCores(milli int64) (cores, rounded int64) {
 	return cores, cores * 1000
 }
 
-// Negative returns the first dimension of r below zero, or "". No request
-// and no capacity is ever negative.
+// Negative returns the name of the first dimension of r below zero, or
+// "". No request and no capacity is ever negative.
 func (r Resources) Negative() string {
-	switch {
-	case r.CPUMilli < 0:
-		return "cpu"
-	case r.MemoryBytes < 0:
-		return "memory"
-	case r.DiskBytes < 0:
-		return "disk"
-	case r.GPUs < 0:
-		return "gpu"
-	case r.GPUMilli < 0:
-		return "gpuMilli"
-	case r.NetMbps < 0:
-		return "bandwidth"
-	case r.HugePages2Mi < 0:
-		return "hugepages 2Mi"
-	case r.HugePages1Gi < 0:
-		return "hugepages 1Gi"
+	for k, v := range r.vector() {
+		if v < 0 {
+			return Dimensions[k].Name
+		}
 	}
 	return ""
 }
 
-// Exceeds reports the first dimension in which r is larger than limit, or ""
-// when r fits within limit in every dimension. GPUMilli is not compared here:
-// fractional GPU shares are checked per physical GPU by the scheduler.
+// Exceeds reports the name of the first dimension in which r is larger
+// than limit, or "" when r fits within limit in every dimension. Only
+// aggregate dimensions are compared: a GPU share is checked against one
+// GPU's occupancy by the scheduler, never against a total.
 func (r Resources) Exceeds(limit Resources) string {
-	switch {
-	case r.CPUMilli > limit.CPUMilli:
-		return "cpu"
-	case r.MemoryBytes > limit.MemoryBytes:
-		return "memory"
-	case r.DiskBytes > limit.DiskBytes:
-		return "disk"
-	case r.GPUs > limit.GPUs:
-		return "gpu"
-	case r.NetMbps > limit.NetMbps:
-		return "bandwidth"
-	case r.HugePages2Mi > limit.HugePages2Mi:
-		return "hugepages 2Mi"
-	case r.HugePages1Gi > limit.HugePages1Gi:
-		return "hugepages 1Gi"
+	for k, v := range r.vector() {
+		if aggregate[k] && v > limit.vector()[k] {
+			return Dimensions[k].Name
+		}
 	}
 	return ""
 }

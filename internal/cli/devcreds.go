@@ -59,3 +59,16 @@ func devBootstrap(ctx context.Context, addr, root string) (string, error) {
 	}
 	return file, nil
 }
+
+// devJoinTokenIfAny returns the join token of a dev cell started in this
+// directory ("" when there is none).
+func devJoinTokenIfAny() (string, error) {
+	b, err := os.ReadFile(filepath.Join(devDataDir, "server", "join-token"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", failf("read the dev cell's join token: %v", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

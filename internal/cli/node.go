@@ -87,8 +87,13 @@ func printNodeStatus(w io.Writer, st *api.NodeStatus) error {
 		}
 		fmt.Fprintf(w, "  drain:        %d allocations left to move, deadline %s%s\n", st.Remaining, d.Deadline.UTC().Format(time.RFC3339), keep)
 	}
-	fmt.Fprintf(w, "  cpu:          %s/%s\n  memory:       %s/%s\n", cpuStr(n.Allocated.CPUMilli), cpuStr(n.Capacity.CPUMilli),
-		bytesStr(n.Allocated.MemoryBytes), bytesStr(n.Capacity.MemoryBytes))
+	// Every dimension the node offers, allocated/capacity; those every
+	// task asks for (cpu, memory) always.
+	for k, d := range api.Dimensions {
+		if c := n.Capacity.Get(k); d.Capacity && (c > 0 || d.Spec.NonZero) {
+			fmt.Fprintf(w, "  %-14s%s/%s\n", d.Name+":", quantityStr(d.Unit, n.Allocated.Get(k)), quantityStr(d.Unit, c))
+		}
+	}
 	fmt.Fprintf(w, "\nAllocations (%d)\n", len(st.Allocations))
 	if len(st.Allocations) == 0 {
 		return nil

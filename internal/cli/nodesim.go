@@ -33,6 +33,7 @@ type nodesimFlags struct {
 	progressEvery        time.Duration
 	runningLog, logLevel string
 	joinToken            string
+	secretsFile          string
 	tls                  tlsFlags
 }
 
@@ -53,7 +54,16 @@ task's env makes it end by itself) and reports them running, and complete when
 the server says stop. Nothing real is started and nothing is written.
 
 Node ids are --prefix-000000 upwards and stable: run nodesim again with the
-same prefix and the same nodes come back rather than new ones.
+same prefix and the same nodes come back rather than new ones. Like an agent,
+each node registers with a secret of its own, which the server holds its id
+to; nodesim keeps them in --secrets-file (default
+strata-data/nodesim/PREFIX.secrets, 0600). Delete it to start over with new
+nodes, under another prefix (the ids of the old secrets stay taken).
+
+Credentials: run from the directory a 'strata dev' cell was started in,
+nodesim finds the cell's CA and agent certificate (strata-data/tls) and its
+join token (strata-data/server/join-token) by itself, as the CLI does; else
+give --tls-* and --join-token (or --insecure-plaintext for a plaintext cell).
 
 Connections: registrations (--register-workers at a time) and heartbeats
 (--workers at a time) go over one shared HTTP transport. With --watch (the default)
@@ -66,9 +76,11 @@ quarters of it), and so does nodesim. nodesim opens at most --count +
 it uses at most --workers + --register-workers (128 by default) and stays
 under the per-client cap.
 
-A progress line goes to stderr every --progress-every; Ctrl-C stops the nodes
-(the server marks them down after their TTL) and prints the totals, as JSON
-with -o json.`,
+A progress line goes to stderr every --progress-every, with nodesim's own CPU
+and memory (so that the server's share of a machine both run on is known)
+and, for each kind of request that failed, its most frequent cause; the first
+failure of each cause is logged at warn. Ctrl-C stops the nodes (the server
+marks them down after their TTL) and prints the totals, as JSON with -o json.`,
 		Example: `  # a cell that accepts many connections from one address
   ulimit -n 65536
   strata server --data-dir /tmp/s1 --http-max-conns-per-client -1 &
@@ -105,7 +117,8 @@ with -o json.`,
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: run until interrupted)")
 	fl.DurationVar(&f.progressEvery, "progress-every", 5*time.Second, "how often a progress line goes to stderr (0: never)")
 	fl.StringVar(&f.runningLog, "running-log", "", "append one CSV line per allocation reported running: alloc id, workload, node, created (RFC 3339), running (RFC 3339)")
-	fl.StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"), "the cell's join token, which every simulated node registers with (default $STRATA_JOIN_TOKEN; a server writes it to <data-dir>/join-token)")
+	fl.StringVar(&f.joinToken, "join-token", os.Getenv("STRATA_JOIN_TOKEN"), "the cell's join token, which every simulated node registers with (default $STRATA_JOIN_TOKEN, else a dev cell's strata-data/server/join-token; a server writes it to <data-dir>/join-token)")
+	fl.StringVar(&f.secretsFile, "secrets-file", "", "where the nodes' secrets are kept, so that the same prefix brings the same nodes back (default strata-data/nodesim/PREFIX.secrets)")
 	f.tls.register(cmd, "the simulated agents")
 	fl.StringVar(&f.logLevel, "log-level", "warn", "debug (every failed request), info, warn or error")
 	addOutputFlag(cmd, g)
@@ -115,9 +128,15 @@ with -o json.`,
 func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
 	cfg := nodesim.Config{Count: f.count, Prefix: f.prefix, Workers: f.workers, RegisterWorkers: f.registerWorkers, Watch: f.watch, WatchWait: f.watchWait, MaxConns: f.maxConns,
 		JoinToken: f.joinToken}
-	files, err := f.tls.files()
+	files, err := f.tls.filesOrDev(pki.RoleAgent)
 	if err != nil {
 		return cfg, err
+	}
+	if cfg.JoinToken == "" {
+		// A dev cell started in this directory: its join token.
+		if cfg.JoinToken, err = devJoinTokenIfAny(); err != nil {
+			return cfg, err
+		}
 	}
 	if files != nil {
 		if err := files.Check(pki.RoleAgent); err != nil {
@@ -129,6 +148,9 @@ func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
 	}
 	if cfg.Servers = f.servers; len(cfg.Servers) == 0 {
 		cfg.Servers = api.NewClient(g.addr).Addrs()
+		if cfg.TLS != nil && g.addr == "" && os.Getenv("STRATA_ADDR") == "" {
+			cfg.Servers = []string{"https://" + strings.TrimPrefix(api.DefaultAddr, "http://")}
+		}
 	}
 	if f.count <= 0 {
 		return cfg, failf("--count: must be positive, got %d", f.count)
@@ -141,6 +163,12 @@ func (f *nodesimFlags) config(g *globals) (nodesim.Config, error) {
 	}
 	if problem := spec.CheckID(nodesim.NodeID(f.prefix, 0)); problem != "" {
 		return cfg, failf("--prefix %q: %s", f.prefix, problem)
+	}
+	if f.secretsFile == "" {
+		f.secretsFile = defaultSecretsFile(f.prefix)
+	}
+	if cfg.Secrets, err = loadNodeSecrets(f.secretsFile, f.prefix, f.count); err != nil {
+		return cfg, err
 	}
 	if cfg.Shape.CPUMilli, err = parseCPUTotal(f.cpu); err != nil || cfg.Shape.CPUMilli <= 0 {
 		return cfg, failf("--cpu %q: want cores (16) or millicores (16000m)", f.cpu)
@@ -204,6 +232,11 @@ func runNodesim(ctx context.Context, g *globals, f *nodesimFlags) error {
 	sim, err := nodesim.New(cfg)
 	if err != nil {
 		return failf("%v", err)
+	}
+	// Kept before the first registration: a node registered with a secret
+	// that was then lost could never come back.
+	if err := saveNodeSecrets(f.secretsFile, cfg.Prefix, sim.Secrets()); err != nil {
+		return err
 	}
 	if f.duration > 0 {
 		var cancel context.CancelFunc

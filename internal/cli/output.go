@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/resources"
 	"github.com/strata-dev/strata/internal/suggest"
 )
@@ -198,6 +199,15 @@ func bytesStr(n int64) string {
 	return fmt.Sprintf("%.1f%s", v, unit)
 }
 func cpuStr(m int64) string { return resources.FormatCPU(m) }
+
+// quantityStr renders v of unit u for people: bytes as bytesStr does,
+// everything else in its exact syntax.
+func quantityStr(u api.Unit, v int64) string {
+	if u == api.UnitBytes {
+		return bytesStr(v)
+	}
+	return resources.Format(u, v)
+}
 
 // plural writes "1 node", "3 nodes".
 func plural(n int, noun string) string {

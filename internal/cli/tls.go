@@ -44,6 +44,19 @@ func (f *tlsFlags) files() (*pki.Files, error) {
 	return &pki.Files{CA: f.ca, Cert: f.cert, Key: f.key}, nil
 }
 
+// filesOrDev is files, except that with no --tls-* flag (and no
+// --insecure-plaintext) a dev cell started in this directory lends its
+// credentials of role, when it has them: the CLI finds them the same way
+// (globals.client).
+func (f *tlsFlags) filesOrDev(role pki.Role) (*pki.Files, error) {
+	if f.ca == "" && f.cert == "" && f.key == "" && !f.plaintext {
+		if d := pki.CertFiles(devTLSDir(devDataDir), role); fileExists(d.CA) && fileExists(d.Cert) && fileExists(d.Key) {
+			return &d, nil
+		}
+	}
+	return f.files()
+}
+
 // devTLSDir is where a dev cell keeps its CA and certificates.
 func devTLSDir(root string) string { return filepath.Join(root, "tls") }
 

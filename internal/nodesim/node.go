@@ -41,7 +41,7 @@ func (n *simNode) register(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				st.registerErrors.Add(1)
-				n.sim.cfg.Logger.Debug("register failed; retrying", "node", n.node.ID, "err", err)
+				n.sim.failed(&st.registerCauses, "register", n.node.ID, err)
 				sleep(ctx, time.Second+rand.N(time.Second))
 			}
 			continue
@@ -90,7 +90,7 @@ func (n *simNode) heartbeat(ctx context.Context) {
 		n.queueRegister()
 	default:
 		st.heartbeatErrors.Add(1)
-		n.sim.cfg.Logger.Debug("heartbeat failed", "node", n.node.ID, "err", err)
+		n.sim.failed(&st.heartbeatCauses, "heartbeat", n.node.ID, err)
 		n.schedule(min(n.interval.Load(), time.Second))
 	}
 }
@@ -128,6 +128,7 @@ func (n *simNode) watch(ctx context.Context) {
 				return
 			}
 			st.watchErrors.Add(1)
+			n.sim.failed(&st.watchCauses, "watch", n.node.ID, err)
 			if errors.Is(err, api.ErrNodeUnknown) {
 				n.queueRegister()
 			}
@@ -169,7 +170,7 @@ func (n *simNode) report(ctx context.Context, changes []*simAlloc) {
 			return
 		}
 		st.reportErrors.Add(1)
-		n.sim.cfg.Logger.Debug("report failed; retrying", "node", n.node.ID, "err", err)
+		n.sim.failed(&st.reportCauses, "report", n.node.ID, err)
 		delay = min(max(2*delay, 100*time.Millisecond), 5*time.Second)
 		sleep(ctx, delay)
 	}

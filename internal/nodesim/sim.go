@@ -59,6 +59,12 @@ type Config struct {
 	// JoinToken is the cell's join token: every simulated node registers
 	// with it and a secret of its own, as an agent does (docs/security.md).
 	JoinToken string
+	// Secrets are the nodes' secrets by node index: a node registers
+	// with its own, so that a run given the secrets of an earlier one
+	// brings the same nodes back (the server refuses a node id to any
+	// other secret). A missing or empty entry gets a new secret; Secrets
+	// reports every node's.
+	Secrets []string
 	// TLS, when set, is the client TLS configuration (an agent
 	// certificate and the cell's CA); the servers are then reached over
 	// https.
@@ -135,11 +141,28 @@ func New(cfg Config) (*Sim, error) {
 		c := api.NewClientFor(servers)
 		c.HTTP = s.http // one transport for the whole simulation
 		node := cfg.Shape.Node(cfg.Prefix, i)
-		c.Node = &api.NodeIdentity{ID: node.ID, Secret: nodeauth.NewSecret(), JoinToken: cfg.JoinToken}
+		secret := ""
+		if i < len(cfg.Secrets) {
+			secret = cfg.Secrets[i]
+		}
+		if secret == "" {
+			secret = nodeauth.NewSecret()
+		}
+		c.Node = &api.NodeIdentity{ID: node.ID, Secret: secret, JoinToken: cfg.JoinToken}
 		s.nodes = append(s.nodes, &simNode{sim: s, index: i, node: node, client: c,
 			registeredCh: make(chan struct{}), allocs: map[string]*simAlloc{}})
 	}
 	return s, nil
+}
+
+// Secrets returns every node's secret by node index: those of
+// Config.Secrets and the new ones, for the caller to keep.
+func (s *Sim) Secrets() []string {
+	out := make([]string, len(s.nodes))
+	for i, n := range s.nodes {
+		out[i] = n.client.Node.Secret
+	}
+	return out
 }
 
 // newTransport is the one HTTP transport every simulated node shares.
@@ -158,7 +181,9 @@ func newTransport(cfg Config) *http.Transport {
 }
 
 // Stats returns the counters so far; Elapsed counts from New.
-func (s *Sim) Stats() Snapshot { return s.stats.snapshot(time.Since(s.start), s.cfg.Count) }
+func (s *Sim) Stats() Snapshot {
+	return s.stats.snapshot(time.Since(s.start), s.cfg.Count).withUsage()
+}
 
 // Run registers every node, then heartbeats, watches and reports until ctx
 // is done. It returns once every request it started has ended; the server

@@ -8,26 +8,37 @@ import (
 
 // Huge page sizes the cell schedules, in bytes: the two x86-64 sizes
 // (docs/hardware.md says why others are refused).
-const (
-	HugePage2Mi int64 = 2 << 20
-	HugePage1Gi int64 = 1 << 30
+var (
+	HugePage2Mi = HugePages2Mi.Spec.PageSize
+	HugePage1Gi = HugePages1Gi.Spec.PageSize
 )
 
-// HugePageDims pairs each page size the cell schedules with the bound of
-// its dimension, smallest first.
-var HugePageDims = []struct {
+// HugePageDim is a page size the cell schedules and the bound of its
+// dimension.
+type HugePageDim struct {
 	Size  int64
 	Limit Limit
-}{{HugePage2Mi, HugePages2Mi}, {HugePage1Gi, HugePages1Gi}}
+}
+
+// HugePageDims lists the page sizes the cell schedules, smallest first:
+// the dimensions of api.Dimensions written as huge pages.
+var HugePageDims = func() []HugePageDim {
+	var out []HugePageDim
+	for _, l := range Limits {
+		if l.Spec.Form == api.FormHugePages {
+			out = append(out, HugePageDim{l.Spec.PageSize, l})
+		}
+	}
+	return out
+}()
 
 // HugePages returns the dimension of r holding pages of size, or nil for
 // a size the cell does not schedule.
 func HugePages(r *api.Resources, size int64) *int64 {
-	switch size {
-	case HugePage2Mi:
-		return &r.HugePages2Mi
-	case HugePage1Gi:
-		return &r.HugePages1Gi
+	for _, d := range HugePageDims {
+		if d.Size == size {
+			return d.Limit.Ptr(r)
+		}
 	}
 	return nil
 }

@@ -77,6 +77,14 @@ type deviceFilter struct{}
 func (deviceFilter) name() string    { return "devices" }
 func (deviceFilter) kind() stageKind { return kindCapacity }
 func (deviceFilter) key(g *group) string {
+	// With pinned cores the devices are judged on the NUMA node pickNUMA
+	// chooses, which reads the cores, the memory and the GPU request too.
+	return fmt.Sprintf("%s cores %d %d gpu %d %d %v %q", devicesKey(g), g.cores, g.req.Resources.MemoryBytes,
+		g.gpus, g.gpuMilli, g.anyModel, g.modelLists)
+}
+
+// devicesKey names the group's device requests.
+func devicesKey(g *group) string {
 	var sb strings.Builder
 	sb.WriteString("devices")
 	for _, r := range g.devices {

@@ -51,6 +51,10 @@
 //     IndexCache — and a caller that schedules one evaluation at a time
 //     may pass Options.Scratch.
 //   - The package defines what it needs of a snapshot (State,
-//     TopologyVersioner); stores implement it without importing the
-//     engine.
+//     TopologyVersioner, NodeVersioner); stores implement it without
+//     importing the engine.
+//   - A State that gives every node a version (NodeVersioner) and a caller
+//     that passes a Scratch get Borg's score cache: verdicts and scores of
+//     node-local stages kept across evaluations per equivalence class and
+//     node version (scorecache.go), with the same plans.
 package scheduler

@@ -17,6 +17,9 @@ type groupStats struct {
 	examined, feasible int
 	rejected           []rejection
 	chosen             *api.NodeScore
+	// last is 1 + the rejection counted last: most nodes in a row are
+	// rejected alike.
+	last int
 }
 
 type rejection struct {
@@ -26,21 +29,30 @@ type rejection struct {
 	names  []string // the first api.MaxNamedRejections nodes rejected, in walk order
 }
 
-func (s *groupStats) reject(filter int, reason, node string) {
+// reject counts node i of c rejected by filter for reason; its name is
+// read only while the rejection names nodes (the walk's hot path reads
+// no node object for the others).
+func (s *groupStats) reject(filter int, reason string, c *cell, i int) {
 	r := s.add(filter, reason, 1)
 	if len(r.names) < api.MaxNamedRejections {
-		r.names = append(r.names, node)
+		r.names = append(r.names, c.node(i).Name)
 	}
 }
 
 func (s *groupStats) add(filter int, reason string, nodes int) *rejection {
+	if j := s.last - 1; j >= 0 && j < len(s.rejected) && s.rejected[j].filter == filter && s.rejected[j].reason == reason {
+		s.rejected[j].nodes += nodes
+		return &s.rejected[j]
+	}
 	for k := range s.rejected {
 		if r := &s.rejected[k]; r.filter == filter && r.reason == reason {
 			r.nodes += nodes
+			s.last = k + 1
 			return r
 		}
 	}
 	s.rejected = append(s.rejected, rejection{filter: filter, reason: reason, nodes: nodes})
+	s.last = len(s.rejected)
 	return &s.rejected[len(s.rejected)-1]
 }
 
@@ -60,6 +72,15 @@ func (s *groupStats) merge(o *groupStats) {
 	if s.chosen == nil {
 		s.chosen = o.chosen
 	}
+}
+
+// reasons is how many nodes each reason rejected, whatever the filter.
+func (s *groupStats) reasons() map[string]int {
+	out := make(map[string]int, len(s.rejected))
+	for _, r := range s.rejected {
+		out[r.reason] += r.nodes
+	}
+	return out
 }
 
 // clone copies the statistics, so that a gang trial can restore them.

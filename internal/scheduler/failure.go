@@ -12,7 +12,10 @@ import (
 // every node is run through the filter chain once more, against the cell as
 // this plan leaves it, and counted under its first rejection.
 func (c *cell) failure(g *group, missing int) api.GroupFailure {
-	reasons := make(map[string]int)
+	// A group meets few distinct reasons: counted in a short list, each
+	// node's reason compared with the list's (most often the same
+	// string), then handed over as the map the failure carries.
+	var counts []reasonCount
 	for i := range c.size() {
 		if r := g.fullCheck(c, i); r != "" {
 			if vb := c.budgets.blocked[blockKey{g, i}]; vb != nil {
@@ -20,9 +23,19 @@ func (c *cell) failure(g *group, missing int) api.GroupFailure {
 				// victim group's disruption budget.
 				r = vb.reason()
 			}
-			reasons[r]++
+			counts = countReason(counts, r)
 		}
 	}
+	reasons := make(map[string]int, len(counts))
+	for _, rc := range counts {
+		reasons[rc.reason] += rc.nodes
+	}
+	return c.failureOf(g, missing, reasons)
+}
+
+// failureOf is the failure of g with missing replicas and the nodes'
+// reasons counted.
+func (c *cell) failureOf(g *group, missing int, reasons map[string]int) api.GroupFailure {
 	f := api.GroupFailure{
 		Group:          g.tg.Name,
 		Missing:        missing,
@@ -64,4 +77,21 @@ func summarize(reasons map[string]int) string {
 		sb.WriteString(r)
 	}
 	return sb.String()
+}
+
+// reasonCount is how many nodes one reason rejected.
+type reasonCount struct {
+	reason string
+	nodes  int
+}
+
+// countReason adds a node rejected for r to counts.
+func countReason(counts []reasonCount, r string) []reasonCount {
+	for k := range counts {
+		if counts[k].reason == r {
+			counts[k].nodes++
+			return counts
+		}
+	}
+	return append(counts, reasonCount{reason: r, nodes: 1})
 }

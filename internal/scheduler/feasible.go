@@ -57,13 +57,28 @@ func (s *feasibleSet) node(j int) int { return s.sel.node(j) }
 // fill walks the order until the set holds limit nodes or the cell is
 // exhausted.
 func (s *feasibleSet) fill() {
-	for s.sel.size() < s.limit && s.cursor < len(s.order) {
-		i := s.order[s.cursor]
-		if k, reason := s.g.firstReject(s.c, int(i)); k < 0 {
-			s.sel.push(candidate{node: i, rank: int32(s.cursor), score: s.g.score(s.c, int(i))})
-			s.stats.feasible++
+	g, c := s.g, s.c
+	// Every push adds one candidate and nothing else changes the
+	// selection's size while the window walks.
+	room := s.limit - s.sel.size()
+	for room > 0 && s.cursor < len(s.order) {
+		i := int(s.order[s.cursor])
+		var k int
+		var reason string
+		// A verdict the score cache holds answers for the node-local
+		// stages (scorecache.go); otherwise the chain runs.
+		v := g.judged(c, i)
+		if v != nil {
+			k, reason = g.replay(c, i, v)
 		} else {
-			s.stats.reject(k, reason, s.c.node(int(i)).Name)
+			k, reason = g.firstRejectOn(c, c.at(i), i)
+		}
+		if k < 0 {
+			s.sel.push(candidate{node: int32(i), rank: int32(s.cursor), score: g.scoreWith(c, i, v)})
+			s.stats.feasible++
+			room--
+		} else {
+			s.stats.reject(k, reason, c, i)
 		}
 		s.cursor++
 	}
@@ -94,3 +109,10 @@ func (s *feasibleSet) best() (int, bool) {
 // update re-checks the candidate j after a placement on it: it is
 // re-scored if it still fits and dropped otherwise.
 func (s *feasibleSet) update(j int) { s.sel.update(j) }
+
+// rejectedAll reports whether the window walked the whole cell and every
+// node failed the filter chain, no victim budget standing in for a
+// reason: then each node's reason is the one the walk counted.
+func (s *feasibleSet) rejectedAll() bool {
+	return s.stats.feasible == 0 && s.cursor == len(s.order) && len(s.order) == s.c.size() && !s.c.budgets.blocks(s.g)
+}

@@ -11,16 +11,26 @@ import (
 // Rejection reasons shown to users, counted per node in GroupFailure.Reasons.
 const (
 	reasonNotReady      = "node not ready"
-	reasonCPU           = "insufficient cpu"
-	reasonMemory        = "insufficient memory"
-	reasonDisk          = "insufficient disk"
 	reasonGPU           = "insufficient gpu"
-	reasonBandwidth     = "insufficient bandwidth"
-	reasonHugePages2Mi  = "insufficient 2Mi huge pages"
-	reasonHugePages1Gi  = "insufficient 1Gi huge pages"
 	reasonMixedGPU      = "gpu request mixes whole gpus and a share"
 	reasonShareTooLarge = "gpu share over 1000 milli"
 )
+
+// aggregateDims are the dimensions fitted against a node's free totals
+// (api.FitAggregate), in table order, and insufficient words each
+// dimension's rejection: "insufficient cpu", "insufficient 2Mi huge
+// pages".
+var aggregateDims, insufficient = func() ([]int, []string) {
+	var dims []int
+	reasons := make([]string, len(api.Dimensions))
+	for k, d := range api.Dimensions {
+		reasons[k] = "insufficient " + d.Noun
+		if d.Fit == api.FitAggregate {
+			dims = append(dims, k)
+		}
+	}
+	return dims, reasons
+}()
 
 // filter is one feasibility stage of the pipeline, and describes itself:
 // the engine's bounds (gang views, preemption, explanations) ask a filter
@@ -41,9 +51,11 @@ type filter interface {
 	name() string
 	// kind says what the verdict depends on (see stageKind).
 	kind() stageKind
-	// key names what check reads of the group, never empty: two groups
-	// whose filters of kindStatic have equal keys accept the same nodes,
-	// so they share a gang view (gangview.go).
+	// key names everything check reads of the group, never empty: two
+	// groups whose filters have equal keys give every node the same
+	// verdict, so groups with equal static keys share a gang view
+	// (gangview.go) and groups with equal keys share cached verdicts
+	// (scorecache.go).
 	key(g *group) string
 	check(g *group, c *cell, n *nodeState, i int) string
 }
@@ -60,7 +72,9 @@ const (
 	kindStatic stageKind = iota + 1
 	// kindDynamic reads what runs or what the plan placed (relations): it
 	// may change during the plan, so no view prunes by it, and preemption
-	// does not try to lift it.
+	// does not try to lift it. It reads the cell, never the node's state:
+	// its check is given a nil n where the score cache stands for the
+	// node (scorecache.go).
 	kindDynamic
 	// kindCapacity reads what is free on the node: evicting lower-priority
 	// work can lift it (preempt.go), and relation filters run before it.
@@ -138,21 +152,10 @@ func (resourceFilter) key(g *group) string {
 
 func (resourceFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
 	want, free := &g.req.Resources, &n.free
-	switch {
-	case want.CPUMilli > free.CPUMilli:
-		return reasonCPU
-	case want.MemoryBytes > free.MemoryBytes:
-		return reasonMemory
-	case want.DiskBytes > free.DiskBytes:
-		return reasonDisk
-	case want.GPUs > free.GPUs:
-		return reasonGPU
-	case want.NetMbps > free.NetMbps:
-		return reasonBandwidth
-	case want.HugePages2Mi > free.HugePages2Mi:
-		return reasonHugePages2Mi
-	case want.HugePages1Gi > free.HugePages1Gi:
-		return reasonHugePages1Gi
+	for _, k := range aggregateDims {
+		if *want.Of(k) > *free.Of(k) {
+			return insufficient[k]
+		}
 	}
 	return ""
 }
@@ -164,7 +167,7 @@ type gpuModelFilter struct{}
 func (gpuModelFilter) name() string    { return "gpu model" }
 func (gpuModelFilter) kind() stageKind { return kindStatic }
 func (gpuModelFilter) key(g *group) string {
-	return fmt.Sprintf("model %v %v %q", g.anyModel, g.noModel, g.models)
+	return fmt.Sprintf("model %v %v %q %q", g.anyModel, g.noModel, g.models, g.modelLists)
 }
 
 func (gpuModelFilter) check(g *group, _ *cell, n *nodeState, _ int) string {
@@ -187,7 +190,8 @@ type numaFilter struct{}
 func (numaFilter) name() string    { return "numa" }
 func (numaFilter) kind() stageKind { return kindCapacity }
 func (numaFilter) key(g *group) string {
-	return fmt.Sprintf("numa %d %d", g.cores, g.req.Resources.MemoryBytes)
+	// numaFits also asks NUMA-local devices to fit.
+	return fmt.Sprintf("numa %d %d %s", g.cores, g.req.Resources.MemoryBytes, devicesKey(g))
 }
 
 func (numaFilter) check(g *group, c *cell, n *nodeState, i int) string {
@@ -210,7 +214,7 @@ type gpuFitFilter struct{}
 func (gpuFitFilter) name() string    { return "gpu" }
 func (gpuFitFilter) kind() stageKind { return kindCapacity }
 func (gpuFitFilter) key(g *group) string {
-	return fmt.Sprintf("gpu %d %d %v %v %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models)
+	return fmt.Sprintf("gpu %d %d %v %v %q %q", g.gpus, g.gpuMilli, g.anyModel, g.noModel, g.models, g.modelLists)
 }
 
 func (gpuFitFilter) check(g *group, c *cell, n *nodeState, i int) string {

@@ -227,18 +227,11 @@ func (gs *gangSearch) roomOf(order []int32, need int) int {
 // resource filter checks, at most limit.
 func fitCount(want, avail *api.Resources, limit int) int {
 	k := int64(limit)
-	fit := func(w, a int64) {
-		if w > 0 {
-			k = min(k, max(a, 0)/w)
+	for _, d := range aggregateDims {
+		if w := *want.Of(d); w > 0 {
+			k = min(k, max(*avail.Of(d), 0)/w)
 		}
 	}
-	fit(want.CPUMilli, avail.CPUMilli)
-	fit(want.MemoryBytes, avail.MemoryBytes)
-	fit(want.DiskBytes, avail.DiskBytes)
-	fit(want.GPUs, avail.GPUs)
-	fit(want.NetMbps, avail.NetMbps)
-	fit(want.HugePages2Mi, avail.HugePages2Mi)
-	fit(want.HugePages1Gi, avail.HugePages1Gi)
 	return int(k)
 }
 

@@ -60,6 +60,12 @@ type group struct {
 
 	// tiers are the tasks accepting slow memory tiers (memtier.go).
 	tiers []tierNeed
+
+	// verdicts is the group's class in the cell's score cache, nil
+	// without one; dynamicAt lists the positions of its dynamic filters
+	// (scorecache.go).
+	verdicts  *verdicts
+	dynamicAt []int
 }
 
 func compileGroup(w *api.Workload, tg *api.TaskGroup, opts Options) *group {
@@ -235,6 +241,9 @@ func (g *group) check(c *cell, i int) string {
 // firstReject is check with the position of the rejecting filter (-1 when
 // none rejects).
 func (g *group) firstReject(c *cell, i int) (int, string) {
+	if v := g.judged(c, i); v != nil {
+		return g.replay(c, i, v)
+	}
 	return g.firstRejectOn(c, c.at(i), i)
 }
 
@@ -261,14 +270,37 @@ func (g *group) fullCheck(c *cell, i int) string {
 
 // score is the cacheable part of node i's score: the weighted sum of the
 // group's scorers and static soft terms. It changes only when node i does.
-func (g *group) score(c *cell, i int) float64 {
-	view := g.view(c, i)
-	total := 0.0
-	for _, ws := range g.scorers {
-		total += ws.Weight * ws.Scorer.Score(&g.req, view)
+func (g *group) score(c *cell, i int) float64 { return g.scoreWith(c, i, g.judged(c, i)) }
+
+// scoreWith is score with node i's cached verdict v (nil: none).
+func (g *group) scoreWith(c *cell, i int, v *verdict) float64 {
+	var total float64
+	switch {
+	case v != nil && g.verdicts.scores:
+		if !v.scored {
+			// The node is pristine: scored on its snapshot state,
+			// without a place in the plan.
+			v.score, v.scored = g.scorersScoreOn(c, c.pristineState(i), i), true
+		}
+		total = v.score
+	default:
+		total = g.scorersScore(c, i)
 	}
 	for _, t := range g.static {
 		total += t.score(c, i)
+	}
+	return total
+}
+
+// scorersScore is the weighted sum of the group's scorers on node i.
+func (g *group) scorersScore(c *cell, i int) float64 { return g.scorersScoreOn(c, c.at(i), i) }
+
+// scorersScoreOn is scorersScore on node i in state n.
+func (g *group) scorersScoreOn(c *cell, n *nodeState, i int) float64 {
+	view := g.viewOf(c, n, i)
+	total := 0.0
+	for _, ws := range g.scorers {
+		total += ws.Weight * ws.Scorer.Score(&g.req, view)
 	}
 	return total
 }
@@ -287,11 +319,13 @@ func (g *group) verdict(c *cell, i int) (string, float64) {
 }
 
 // view is node i as the group's scorers see it.
-func (g *group) view(c *cell, i int) NodeView {
-	n := c.at(i)
+func (g *group) view(c *cell, i int) NodeView { return g.viewOf(c, c.at(i), i) }
+
+// viewOf is view of node i in state n.
+func (g *group) viewOf(c *cell, n *nodeState, i int) NodeView {
 	v := NodeView{Node: n.node, Free: n.free, index: c.nodeIndex, slot: int32(i) + 1}
 	if g.readsGPUs {
-		d := c.detail(i)
+		d := c.detailOf(n, i)
 		g.gpuBuf = g.gpuBuf[:0]
 		for k := range d.gpuMilli {
 			free := 1000 - d.gpuMilli[k]

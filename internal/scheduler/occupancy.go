@@ -243,6 +243,14 @@ func (d *nodeDetail) release(a *api.Allocation) {
 	}
 }
 
+// clone returns a copy of d.
+func (d *nodeDetail) clone() *nodeDetail {
+	c := &nodeDetail{}
+	d.cloneInto(c)
+	c.lingering = append([]uint16(nil), d.lingering...)
+	return c
+}
+
 // cloneInto makes dst a copy of d, reusing dst's slices. The node's core
 // and cpu-id tables never change and are shared.
 func (d *nodeDetail) cloneInto(dst *nodeDetail) {

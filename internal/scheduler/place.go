@@ -22,10 +22,17 @@ type placer struct {
 // cell. When the cell has no room left it returns the group's failure, with
 // the reasons of every node, and false.
 func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, bool) {
-	if k := p.placeIn(g, intents, p.cell.order, true); k < len(intents) {
-		return p.cell.failure(g, len(intents)-k), false
+	before := len(p.cell.changes)
+	k, set := p.placeWindow(g, intents, p.cell.order, true)
+	switch {
+	case k == len(intents):
+		return api.GroupFailure{}, true
+	case len(p.cell.changes) == before && set.rejectedAll():
+		// Nothing changed the cell since the window judged every node, and
+		// it judged them all unfit: the failure is what it counted.
+		return p.cell.failureOf(g, len(intents)-k, set.stats.reasons()), false
 	}
-	return api.GroupFailure{}, true
+	return p.cell.failure(g, len(intents)-k), false
 }
 
 // placeIn places intents in order on the nodes of order (the cell's seeded
@@ -38,12 +45,19 @@ func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, 
 // cheapest victims (preempt.go). Evicting only when nothing fits as is
 // keeps preemption a last resort.
 func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
+	k, _ := p.placeWindow(g, intents, order, preempt)
+	return k
+}
+
+// placeWindow is placeIn that also returns the window it placed from.
+func (p *placer) placeWindow(g *group, intents []placeIntent, order []int32, preempt bool) (int, *feasibleSet) {
 	set := openWindow(g, p.cell, p.sample, order)
+	opened := len(p.cell.changes)
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
 	for k, intent := range intents {
 		if overQuota(g, p.cell) {
-			return k // candidates were judged before the quota filled up
+			return k, set // candidates were judged before the quota filled up
 		}
 		set.fill()
 		j, ok := set.best()
@@ -58,16 +72,21 @@ func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt
 			continue
 		}
 		if !preempt {
-			return k
+			return k, set
 		}
 		if pre == nil {
+			if len(p.cell.changes) == opened && set.rejectedAll() && p.cell.nothingBelow(p.w.Priority) {
+				// No node fits as it is and nothing in the cell may be
+				// evicted: every node's victim search would come back empty.
+				return k, set
+			}
 			pre = newPreemptor(p, g, order)
 		}
 		if !pre.place(intent, &set.stats) {
-			return k
+			return k, set
 		}
 	}
-	return len(intents)
+	return len(intents), set
 }
 
 // noteChoice records the score components of the group's first chosen

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"sort"
 
@@ -25,6 +26,14 @@ type nodeState struct {
 	// *api.Node for them.
 	ready         bool
 	unschedulable string
+	// changed is set once the plan stopped, placed or evicted anything
+	// here: the node is no longer the snapshot's, so verdicts and scores
+	// kept across plans (scorecache.go) do not describe it.
+	changed bool
+	// sharedDetail is set when detail is the score cache's copy of the
+	// snapshot's occupancy, shared with later plans: it is copied before
+	// the plan changes it.
+	sharedDetail bool
 }
 
 // cell is the mutable scratch state of one Schedule call. It lives only for
@@ -63,6 +72,16 @@ type cell struct {
 	// budgets bounds what preemption takes of each victim's group
 	// (preemptbudget.go), across the plan.
 	budgets budgets
+	// cache, when the snapshot says what changed (NodeVersioner) and the
+	// call has a Scratch, keeps verdicts and scores across plans
+	// (scorecache.go); versions are the snapshot's node versions.
+	cache    *scoreCache
+	versions []uint64
+	// lent are the scratch's candidate lists the plan's windows hold.
+	lent [][]candidate
+	// judging is the state of a pristine node the score cache judges
+	// without making it a place in the plan (scorecache.go).
+	judging nodeState
 }
 
 // stateChunk is how many node states are allocated at once; states never
@@ -86,13 +105,42 @@ func newCellWith(st State, seed int64, scr *Scratch) *cell {
 	if !scr.take(c, len(nodes)) {
 		c.slot = make([]int32, len(nodes))
 		c.order = make([]int32, len(nodes))
+	} else if source, versions := nodeVersionsOf(st); len(versions) == len(nodes) && scr.cache.bind(source, versions, scr.CachedVerdicts) {
+		c.cache, c.versions = &scr.cache, versions
 	}
-	for i := range c.order {
-		c.order[i] = int32(i)
-	}
-	rng := rand.New(rand.NewPCG(uint64(seed), orderStream))
-	rng.Shuffle(len(c.order), func(i, j int) { c.order[i], c.order[j] = c.order[j], c.order[i] })
+	seededOrder(c.order, seed)
 	return c
+}
+
+// seededOrder fills order with a permutation of 0..len(order)-1 drawn
+// from seed: the very permutation math/rand/v2's Shuffle draws from
+// rand.New(rand.NewPCG(seed, orderStream)), without its call through an
+// interface and a closure per node (TestSeededOrderIsShuffle).
+func seededOrder(order []int32, seed int64) {
+	for i := range order {
+		order[i] = int32(i)
+	}
+	pcg := rand.NewPCG(uint64(seed), orderStream)
+	for i := len(order) - 1; i > 0; i-- {
+		j := boundedDraw(pcg, uint64(i+1))
+		order[i], order[j] = order[j], order[i]
+	}
+}
+
+// boundedDraw is math/rand/v2's Rand.Uint64N(n) on src (Lemire's
+// multiply-and-reject), for n > 0.
+func boundedDraw(src *rand.PCG, n uint64) uint64 {
+	if n&(n-1) == 0 { // a power of two: mask
+		return src.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
 }
 
 // size is the number of nodes in the cell.
@@ -120,10 +168,38 @@ func (c *cell) at(i int) *nodeState {
 	c.used++
 	c.slot[i] = int32(k + 1)
 	c.touched = append(c.touched, int32(i))
-	n := c.nodes[i]
 	ns := &c.states[k/stateChunk][k%stateChunk]
-	*ns = nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Alive(), unschedulable: n.Unschedulable()}
+	*ns = snapshotState(c.nodes[i])
 	return ns
+}
+
+// snapshotState is node n's state as the snapshot has it, before the plan
+// changes anything.
+func snapshotState(n *api.Node) nodeState {
+	return nodeState{node: n, free: n.Capacity.Sub(n.Allocated), ready: n.Alive(), unschedulable: n.Unschedulable()}
+}
+
+// touch returns node i's state for a change of the plan (a stop, a
+// placement, an eviction or the rollback of one), recorded in c.changes.
+func (c *cell) touch(i int) *nodeState {
+	n := c.at(i)
+	n.changed = true
+	c.changes = append(c.changes, int32(i))
+	return n
+}
+
+// pristine reports whether node i is still as the snapshot has it: the
+// plan has not changed it (it may not have a state yet).
+func (c *cell) pristine(i int) bool {
+	if len(c.changes) == 0 {
+		return true // the plan changed nothing yet
+	}
+	k := c.slot[i]
+	if k == 0 {
+		return true
+	}
+	k--
+	return !c.states[k/stateChunk][k%stateChunk].changed
 }
 
 // find returns the index of node id, or -1. It relies on State.Nodes being
@@ -144,19 +220,20 @@ func (c *cell) stop(s stopIntent) {
 	c.stops[a.NodeID] = append(c.stops[a.NodeID], api.StopRequest{AllocID: a.ID, Reason: s.reason, Lost: s.lost})
 	c.stopping[a.ID] = true
 	if i := c.find(a.NodeID); i >= 0 && !a.Terminal() {
-		n := c.at(i)
+		n := c.touch(i)
 		n.free = n.free.Add(a.Resources)
-		c.changes = append(c.changes, int32(i))
 	}
 }
 
 // place charges a new allocation to node i.
 func (c *cell) place(i int, a *api.Allocation) {
-	n := c.at(i)
-	c.changes = append(c.changes, int32(i))
+	n := c.touch(i)
 	n.free = n.free.Sub(a.Resources)
 	n.placed = append(n.placed, a)
 	if n.detail != nil {
+		if n.sharedDetail {
+			n.detail, n.sharedDetail = n.detail.clone(), false
+		}
 		n.detail.apply(a)
 	}
 	c.rel.placed(i, a)
@@ -170,8 +247,7 @@ func (c *cell) place(i int, a *api.Allocation) {
 // and GPUs go back to the node at once. The node's detail is dropped and
 // reloaded on next use, since it may already count the victims.
 func (c *cell) evict(i int, victims []*api.Allocation, reason, by string) {
-	n := c.at(i)
-	c.changes = append(c.changes, int32(i))
+	n := c.touch(i)
 	for _, v := range victims {
 		c.stops[n.node.ID] = append(c.stops[n.node.ID], api.StopRequest{AllocID: v.ID, Reason: reason, PreemptedBy: by})
 		c.stopping[v.ID] = true
@@ -190,6 +266,9 @@ func (c *cell) detail(i int) *nodeDetail { return c.detailOf(c.at(i), i) }
 
 // detailOf is detail for node i in state n (c.at(i) or a copy of it).
 func (c *cell) detailOf(n *nodeState, i int) *nodeDetail {
+	if n.detail == nil && !n.changed && c.cache != nil {
+		n.detail, n.sharedDetail = c.cache.detail(c, i), true
+	}
 	if n.detail == nil {
 		d := c.layout(i).detail(n.node)
 		for _, a := range c.st.AllocsByNode(n.node.ID) {

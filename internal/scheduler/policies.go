@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 
 	"github.com/strata-dev/strata/api"
 )
@@ -36,6 +38,12 @@ func (DotProduct) Score(req *Request, n NodeView) float64 {
 	return 1 - sum/float64(dims)
 }
 
+// ScoreKey implements ScoreKeyer.
+func (DotProduct) ScoreKey(req *Request) (string, bool) {
+	r := &req.Resources
+	return fmt.Sprint(r.CPUMilli, r.MemoryBytes, r.GPUs, r.GPUMilli), true
+}
+
 // Random scores each feasible node with a hash of the node, the group and
 // the node's free resources: a uniform pick that is still a pure function of
 // its inputs (the same plan for the same state), and that changes for a node
@@ -59,9 +67,22 @@ func (Random) Score(req *Request, n NodeView) float64 {
 	return float64(h.Sum64()>>11) / float64(1<<53)
 }
 
+// ScoreKey implements ScoreKeyer: the hash reads the workload's name
+// and version and the group's name.
+func (Random) ScoreKey(req *Request) (string, bool) {
+	var sb strings.Builder
+	if req.Workload != nil {
+		fmt.Fprintf(&sb, "%q %d", req.Workload.Name, req.Workload.Version)
+	}
+	if req.Group != nil {
+		fmt.Fprintf(&sb, " %q", req.Group.Name)
+	}
+	return sb.String(), true
+}
+
 var (
-	_ Scorer = DotProduct{}
-	_ Scorer = Random{}
+	_ ScoreKeyer = DotProduct{}
+	_ ScoreKeyer = Random{}
 )
 
 // builtinNames are the policy types builtinScorer knows.

@@ -206,16 +206,32 @@ func (pr *preemptor) expand(victims []*api.Allocation) []*api.Allocation {
 // (unit), and sets are compared by what they evict in all.
 func (pr *preemptor) victimsOn(i, rank int) (victimSet, bool) {
 	g, c := pr.g, pr.p.cell
-	n := c.at(i)
-	for _, f := range g.filters {
-		if f.kind() != kindCapacity && f.check(g, c, n, i) != "" {
+	s := victimSet{node: i, rank: rank}
+	if v := g.judged(c, i); v != nil {
+		// The cached verdict answers for the node-local filters; the
+		// dynamic ones are judged now.
+		switch {
+		case v.staticFail || g.dynamicReject(c, i):
 			return victimSet{}, false
+		case v.first < 0:
+			return s, true
+		}
+		if lowest, ok := c.lowestPriority(i); ok && lowest >= pr.p.w.Priority {
+			c.budgets.block(g, i, nil)
+			return victimSet{}, false // nothing here may be evicted
+		}
+	} else {
+		n := c.at(i)
+		for _, f := range g.filters {
+			if f.kind() != kindCapacity && f.check(g, c, n, i) != "" {
+				return victimSet{}, false
+			}
+		}
+		if g.check(c, i) == "" {
+			return s, true
 		}
 	}
-	s := victimSet{node: i, rank: rank}
-	if g.check(c, i) == "" {
-		return s, true
-	}
+	n := c.at(i)
 	// blocked is the first budget that refused a victim here: named in
 	// the group's failure when no set makes room.
 	var blocked *victimBudget
@@ -403,17 +419,36 @@ func cheaperSet(a, b []*api.Allocation, lost func(*api.Allocation) float64) bool
 // share is r as a fraction of capacity, summed over the dimensions the node
 // has: a scale-free measure of how much work an eviction throws away.
 func share(r, capacity api.Resources) float64 {
-	frac := func(v, c int64) float64 {
-		if c <= 0 {
-			return 0
+	total := 0.0
+	for k := range shareOf {
+		c := *capacity.Of(k)
+		if s := &shareOf[k]; s.parts > 0 { // a share of one device: of its parts
+			c = *capacity.Of(s.of) * s.parts
 		}
-		return float64(v) / float64(c)
+		if c > 0 {
+			total += float64(*r.Of(k)) / float64(c)
+		}
 	}
-	return frac(r.CPUMilli, capacity.CPUMilli) + frac(r.MemoryBytes, capacity.MemoryBytes) +
-		frac(r.DiskBytes, capacity.DiskBytes) + frac(r.GPUs, capacity.GPUs) +
-		frac(r.GPUMilli, capacity.GPUs*1000) + frac(r.NetMbps, capacity.NetMbps) +
-		frac(r.HugePages2Mi, capacity.HugePages2Mi) + frac(r.HugePages1Gi, capacity.HugePages1Gi)
+	return total
 }
+
+// shareOf is, for each per-device dimension, the dimension it divides and
+// into how many parts (parts 0: an aggregate dimension).
+var shareOf = func() []struct {
+	of    int
+	parts int64
+} {
+	out := make([]struct {
+		of    int
+		parts int64
+	}, len(api.Dimensions))
+	for k, d := range api.Dimensions {
+		if d.Fit == api.FitPerDevice {
+			out[k].of, out[k].parts = api.DimensionIndex(d.Share.Of), d.Share.Parts
+		}
+	}
+	return out
+}()
 
 func cmpDesc(a, b float64) int {
 	switch {

@@ -199,6 +199,16 @@ func (b *budgets) load(a *api.Allocation, ns string) *victimBudget {
 
 // block records that vb kept g's victim search on node i from a set;
 // nil clears it.
+// blocks reports whether a budget blocked preemption for g on some node.
+func (b *budgets) blocks(g *group) bool {
+	for k := range b.blocked {
+		if k.g == g {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *budgets) block(g *group, i int, vb *victimBudget) {
 	switch {
 	case vb != nil:

@@ -77,6 +77,14 @@ func (f *quotaFilter) check(g *group, c *cell, _ *nodeState, _ int) string {
 	return f.verdict
 }
 
+// passesAll implements everyNodePasser: a namespace without a quota.
+func (f *quotaFilter) passesAll(g *group, c *cell) bool {
+	if !f.resolved {
+		f.resolve(g, c)
+	}
+	return f.quota == nil
+}
+
 func (f *quotaFilter) resolve(g *group, c *cell) {
 	f.resolved = true
 	w := g.req.Workload

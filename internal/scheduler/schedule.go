@@ -128,6 +128,7 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 	for _, gi := range rec.groups {
 		g := compileGroup(w, gi.group, opts)
 		g.relate(c, w)
+		g.useCache(c)
 		g.selects, g.coarseDomains = selectionFor(g, strat.selection), strat.coarseDomains
 		place := p.placeGroup
 		if g.tg.Gang != nil {

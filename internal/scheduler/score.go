@@ -1,6 +1,9 @@
 package scheduler
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/gpumodel"
 )
@@ -82,11 +85,23 @@ type BinPack struct{}
 // GPU requests, GPUs.
 func (BinPack) Score(req *Request, n NodeView) float64 { return utilisationAfter(req, n) }
 
+// ScoreKey implements ScoreKeyer.
+func (BinPack) ScoreKey(req *Request) (string, bool) { return utilisationKey(req), true }
+
 // Spread prefers the emptiest node, spreading load and failure impact.
 type Spread struct{}
 
 // Score is one minus BinPack's.
 func (Spread) Score(req *Request, n NodeView) float64 { return 1 - utilisationAfter(req, n) }
+
+// ScoreKey implements ScoreKeyer.
+func (Spread) ScoreKey(req *Request) (string, bool) { return utilisationKey(req), true }
+
+// utilisationKey names what utilisationAfter reads of a request.
+func utilisationKey(req *Request) string {
+	r := &req.Resources
+	return strconv.FormatInt(r.CPUMilli, 10) + " " + strconv.FormatInt(r.MemoryBytes, 10) + " " + strconv.FormatInt(r.GPUs, 10)
+}
 
 func utilisationAfter(req *Request, n NodeView) float64 {
 	capacity, want := &n.Node.Capacity, &req.Resources
@@ -110,9 +125,9 @@ func utilisationAfter(req *Request, n NodeView) float64 {
 }
 
 var (
-	_ Scorer = BinPack{}
-	_ Scorer = Spread{}
-	_ Scorer = (*labelScorer)(nil)
+	_ ScoreKeyer = BinPack{}
+	_ ScoreKeyer = Spread{}
+	_ ScoreKeyer = (*labelScorer)(nil)
 )
 
 // policyType is the policy a workload is scheduled with: its own, else the
@@ -180,6 +195,21 @@ func windowOpen(name string, opts Options) bool {
 	}
 	w := opts.Cell.Window(name)
 	return w == nil || w.Active(opts.Now)
+}
+
+// ScoreKey implements ScoreKeyer: the rules in force (their windows
+// were judged when the scorer was made).
+func (s *labelScorer) ScoreKey(*Request) (string, bool) {
+	return fmt.Sprintf("labels %q %q", rulesText(s.prefer), rulesText(s.avoid)), true
+}
+
+// rulesText names label rules with their weights.
+func rulesText(rules []api.LabelRule) []string {
+	out := make([]string, len(rules))
+	for i := range rules {
+		out[i] = ruleText(&rules[i]) + " " + strconv.Itoa(rules[i].Weight)
+	}
+	return out
 }
 
 func (s *labelScorer) Score(_ *Request, n NodeView) float64 {

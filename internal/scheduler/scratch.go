@@ -12,10 +12,22 @@ import "sync/atomic"
 // Scratch serves one call at a time; a call that finds it in use by
 // another allocates its own memory instead. The zero value is ready.
 type Scratch struct {
+	// CachedVerdicts bounds the score cache (scorecache.go), in node
+	// verdicts of 24 bytes over all classes; 0: about a million. A caller
+	// that meets many classes on a large cell (the simulator's Google
+	// replays) keeps more.
+	CachedVerdicts int
+
 	busy   atomic.Bool
 	slot   []int32 // all zero while idle
 	order  []int32
 	chunks [][]nodeState // cleared while idle
+	// cache keeps verdicts and scores from call to call, for States that
+	// say which nodes changed (scorecache.go).
+	cache scoreCache
+	// lists are candidate lists to lend to the plan's windows (empty
+	// while idle).
+	lists [][]candidate
 }
 
 // take lends the scratch to a cell of n nodes, or returns false when
@@ -49,6 +61,29 @@ func (c *cell) release() {
 		clear(chunk[:min(stateChunk, c.used-k*stateChunk)])
 	}
 	s.chunks = append(c.spare, c.states...)
-	c.scratch, c.slot, c.order, c.states, c.spare = nil, nil, nil, nil, nil
+	for _, l := range c.lent {
+		s.lists = append(s.lists, l[:0])
+	}
+	c.lent = c.lent[:0]
+	c.scratch, c.slot, c.order, c.states, c.spare, c.cache = nil, nil, nil, nil, nil, nil
 	s.busy.Store(false)
+}
+
+// candidates returns an empty candidate list for about size candidates:
+// one of the scratch's when the cell has a scratch, given back when the
+// cell is released.
+func (c *cell) candidates(size int) []candidate {
+	s := c.scratch
+	if s == nil {
+		return make([]candidate, 0, size)
+	}
+	var l []candidate
+	if k := len(s.lists); k > 0 {
+		l, s.lists = s.lists[k-1], s.lists[:k-1]
+	}
+	if cap(l) < size {
+		l = make([]candidate, 0, size)
+	}
+	c.lent = append(c.lent, l)
+	return l
 }

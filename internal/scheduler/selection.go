@@ -56,27 +56,93 @@ func (g *group) newSelection(c *cell, size int) selection {
 	case selectClasses:
 		return newClasses(g, c, g.coarseDomains, size)
 	case selectScan:
-		return &scanSelection{candidateHeap{g: g, c: c, nodes: make([]candidate, 0, size)}}
+		return &scanSelection{candidateHeap{g: g, c: c, nodes: c.candidates(size)}}
 	}
-	return &candidateHeap{g: g, c: c, nodes: make([]candidate, 0, size)}
+	return &candidateHeap{g: g, c: c, nodes: c.candidates(size)}
 }
 
 // candidateHeap keeps candidates as a binary heap in selection order
 // (candidate.before), so the best is nodes[0]. Whoever changes a
 // candidate's cached score must restore the heap: update does it for the
 // node just placed on (no other node's cached score changes).
+//
+// It does no more ordering than the plan asks for, since most plans place
+// one replica from a window of thousands: pushes only append; the first
+// best moves the best candidate to the root by one scan (top), and the heap
+// is built only when a later best needs it — by sifting the new candidates
+// up or, when they outnumber the old, by heapifying all of them; update
+// only notes the candidate, re-judged when the window is next asked
+// (settle), since nothing changes the cell in between. The root is the
+// same either way, since the selection order is total.
 type candidateHeap struct {
 	g     *group
 	c     *cell
 	nodes []candidate
+	// heaped is how many of nodes, from the first, form a heap; top is set
+	// when instead only nodes[0] is known to be the best of all.
+	heaped int
+	top    bool
+	// stale is 1 + the candidate update noted, not re-judged yet; 0: none.
+	stale int
 }
 
-func (h *candidateHeap) size() int         { return len(h.nodes) }
-func (h *candidateHeap) node(j int) int    { return int(h.nodes[j].node) }
-func (h *candidateHeap) best() (int, bool) { return 0, len(h.nodes) > 0 }
-func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd); heapUp(h, len(h.nodes)-1) }
+func (h *candidateHeap) size() int {
+	h.settle()
+	return len(h.nodes)
+}
+func (h *candidateHeap) node(j int) int { return int(h.nodes[j].node) }
+func (h *candidateHeap) best() (int, bool) {
+	h.settle()
+	if n := len(h.nodes); h.heaped == 0 && !h.top && n > 1 {
+		b := 0
+		for j := 1; j < n; j++ {
+			if h.nodes[j].before(&h.nodes[b]) {
+				b = j
+			}
+		}
+		h.swap(0, b)
+		h.top = true
+		return 0, true
+	}
+	h.ordered()
+	return 0, len(h.nodes) > 0
+}
+func (h *candidateHeap) push(cd candidate) { h.nodes = append(h.nodes, cd) }
 
-func (h *candidateHeap) update(j int) {
+// ordered restores the heap over every candidate pushed.
+func (h *candidateHeap) ordered() {
+	n := len(h.nodes)
+	switch {
+	case h.top:
+		heapInit(h) // the best stays at the root
+		h.top = false
+	case h.heaped == n:
+		return
+	case n-h.heaped > h.heaped:
+		heapInit(h)
+	default:
+		for j := h.heaped; j < n; j++ {
+			heapUp(h, j)
+		}
+	}
+	h.heaped = n
+}
+
+// update notes that candidate j, which best just returned, is to be
+// re-judged after the placement on its node.
+func (h *candidateHeap) update(j int) { h.stale = j + 1 }
+
+// settle re-judges the candidate update noted: re-scored if it still
+// fits, dropped otherwise.
+func (h *candidateHeap) settle() {
+	if h.stale == 0 {
+		return
+	}
+	j := h.stale - 1
+	h.stale = 0
+	if h.top {
+		h.ordered() // the best, j, stays at the root
+	}
 	i := int(h.nodes[j].node)
 	if h.g.check(h.c, i) == "" {
 		h.nodes[j].score = h.g.score(h.c, i)
@@ -92,6 +158,7 @@ func (h *candidateHeap) remove(j int) {
 		h.nodes[j] = h.nodes[last]
 	}
 	h.nodes = h.nodes[:last]
+	h.heaped = last
 	if j < last {
 		h.fix(j)
 	}
@@ -110,6 +177,7 @@ func (h *candidateHeap) fix(j int) { heapFix(h, j) }
 type scanSelection struct{ candidateHeap }
 
 func (s *scanSelection) best() (int, bool) {
+	s.settle()
 	b, bestScore := -1, 0.0
 	for j := range s.nodes {
 		n := &s.nodes[j]

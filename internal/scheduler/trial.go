@@ -64,8 +64,7 @@ func (t *trial) rollback() {
 	}
 	for k := len(t.changes) - 1; k >= 0; k-- {
 		ch := t.changes[k]
-		n := c.at(ch.node)
-		c.changes = append(c.changes, int32(ch.node))
+		n := c.touch(ch.node)
 		if ch.evicted {
 			n.free = n.free.Sub(ch.alloc.Resources)
 			delete(c.stopping, ch.alloc.ID)

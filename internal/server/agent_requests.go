@@ -91,8 +91,10 @@ func validateNode(n *api.Node) error {
 			f.add("capacity."+d.Limit.Field, "must be a whole number of %s pages, got %s", resources.FormatBytes(d.Size), resources.FormatBytes(v))
 		}
 	}
-	if c.GPUMilli != 0 {
-		f.add("capacity.gpuMilli", "must be 0: a node offers whole GPUs, and shares are cut from them")
+	for k, d := range api.Dimensions {
+		if !d.Capacity && c.Get(k) != 0 {
+			f.add("capacity."+d.Field, "must be 0: a node offers whole %ss, and shares are cut from them", strings.ToUpper(d.Share.Of))
+		}
 	}
 	if r := n.DynamicPorts; r != nil {
 		f.check("dynamicPorts", r.Problem())

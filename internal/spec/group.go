@@ -143,6 +143,18 @@ func (d *decoder) group(path string, n *yaml.Node) *api.TaskGroup {
 	return g
 }
 
+// quantityKeys are the dimensions a task's resources write as a quantity
+// of their unit, by key.
+var quantityKeys = func() map[string]resources.Limit {
+	out := map[string]resources.Limit{}
+	for _, l := range resources.Limits {
+		if l.Spec.Form == api.FormQuantity {
+			out[l.Spec.Key] = l
+		}
+	}
+	return out
+}()
+
 // checkGroupTotal refuses a group whose tasks together ask for more of a
 // resource than one node may offer: every task is within bounds, but one
 // allocation holds them all, and no node could ever take it.
@@ -333,24 +345,18 @@ func (d *decoder) resources(path string, n *yaml.Node, t *api.Task) {
 	r := &t.Resources
 	d.fields(path, n, resourceKeys, func(key, p string, v *yaml.Node) bool {
 		switch key {
-		case "cpu":
-			if q, ok := d.quantity(p, v, "500m or 2"); ok {
-				d.positive(p, q, resources.ParseCPURequest, resources.CPULimit, &r.CPUMilli)
-			}
-		case "memory":
-			if q, ok := d.quantity(p, v, "64Mi"); ok {
-				d.positive(p, q, resources.ParseBytesWithUnit, resources.MemoryLimit, &r.MemoryBytes)
-			}
-		case "disk":
-			if q, ok := d.quantity(p, v, "100Mi"); ok {
-				d.parse(p, q, resources.ParseBytesWithUnit, resources.DiskLimit, &r.DiskBytes)
-			}
-		case "bandwidth":
-			if q, ok := d.quantity(p, v, "100Mbps"); ok {
-				d.parse(p, q, resources.ParseBandwidth, resources.BandwidthLimit, &r.NetMbps)
+		case "cpu", "memory", "disk", "bandwidth":
+			// A dimension written as a quantity of its unit (api.Dimensions).
+			l := quantityKeys[key]
+			if q, ok := d.quantity(p, v, l.Spec.Example); ok {
+				if l.Spec.NonZero {
+					d.positive(p, q, l.ParseRequest, l, l.Ptr(r))
+				} else {
+					d.parse(p, q, l.ParseRequest, l, l.Ptr(r))
+				}
 			}
 		case "gpu":
-			if q, ok := d.quantity(p, v, "1 or 0.5"); ok {
+			if q, ok := d.quantity(p, v, resources.GPULimit.Spec.Example); ok {
 				whole, milli, err := resources.ParseGPU(q.Value)
 				switch {
 				case err != nil:

@@ -228,11 +228,7 @@ func (w *WriteTxn) account(old, updated *api.Allocation) error {
 
 // negate is -r; r is never negative (UpsertAlloc refuses it), so no
 // dimension is math.MinInt64 and the negation is exact.
-func negate(r api.Resources) api.Resources {
-	return api.Resources{CPUMilli: -r.CPUMilli, MemoryBytes: -r.MemoryBytes, DiskBytes: -r.DiskBytes,
-		GPUs: -r.GPUs, GPUMilli: -r.GPUMilli, NetMbps: -r.NetMbps,
-		HugePages2Mi: -r.HugePages2Mi, HugePages1Gi: -r.HugePages1Gi}
-}
+func negate(r api.Resources) api.Resources { return api.Resources{}.Sub(r) }
 
 func (w *WriteTxn) addToNode(nodeID string, delta api.Resources) error {
 	old := w.Snapshot().Node(nodeID)

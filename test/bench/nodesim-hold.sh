@@ -9,6 +9,7 @@
 # env:   STRATA (binary, default strata), KEEP=1 keeps the work dir,
 #        RAFT_MULTIPLIER (servers' --raft-multiplier, default 1).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 nodes=$1 servers=$2 hold=$3
 shift 3
 bin=${STRATA:-strata}
@@ -65,7 +66,7 @@ done
 grep "all .* nodes registered" "$dir/nodesim.err"
 echo "holding ${hold}s; load: $(uptime)"
 sleep "$hold"
-downs=$(cat "$dir"/s*.log | grep -c "node down" || true)
+downs=$(count_node_downs "$dir"/s*.log)
 echo "load at the end of the hold: $(uptime)"
 kill -INT "$sim"
 wait "$sim" || true

@@ -9,6 +9,7 @@
 # usage: test/bench/nodesim-tasks.sh NODES WORKLOADS REPLICAS
 # env:   STRATA (binary, default strata), KEEP=1 keeps the work dir.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 nodes=$1 workloads=$2 replicas=$3
 total=$((workloads * replicas))
 bin=${STRATA:-strata}
@@ -76,4 +77,4 @@ print(f"placements: {len(created)} in {created[-1]-first:.1f}s from the first su
 print(f"submit -> running: p50 {lat[len(lat)//2]:.2f}s p99 {lat[int(len(lat)*0.99)]:.2f}s max {lat[-1]:.2f}s")
 PY
 echo "server CPU during placement: $(((cpu1 - cpu0) / $(getconf CLK_TCK))) s; peak RSS $(($(sort -n "$dir/rss" | tail -1) / 1024)) MiB"
-grep -c "node down" "$dir/s1.log" | sed 's/^/node downs (server log): /' || true
+echo "node downs (server log): $(count_node_downs "$dir/s1.log")"

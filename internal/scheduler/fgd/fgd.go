@@ -1,8 +1,10 @@
 package fgd
 
 import (
+	"fmt"
 	"hash/fnv"
 	"slices"
+	"sync/atomic"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/frag"
@@ -24,6 +26,9 @@ type Config struct {
 	// MaxCPUMilli and MaxGPUMilli are the largest node's capacities; they
 	// keep the CPU-aware key within its band.
 	MaxCPUMilli, MaxGPUMilli int64
+	// id names the configuration in score cache keys, drawn on first use
+	// (configIDs): a Config must not change once its policy scores.
+	id atomic.Uint64
 	// PaperTies drops the CPU-aware key: ties go straight to the node rank,
 	// as in the paper's FGD.
 	PaperTies bool
@@ -54,7 +59,30 @@ type scorer struct {
 var (
 	_ scheduler.GPUScorer    = (*scorer)(nil)
 	_ scheduler.ShareChooser = (*scorer)(nil)
+	_ scheduler.ScoreKeyer   = (*scorer)(nil)
 )
+
+// configIDs numbers configurations for score cache keys: an id is never
+// reused, even when a later Config takes an earlier one's memory.
+var configIDs atomic.Uint64
+
+// ScoreKey implements scheduler.ScoreKeyer: the configuration, one
+// replica's ask and the GPU models every task accepts.
+func (s *scorer) ScoreKey(req *scheduler.Request) (string, bool) {
+	id := s.cfg.id.Load()
+	for id == 0 {
+		s.cfg.id.CompareAndSwap(0, configIDs.Add(1))
+		id = s.cfg.id.Load()
+	}
+	var lists [][]string
+	if req.Group != nil {
+		for _, t := range req.Group.Tasks {
+			lists = append(lists, t.GPUModels)
+		}
+	}
+	r := &req.Resources
+	return fmt.Sprintf("fgd %d %d %d %d %q", id, r.CPUMilli, r.GPUs, r.GPUMilli, lists), true
+}
 
 func (*scorer) ReadsGPUs() bool { return true }
 

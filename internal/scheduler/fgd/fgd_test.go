@@ -131,3 +131,41 @@ func TestFromCell(t *testing.T) {
 		t.Fatalf("CPUPerGPU = %v, want %v", cfg.CPUPerGPU, r)
 	}
 }
+
+// TestScoreKeysNameWhatTheScoreReads holds the fgd scorer to the
+// scheduler.ScoreKeyer contract: requests with equal keys score a node
+// alike, and two configurations never share a key.
+func TestScoreKeysNameWhatTheScoreReads(t *testing.T) {
+	cfgA, cfgB := target("A100", "V100"), target("A100", "V100")
+	node := &api.Node{ID: "n1", Capacity: api.Resources{CPUMilli: 32000, GPUs: 2},
+		GPUs: []api.GPU{{ID: "0", Model: "A100"}, {ID: "1", Model: "V100"}}}
+	view := scheduler.NodeView{Node: node, Free: api.Resources{CPUMilli: 20000, GPUs: 1}, GPUFree: []int64{1000, 400}}
+	var reqs []*scheduler.Request
+	for _, models := range [][]string{nil, {"A100"}, {"V100"}} {
+		for _, res := range []api.Resources{{CPUMilli: 4000, GPUs: 1}, {CPUMilli: 8000, GPUs: 1}, {CPUMilli: 4000, GPUMilli: 300}, {CPUMilli: 4000, MemoryBytes: 1 << 30, GPUMilli: 300}} {
+			tg := &api.TaskGroup{Name: "g", Tasks: []*api.Task{{Name: "t", GPUModels: models}}}
+			reqs = append(reqs, &scheduler.Request{Group: tg, Resources: res})
+		}
+	}
+	keyOf := func(cfg *fgd.Config, r *scheduler.Request) (string, float64) {
+		s := fgd.New(cfg)(r)[0].Scorer
+		k, ok := s.(scheduler.ScoreKeyer).ScoreKey(r)
+		if !ok {
+			t.Fatalf("no key for %+v", r.Resources)
+		}
+		return k, s.Score(r, view)
+	}
+	seen := map[string]float64{}
+	for _, cfg := range []*fgd.Config{cfgA, cfgB} {
+		for _, r := range reqs {
+			k, score := keyOf(cfg, r)
+			if prev, ok := seen[k]; ok && prev != score {
+				t.Fatalf("key %q scores %v and %v", k, prev, score)
+			}
+			seen[k] = score
+		}
+	}
+	if ka, _ := keyOf(cfgA, reqs[0]); func() bool { kb, _ := keyOf(cfgB, reqs[0]); return ka == kb }() {
+		t.Fatalf("two configurations share key %q", ka)
+	}
+}
