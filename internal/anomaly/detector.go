@@ -51,25 +51,13 @@ type Config struct {
 
 // WithDefaults returns c with its zero fields defaulted.
 func (c Config) WithDefaults() Config {
-	if c.Offset <= 0 {
-		c.Offset = 1e-4
-	}
-	if c.Window <= 0 {
-		c.Window = 120
-	}
-	if c.MinSamples <= 0 {
-		c.MinSamples = 30
-	}
+	orDefault(&c.Offset, 1e-4)
+	orDefault(&c.Window, 120)
+	orDefault(&c.MinSamples, 30)
 	c.MinSamples = min(c.MinSamples, c.Window)
-	if c.Drift <= 0 {
-		c.Drift = 1
-	}
-	if c.Threshold <= 0 {
-		c.Threshold = 8
-	}
-	if c.Clip <= 0 {
-		c.Clip = 3.5
-	}
+	orDefault(&c.Drift, 1)
+	orDefault(&c.Threshold, 8)
+	orDefault(&c.Clip, 3.5)
 	if c.MinScale <= 0 {
 		switch c.Transform {
 		case Log:
@@ -80,9 +68,7 @@ func (c Config) WithDefaults() Config {
 			c.MinScale = 1e-9
 		}
 	}
-	if c.Relearn <= 0 {
-		c.Relearn = c.Window
-	}
+	orDefault(&c.Relearn, c.Window)
 	return c
 }
 
@@ -200,4 +186,11 @@ func (d *Detector) Observe(t time.Time, x float64) Verdict {
 	}
 	v.Alarm, v.Since, v.Score = d.alarm, d.since, d.score
 	return v
+}
+
+// orDefault sets *v to d when it is zero or less (unset).
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }

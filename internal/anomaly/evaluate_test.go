@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/internal/stats"
 )
 
 // The detector is measured on synthetic series with known change points,
@@ -36,20 +38,6 @@ type family struct {
 }
 
 func normal(rng *rand.Rand) float64 { return rng.NormFloat64() }
-
-func poisson(rng *rand.Rand, lambda float64) float64 {
-	if lambda > 30 {
-		return math.Max(0, math.Round(lambda+math.Sqrt(lambda)*rng.NormFloat64()))
-	}
-	l, k, p := math.Exp(-lambda), 0.0, 1.0
-	for {
-		p *= rng.Float64()
-		if p <= l {
-			return k
-		}
-		k++
-	}
-}
 
 // spikes multiplies about 1 % of the samples by 10 (or adds 10 scales):
 // isolated outliers that are no change.
@@ -122,7 +110,7 @@ func countStep(factor float64) family {
 			if i >= s.change {
 				l *= factor
 			}
-			s.xs = append(s.xs, poisson(rng, l))
+			s.xs = append(s.xs, float64(stats.PoissonDraw(rng, l)))
 		}
 		s.rule = ruleFires(s.xs, 100, 30)
 		return s
@@ -140,7 +128,7 @@ func backlogSurge() family {
 			if i >= s.change {
 				l = math.Min(surge, lambda+float64(i-s.change+1)*surge/20) // 20 samples to the top
 			}
-			s.xs = append(s.xs, poisson(rng, l))
+			s.xs = append(s.xs, float64(stats.PoissonDraw(rng, l)))
 		}
 		s.rule = ruleFires(s.xs, 100, 30)
 		return s
@@ -191,7 +179,7 @@ func nullFamilies() []family {
 	}
 	counts := func(rng *rand.Rand) (Config, func() float64, func(float64) float64) {
 		lambda := 0.2 + 30*rng.Float64()
-		return EvaluationBacklog.Config, func() float64 { return poisson(rng, lambda) }, func(x float64) float64 { return 10*x + 10 }
+		return EvaluationBacklog.Config, func() float64 { return float64(stats.PoissonDraw(rng, lambda)) }, func(x float64) float64 { return 10*x + 10 }
 	}
 	return []family{
 		nullFamily("null level", false, gauss), nullFamily("null level, spikes", true, gauss),

@@ -172,14 +172,7 @@ func (e *Engine) discover() []Change {
 		return nil
 	}
 	best := admissible[0]
-	var matched []Signal
-	e.pending = slices.DeleteFunc(e.pending, func(s Signal) bool {
-		if s.has(best.Attr) {
-			matched = append(matched, s)
-			return true
-		}
-		return false
-	})
+	matched := e.takePending(best.Attr)
 	var nested []*Incident
 	for _, in := range e.open {
 		if in.carries(best.Attr) {
@@ -297,14 +290,7 @@ func (e *Engine) mergeDomains() (Change, bool) {
 		return Change{}, false
 	}
 	group := groups[best.Attr]
-	var matched []Signal
-	e.pending = slices.DeleteFunc(e.pending, func(s Signal) bool {
-		if s.has(best.Attr) {
-			matched = append(matched, s)
-			return true
-		}
-		return false
-	})
+	matched := e.takePending(best.Attr)
 	target := group[0]
 	names := make([]string, 0, len(group))
 	for _, g := range group {
@@ -313,6 +299,19 @@ func (e *Engine) mergeDomains() (Change, bool) {
 	detail := fmt.Sprintf("%s → %s: %s", joinAnd(names), best, best.Evidence())
 	e.absorbAll(target, group[1:], best, matched)
 	return Change{Kind: Merged, Incident: target.Snapshot(), Detail: detail}, true
+}
+
+// takePending removes the waiting signals that carry a and returns them.
+func (e *Engine) takePending(a Attr) []Signal {
+	var taken []Signal
+	e.pending = slices.DeleteFunc(e.pending, func(s Signal) bool {
+		if s.has(a) {
+			taken = append(taken, s)
+			return true
+		}
+		return false
+	})
+	return taken
 }
 
 // absorbAll makes target the incident of cause c: the others merge into it

@@ -90,19 +90,19 @@ func (p Policy) WithDefaults() Policy {
 	if len(p.Keys) == 0 {
 		p.Keys = DefaultKeys()
 	}
-	setDur(&p.Window, 10*time.Minute)
-	setDur(&p.Quiet, 10*time.Minute)
-	setInt(&p.MinSupport, 3)
-	setInt(&p.MinNodes, 2)
-	setFloat(&p.MinLift, 3)
-	setFloat(&p.MaxShare, 0.5)
-	setFloat(&p.Alpha, 1e-3)
-	setInt(&p.MaxPending, 20000)
-	setInt(&p.MaxOpen, 256)
-	setInt(&p.MaxClosed, 512)
-	setInt(&p.MaxTracked, 1000)
-	setInt(&p.MaxRefs, 64)
-	setInt(&p.MaxLinks, 10000)
+	orDefault(&p.Window, 10*time.Minute)
+	orDefault(&p.Quiet, 10*time.Minute)
+	orDefault(&p.MinSupport, 3)
+	orDefault(&p.MinNodes, 2)
+	orDefault(&p.MinLift, 3)
+	orDefault(&p.MaxShare, 0.5)
+	orDefault(&p.Alpha, 1e-3)
+	orDefault(&p.MaxPending, 20000)
+	orDefault(&p.MaxOpen, 256)
+	orDefault(&p.MaxClosed, 512)
+	orDefault(&p.MaxTracked, 1000)
+	orDefault(&p.MaxRefs, 64)
+	orDefault(&p.MaxLinks, 10000)
 	return p
 }
 
@@ -115,20 +115,9 @@ func (p Policy) key(name string) (Key, bool) {
 	return Key{}, false
 }
 
-func setDur(d *time.Duration, v time.Duration) {
-	if *d <= 0 {
-		*d = v
-	}
-}
-
-func setInt(n *int, v int) {
-	if *n <= 0 {
-		*n = v
-	}
-}
-
-func setFloat(f *float64, v float64) {
-	if *f <= 0 {
-		*f = v
+// orDefault sets *v to d when it is zero or less (unset).
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }

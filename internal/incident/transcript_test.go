@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -40,8 +41,10 @@ import (
 // Regenerate the expected outputs with
 //
 //	go test ./internal/incident -run Transcripts -rewrite
+var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata/ with the engine's output")
+
 func TestTranscripts(t *testing.T) {
-	transcript.RunDir(t, "testdata/*.txt", func(t *testing.T) func(transcript.Directive) string {
+	transcript.RunDir(t, "testdata/*.txt", *rewrite, func(t *testing.T) func(transcript.Directive) string {
 		s := &story{t: t, engine: New(Policy{}), census: NewCensus(), now: day(12, 0, 0)}
 		return s.do
 	})

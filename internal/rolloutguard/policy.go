@@ -41,44 +41,29 @@ type Policy struct {
 
 // WithDefaults returns p with its zero fields defaulted.
 func (p Policy) WithDefaults() Policy {
-	if p.Alpha <= 0 {
-		p.Alpha = 0.01
-	}
+	orDefault(&p.Alpha, 0.01)
 	if p.AllShare <= 0 || p.AllShare >= 1 {
 		p.AllShare = 0.5
 	}
 	if len(p.Ratios) == 0 {
 		p.Ratios = []float64{2, 4, 10, 30, 100, 1000}
 	}
-	if p.StartWindow <= 0 {
-		p.StartWindow = time.Minute
-	}
-	if p.Settle <= 0 {
-		p.Settle = 30 * time.Second
-	}
-	if p.MaxStartsPerAlloc <= 0 {
-		p.MaxStartsPerAlloc = 2
-	}
-	if p.MaxEventsPerAlloc <= 0 {
-		p.MaxEventsPerAlloc = 3
-	}
-	if p.MaxPerNode <= 0 {
-		p.MaxPerNode = 4
-	}
-	if p.Lookback <= 0 {
-		p.Lookback = 15 * time.Minute
-	}
-	if p.MinAllocs <= 0 {
-		p.MinAllocs = 2
-	}
-	if p.MinNodes <= 0 {
-		p.MinNodes = 2
-	}
-	if p.StartFloor <= 0 {
-		p.StartFloor = 0.01
-	}
-	if p.Confidence <= 0 {
-		p.Confidence = 1
-	}
+	orDefault(&p.StartWindow, time.Minute)
+	orDefault(&p.Settle, 30*time.Second)
+	orDefault(&p.MaxStartsPerAlloc, 2)
+	orDefault(&p.MaxEventsPerAlloc, 3)
+	orDefault(&p.MaxPerNode, 4)
+	orDefault(&p.Lookback, 15*time.Minute)
+	orDefault(&p.MinAllocs, 2)
+	orDefault(&p.MinNodes, 2)
+	orDefault(&p.StartFloor, 0.01)
+	orDefault(&p.Confidence, 1)
 	return p
+}
+
+// orDefault sets *v to d when it is zero or less (unset).
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }

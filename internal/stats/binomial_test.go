@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -128,5 +129,25 @@ func TestMedianMAD(t *testing.T) {
 	}
 	if m, s := MedianMAD(nil); !math.IsNaN(m) || !math.IsNaN(s) {
 		t.Fatal("MedianMAD of nothing should be NaN")
+	}
+}
+
+// TestPoissonDraw: the draws' mean and variance are the rate's, on both
+// sides of the switch to the normal approximation.
+func TestPoissonDraw(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, lambda := range []float64{0.3, 4, 29, 80} {
+		const n = 20000
+		sum, sq := 0.0, 0.0
+		for range n {
+			x := float64(PoissonDraw(rng, lambda))
+			sum += x
+			sq += x * x
+		}
+		mean := sum / n
+		variance := sq/n - mean*mean
+		if math.Abs(mean-lambda) > 4*math.Sqrt(lambda/n) || math.Abs(variance-lambda) > 0.1*lambda {
+			t.Errorf("rate %g: mean %g, variance %g", lambda, mean, variance)
+		}
 	}
 }

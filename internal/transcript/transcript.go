@@ -11,21 +11,18 @@
 //	opened 20250105T120000-rack-r7: 12 allocations … : rack r7
 //
 // Run feeds each directive to the test's function and compares what it
-// returns with the file; with -rewrite it writes the file anew instead,
-// and the diff is reviewed like code. It is for tests only and must never
-// be imported by production code.
+// returns with the file; asked to rewrite (the test package's -rewrite
+// flag) it writes the file anew instead, and the diff is reviewed like
+// code. It is for tests only and must never be imported by production code.
 package transcript
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata/ with the output the code gives")
 
 // Directive is one command of a transcript.
 type Directive struct {
@@ -53,19 +50,20 @@ func (d Directive) Arg(key string) (string, bool) {
 
 // RunDir runs every file matching pattern (e.g. "testdata/*.txt") as a
 // subtest; each file gets a fresh state from newRun.
-func RunDir(t *testing.T, pattern string, newRun func(t *testing.T) func(d Directive) string) {
+func RunDir(t *testing.T, pattern string, rewrite bool, newRun func(t *testing.T) func(d Directive) string) {
 	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no transcripts match %s (%v)", pattern, err)
 	}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { Run(t, file, newRun(t)) })
+		t.Run(filepath.Base(file), func(t *testing.T) { Run(t, file, rewrite, newRun(t)) })
 	}
 }
 
-// Run runs one transcript file through do.
-func Run(t *testing.T, file string, do func(d Directive) string) {
+// Run runs one transcript file through do; with rewrite it writes what do
+// returned into the file instead of comparing.
+func Run(t *testing.T, file string, rewrite bool, do func(d Directive) string) {
 	t.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil {
@@ -85,11 +83,11 @@ func Run(t *testing.T, file string, do func(d Directive) string) {
 		if got != "" {
 			sb.WriteString(got + "\n")
 		}
-		if !*rewrite && got != d.want {
+		if !rewrite && got != d.want {
 			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", d.Pos, d.Line, got, d.want)
 		}
 	}
-	if *rewrite {
+	if rewrite {
 		if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-dev/strata/internal/incident"
 	"github.com/strata-dev/strata/internal/rollout"
 	"github.com/strata-dev/strata/internal/rolloutguard"
+	"github.com/strata-dev/strata/internal/stats"
 )
 
 // tick is the simulation's step: the rollout, the incident engine and the
@@ -201,21 +202,7 @@ func (w *world) baseline() rolloutguard.Baseline {
 		}
 	}
 	exposure := time.Duration(w.s.Replicas) * 6 * time.Hour
-	return rolloutguard.Baseline{Starts: starts, FailedStarts: failed, Events: poisson(w.rng, w.s.Hazard*exposure.Hours()), Exposure: exposure}
-}
-
-func poisson(rng *rand.Rand, lambda float64) int {
-	if lambda > 50 {
-		return max(0, int(math.Round(lambda+math.Sqrt(lambda)*rng.NormFloat64())))
-	}
-	l, k, p := math.Exp(-lambda), 0, 1.0
-	for {
-		p *= rng.Float64()
-		if p <= l {
-			return k
-		}
-		k++
-	}
+	return rolloutguard.Baseline{Starts: starts, FailedStarts: failed, Events: stats.PoissonDraw(w.rng, w.s.Hazard*exposure.Hours()), Exposure: exposure}
 }
 
 // census gives the engine the cell's population: the live copies and the
