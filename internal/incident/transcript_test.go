@@ -146,21 +146,34 @@ func (s *story) deploy(d transcript.Directive) {
 }
 
 // acrossRacks orders units so that consecutive ones sit on different
-// nodes and, where they can, different racks.
+// nodes and, where they can, different racks; the allocations taken from
+// successive nodes rotate through the nodes' workloads, so that trouble
+// spread over a rack does not all fall on one workload.
 func (s *story) acrossRacks(us []unit) []unit {
 	type keyed struct {
 		u         unit
 		rank, pos int
 	}
+	group := func(u unit) string {
+		if len(us) == len(s.nodes) {
+			return attrOf(u.attrs, KeyRack)
+		}
+		return attrOf(u.attrs, KeyNode)
+	}
+	size, ordinal := map[string]int{}, map[string]int{}
+	for _, u := range us {
+		g := group(u)
+		if _, ok := ordinal[g]; !ok {
+			ordinal[g] = len(ordinal)
+		}
+		size[g]++
+	}
 	seen := map[string]int{}
 	var ks []keyed
 	for i, u := range us {
-		group := attrOf(u.attrs, KeyNode)
-		if len(us) == len(s.nodes) {
-			group = attrOf(u.attrs, KeyRack)
-		}
-		ks = append(ks, keyed{u, seen[group], i})
-		seen[group]++
+		g := group(u)
+		ks = append(ks, keyed{u, (seen[g] + ordinal[g]) % size[g], i})
+		seen[g]++
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int { return a.rank - b.rank })
 	out := make([]unit, len(ks))
