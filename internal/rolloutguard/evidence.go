@@ -8,6 +8,7 @@ type record struct {
 	trouble Trouble
 	copy    *copyState
 	inStart bool
+	start   time.Time // the copy's start it came after
 	// shares is the new version's share of the mature running copies of
 	// each stratum when it came (stratum index → share); nil for starts.
 	shares []float64
@@ -157,8 +158,8 @@ func (g *Guard) settle(now time.Time, explain func(Trouble) bool) {
 		}
 		cut++
 		c := r.copy
-		if r.inStart {
-			c.startTroubled = false
+		if r.inStart && c.start.Equal(r.start) {
+			c.startTroubled = false // its start has its outcome now
 		}
 		if explain != nil && explain(r.trouble) {
 			r.explained = true

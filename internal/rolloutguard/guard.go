@@ -158,7 +158,7 @@ func (g *Guard) Trouble(tr Trouble) {
 		return
 	}
 	g.advance(tr.At)
-	r := &record{trouble: tr, copy: c, inStart: tr.At.Sub(c.start) < g.policy.StartWindow && (c.startOpen || c.startTroubled)}
+	r := &record{trouble: tr, copy: c, start: c.start, inStart: tr.At.Sub(c.start) < g.policy.StartWindow && (c.startOpen || c.startTroubled)}
 	if r.inStart {
 		if c.startTroubled {
 			return // the start has failed already: one outcome a start
