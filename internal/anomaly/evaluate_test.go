@@ -296,7 +296,10 @@ func TestDetectorFigures(t *testing.T) {
 // TestDetectorOnHeldOutSeeds holds the detector to its figures on 200
 // held-out seeds per family (fewer than the figures', to keep CI short).
 func TestDetectorOnHeldOutSeeds(t *testing.T) {
-	const seeds = 200
+	seeds := uint64(200)
+	if raceDetector {
+		seeds = 100
+	}
 	for _, f := range nullFamilies() {
 		t.Run(f.name, func(t *testing.T) {
 			o := evaluate(f, heldOut, seeds)
