@@ -29,6 +29,8 @@ const (
 	EventNotRescheduled = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
 	EventFollowUp       = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
 	EventDeployment     = "deployment"      // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
+	// EventEvalRetried is an operator running a failed evaluation again.
+	EventEvalRetried = "evaluation-retried"
 )
 
 // EventTypes lists every event type, for filters (strata events --type)
@@ -38,7 +40,7 @@ var EventTypes = []string{
 	EventWorkloadRegistered, EventWorkloadStopped, EventWorkloadPurged, EventNodeRegistered, EventNodeDown, EventNodeReady,
 	EventPlaced, EventStopped, EventPreempted, EventAllocFailed, EventUnplaceable, EventCellConfig, EventAllocHealth, EventCheck,
 	EventCellCreated, EventNodeAgent, EventNotRescheduled, EventFollowUp, EventDeployment,
-	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration,
+	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration, EventEvalRetried,
 }
 
 // Event is one line of the cell's history, as `strata events` shows it.

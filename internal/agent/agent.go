@@ -24,6 +24,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 	"github.com/strata-dev/strata/internal/agent/state"
+	"github.com/strata-dev/strata/internal/backoff"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
@@ -384,21 +385,11 @@ func (a *Agent) markDirty(id string) {
 }
 
 // sleepCtx waits d or until ctx is done; it reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) bool { return backoff.Sleep(ctx, d) }
 
-// retryBackoff doubles d up to 5s.
+// retryBackoff is the agent's next wait after d (0 before the first):
+// jittered between 100ms and 5s (internal/backoff), so that agents that
+// lost their server together do not come back in step.
 func retryBackoff(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 100 * time.Millisecond
-	}
-	return min(2*d, 5*time.Second)
+	return backoff.Policy{Base: 100 * time.Millisecond, Max: 5 * time.Second}.Next(d)
 }

@@ -332,8 +332,7 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 				return err
 			}
 			fmt.Fprintf(g.stdout, "strata server listening on %s (data dir %s)\n", srv.Addr(), sf.dataDir)
-			<-cmd.Context().Done()
-			return srv.Close()
+			return srv.Run(cmd.Context())
 		},
 	}
 	sf.register(cmd, "strata-data/server")

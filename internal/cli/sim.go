@@ -102,6 +102,7 @@ list, or "all".`,
 	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, yaml, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
 	cmd.AddCommand(newSimRolloutsCmd(g))
+	cmd.AddCommand(newSimAutopilotCmds(g)...)
 	return cmd
 }
 

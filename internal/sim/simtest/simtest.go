@@ -36,7 +36,19 @@ func TracesDir(tb testing.TB) string {
 // when it is absent.
 func Openb(tb testing.TB, file string) string {
 	tb.Helper()
-	p := filepath.Join(TracesDir(tb), "openb", file)
+	return traceFile(tb, "openb", file)
+}
+
+// GenAI returns the path of a file in shared/traces/genai, skipping the
+// test when it is absent.
+func GenAI(tb testing.TB, file string) string {
+	tb.Helper()
+	return traceFile(tb, "genai", file)
+}
+
+func traceFile(tb testing.TB, dir, file string) string {
+	tb.Helper()
+	p := filepath.Join(TracesDir(tb), dir, file)
 	if _, err := os.Stat(p); err != nil {
 		tb.Skipf("trace file %s not present: %v", p, err)
 	}
