@@ -31,11 +31,15 @@ type Cause struct {
 
 func (c Cause) String() string { return c.Noun + " " + c.Value }
 
+// P is the corrected p-value in words ("3.1e-19"), also below the
+// smallest float64.
+func (c Cause) P() string { return formatLogP(c.LogP) }
+
 // Evidence says why, in words: "12 of 14 troubled allocations, 2.5 % of
 // the cell's (lift 34); p ≈ 3.1e-19 over 24 values".
 func (c Cause) Evidence() string {
 	return fmt.Sprintf("%d of %d troubled %s, %s of the cell's (lift %.3g); p ≈ %s over %d values",
-		c.Support, c.Of, plural(c.Of, string(c.Unit)), percent(c.Share), c.Lift, formatLogP(c.LogP), c.Tested)
+		c.Support, c.Of, plural(c.Of, string(c.Unit)), percent(c.Share), c.Lift, c.P(), c.Tested)
 }
 
 // admissible reports whether the cause may open an incident under p.
