@@ -62,7 +62,8 @@ type Policy struct {
 	// trouble on one node is the node's.
 	MinNodes int
 	// MinLift is how many times its share of the cell a cause must be
-	// over-represented among the troubled (3).
+	// over-represented among the troubled (2: with MaxShare at one half,
+	// every value a cause may be can reach it).
 	MinLift float64
 	// MaxShare: a value holding more than this share of the cell is the
 	// cell, not a cause (0.5).
@@ -94,7 +95,7 @@ func (p Policy) WithDefaults() Policy {
 	orDefault(&p.Quiet, 10*time.Minute)
 	orDefault(&p.MinSupport, 3)
 	orDefault(&p.MinNodes, 2)
-	orDefault(&p.MinLift, 3)
+	orDefault(&p.MinLift, 2)
 	orDefault(&p.MaxShare, 0.5)
 	orDefault(&p.Alpha, 1e-3)
 	orDefault(&p.MaxPending, 20000)

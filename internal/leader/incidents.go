@@ -43,7 +43,7 @@ type correlation struct {
 }
 
 // censusEvery is how often the population causes are judged against is
-// counted again: it changes slowly, and counting reads every allocation.
+// counted again while the cell is calm: counting reads every allocation.
 const censusEvery = time.Minute
 
 func newCorrelation(l *Leader) *correlation {
@@ -83,10 +83,6 @@ func (c *correlation) pass() []any {
 	d := newDescriber(snap)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.censusAt.IsZero() || now.Sub(c.censusAt) >= censusEvery {
-		c.engine.SetCensus(d.census())
-		c.censusAt = now
-	}
 	var sigs []incident.Signal
 	told := map[string]bool{} // the incident events stored, by message
 	for _, e := range snap.Events(nil, "", "") {
@@ -114,6 +110,13 @@ func (c *correlation) pass() []any {
 		if !live[id] {
 			delete(c.seen, id) // collected
 		}
+	}
+	// The census is counted again every censusEvery, and at every pass
+	// that has trouble to judge against it: trouble is never judged
+	// against a cell of minutes ago (one that just filled, or emptied).
+	if c.censusAt.IsZero() || len(sigs) > 0 || now.Sub(c.censusAt) >= censusEvery {
+		c.engine.SetCensus(d.census(now.Add(-c.l.cfg.Incidents.WithDefaults().Window)))
+		c.censusAt = now
 	}
 	// Step the engine along the signals' own times, so that a pass that
 	// reads minutes of events (the first of a term) opens and closes

@@ -177,9 +177,10 @@ func (d *describer) changeSignals(a *api.Allocation, was, now taskSeen, at time.
 	return out
 }
 
-// census counts the cell's live allocations and the nodes that are not
-// down, by attribute.
-func (d *describer) census() *incident.Census {
+// census counts the cell's allocations — live ones, and those that ended
+// since (the troubled are part of the population they are judged
+// against) — and the nodes that are not down, by attribute.
+func (d *describer) census(since time.Time) *incident.Census {
 	c := incident.NewCensus()
 	for _, n := range d.snap.Nodes() {
 		if n.Status != api.NodeDown {
@@ -187,7 +188,7 @@ func (d *describer) census() *incident.Census {
 		}
 	}
 	for _, a := range d.snap.Allocs(nil) {
-		if !a.Terminal() {
+		if !a.Terminal() || !a.ClientStatusTime.Before(since) {
 			c.Add(incident.UnitAlloc, d.allocAttrs(a)...)
 		}
 	}
