@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -318,10 +319,17 @@ type Notice struct {
 	Message string `json:"message"` // e.g. "accepted, not yet enforced"
 }
 
-// AsksForRoot reports whether the task names root as its user ("root" or
-// uid 0, with or without a group). A name that maps to uid 0 only on a
-// node is refused there, by the node's own rule.
+// AsksForRoot reports whether the task's user field names root: the user
+// or the group "root", or id 0 in any spelling a node reads as a number
+// ("0", "00", "+0"; nodes parse ids with strconv.Atoi), user or group.
+// What only a node can resolve (a name that maps to uid 0 there, an
+// image's user) is refused there: the allocation carries its namespace's
+// policy (Allocation.AllowRootTasks) and the node checks the ids it runs.
 func (t *Task) AsksForRoot() bool {
-	user, _, _ := strings.Cut(t.User, ":")
-	return user == "root" || user == "0"
+	user, group, hasGroup := strings.Cut(t.User, ":")
+	isRoot := func(s string) bool {
+		n, err := strconv.Atoi(s)
+		return s == "root" || (err == nil && n == 0)
+	}
+	return isRoot(user) || (hasGroup && isRoot(group))
 }

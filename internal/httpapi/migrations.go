@@ -120,11 +120,19 @@ func (s *API) handleIncomingMigration(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	a := s.state().Snapshot().Alloc(allocID)
+	snap := s.state().Snapshot()
+	a := snap.Alloc(allocID)
 	if a == nil || !a.Migration.Active() || a.Migration.Kind != api.MigrationMove || a.Migration.TargetNode != nodeID {
 		return route.NotFound("no move of allocation %q to node %q is in flight", allocID, nodeID)
 	}
-	route.WriteJSON(w, http.StatusOK, a)
+	// As the node's allocation list has it: secrets opened (a restored
+	// task that restarts on the target needs their values) and the
+	// namespace's root policy.
+	opened, err := s.openAlloc(withRootPolicy(snap, a))
+	if err != nil {
+		return err
+	}
+	route.WriteJSON(w, http.StatusOK, opened)
 	return nil
 }
 

@@ -109,8 +109,16 @@ func TestRootTasksNeedTheNamespacesConsent(t *testing.T) {
 		{"locked", "0:0", true},
 		{"locked", "nobody", false},
 		{"locked", "", false},
-		{"locked", "1000:0", false},
+		{"locked", "00", true}, // uid 0 to every node that reads it as a number
+		{"locked", "+0", true}, // strconv.Atoi's spelling of 0 (exec and containerd parse so)
+		{"locked", "000:65534", true},
+		{"locked", "65534:0", true}, // gid 0: root's group, refused the same way
+		{"locked", "1000:0", true},
+		{"locked", "nobody:root", true},
+		{"locked", "nobody:00", true},
+		{"locked", "65534:65534", false},
 		{"locked", "rooty", false},
+		{"locked", "nobody:rooty", false},
 		{"trusted", "root", false},
 		{"default", "root", false},
 	}

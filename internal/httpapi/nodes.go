@@ -153,7 +153,7 @@ func (s *API) handleNodeAllocs(w http.ResponseWriter, r *http.Request) error {
 			if done && a.DesiredStatus == api.DesiredStop {
 				continue
 			}
-			out = append(out, a)
+			out = append(out, withRootPolicy(snap, a))
 		}
 		s.stampCell(w, snap)
 		return out, snap.TableIndex(ws, state.TableAllocs), nil

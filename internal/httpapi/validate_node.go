@@ -23,6 +23,7 @@ func validateNode(n *api.Node) error {
 	f.check("id", spec.CheckID(n.ID))
 	f.check("name", spec.CheckID(n.Name))
 	f.check("httpAddr", checkAgentAddr(n.HTTPAddr))
+	f.check("diskPressure", checkText(n.DiskPressure, maxTextBytes))
 	if c := n.Checkpoint; c != nil {
 		f.check("checkpoint.tool", checkText(c.Tool, maxTextBytes))
 		f.check("checkpoint.reason", checkText(c.Reason, maxTextBytes))

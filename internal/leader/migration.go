@@ -80,7 +80,7 @@ func cannotRestore(a *api.Allocation, source, target *api.Node) string {
 		return "the allocation's node is gone"
 	}
 	for _, t := range a.TaskGroup.Tasks {
-		if source.Checkpoint.KeepsMemoryOf(t.Driver) && !target.Checkpoint.KeepsMemoryOf(t.Driver) {
+		if st := a.TaskStates[t.Name]; source.Checkpoint.KeepsMemoryOfTask(t, st) && !target.Checkpoint.KeepsMemoryOfTask(t, st) {
 			return fmt.Sprintf("task %s: the node does not restore %s tasks with their memory", t.Name, driverName(t.Driver))
 		}
 	}

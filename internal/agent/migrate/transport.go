@@ -1,4 +1,4 @@
-package agent
+package migrate
 
 import (
 	"archive/tar"
@@ -17,9 +17,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // ImageOffer is what the source agent says about an image it sends.
@@ -67,6 +67,23 @@ const (
 // HTTPImageTransport sends images with PUT /v1/agent/migrations/{id}.
 type HTTPImageTransport struct {
 	Client *http.Client // nil: a client without overall timeout
+}
+
+// DefaultTransport is the agents' HTTP API as the image transport: over
+// mutual TLS when the agent has TLS files (it presents its own agent
+// certificate and accepts only a peer with an agent certificate of the
+// cell's CA: the target is an agent), plaintext otherwise.
+func DefaultTransport(files *pki.Files) (ImageTransport, error) {
+	if files == nil {
+		return HTTPImageTransport{}, nil
+	}
+	cfg, err := files.ClientConfig(pki.RoleAgent)
+	if err != nil {
+		return nil, fmt.Errorf("migration transport TLS: %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return HTTPImageTransport{Client: &http.Client{Transport: tr}}, nil
 }
 
 func (t HTTPImageTransport) Send(ctx context.Context, addr string, offer ImageOffer, image io.Reader) (*ImageReceipt, error) {
@@ -227,5 +244,3 @@ func readImageBody(r *http.Request, root string, want map[string]bool, maxBytes 
 	}
 	return n, nil
 }
-
-func millis(d time.Duration) int64 { return d.Milliseconds() }

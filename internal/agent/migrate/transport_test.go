@@ -1,4 +1,4 @@
-package agent
+package migrate
 
 import (
 	"archive/tar"

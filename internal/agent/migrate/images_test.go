@@ -1,4 +1,4 @@
-package agent
+package migrate
 
 import (
 	"errors"
@@ -74,7 +74,7 @@ func TestPickImageStore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			withStatfs(t, tc.fs)
-			a := &Agent{cfg: Config{DataDir: "/var/lib/strata/agent", MigrateImageDir: tc.dir}}
+			a := Images{DataDir: "/var/lib/strata/agent", Dir: tc.dir}
 			s := a.pickImageStore(tc.need)
 			if !strings.HasPrefix(s.kind, tc.wantKind) || (tc.wantKind == "disk" && s.kind != "disk") {
 				t.Errorf("kind %q, want %q...", s.kind, tc.wantKind)
@@ -91,8 +91,8 @@ func TestPickImageStore(t *testing.T) {
 
 func TestImageStoreKeepsAgentsApart(t *testing.T) {
 	withStatfs(t, fakeStatfs{"/dev/shm": {unix.TMPFS_MAGIC, 1 << 40}})
-	a1 := &Agent{cfg: Config{DataDir: "/d/n1", MigrateImageDir: "/dev/shm"}}
-	a2 := &Agent{cfg: Config{DataDir: "/d/n2", MigrateImageDir: "/dev/shm"}}
+	a1 := Images{DataDir: "/d/n1", Dir: "/dev/shm"}
+	a2 := Images{DataDir: "/d/n2", Dir: "/dev/shm"}
 	s1, s2 := a1.pickImageStore(1), a2.pickImageStore(1)
 	if s1.root == "" || s1.root == s2.root {
 		t.Fatalf("two agents share the image folder %q", s1.root)
@@ -120,7 +120,7 @@ func TestImageStoreKeepsAgentsApart(t *testing.T) {
 func TestSweepImages(t *testing.T) {
 	base := t.TempDir()
 	withStatfs(t, fakeStatfs{base: {unix.TMPFS_MAGIC, 1 << 40}})
-	a := &Agent{cfg: Config{DataDir: "/d/n1", MigrateImageDir: base}}
+	a := Images{DataDir: "/d/n1", Dir: base}
 	root, why := a.imageTmpfsRoot()
 	if root == "" {
 		t.Fatal(why)
@@ -138,7 +138,7 @@ func TestSweepImages(t *testing.T) {
 	write("kept/incoming-m2/web/inventory.img") // received, never resumed after a restart
 	write("gone/web/migrate-m3/inventory.img")  // an allocation the agent no longer has
 	write("gone/incoming-m4/web/inventory.img")
-	a.sweepImages(map[string]bool{"kept": true})
+	a.Sweep(map[string]bool{"kept": true})
 	exists := func(rel string) bool {
 		_, err := os.Stat(filepath.Join(root, rel))
 		return err == nil
@@ -151,11 +151,11 @@ func TestSweepImages(t *testing.T) {
 			t.Errorf("%s is left", rel)
 		}
 	}
-	a.removeTmpfsImages("kept")
+	a.Remove("kept")
 	if exists("") {
 		t.Error("the agent's empty image folder is left")
 	}
-	a.sweepImages(nil) // nothing there: no error, nothing created
+	a.Sweep(nil) // nothing there: no error, nothing created
 	if exists("") {
 		t.Error("sweep created the image folder")
 	}

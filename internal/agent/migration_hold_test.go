@@ -11,6 +11,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 )
 
 // ckptDriver is the mock driver with a fake criu: a checkpoint for a move
@@ -58,9 +59,10 @@ type holdRig struct {
 func newHoldRig(t *testing.T) *holdRig {
 	d := &ckptDriver{Driver: mock.New()}
 	cfg := drivers.TaskConfig{ID: "a1/t", AllocID: "a1", Name: "t", Task: &api.Task{Name: "t"}, Env: map[string]string{}, TaskDir: t.TempDir()}
-	tr := newTaskRunner(cfg, d, api.RestartPolicy{Mode: "always", Delay: time.Millisecond, MaxDelay: time.Millisecond},
+	tr := newTaskRunner(cfg, loadedDriver(d), api.RestartPolicy{Mode: "always", Delay: time.Millisecond, MaxDelay: time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	tr.changed = func(*taskRunner) {}
+	tr.hooks.add(holdHook{&tr.holds})
 	ctx, cancel := context.WithCancel(context.Background())
 	go tr.run(ctx)
 	r := &holdRig{t: t, d: d, tr: tr, cancel: cancel}
@@ -86,9 +88,9 @@ func (r *holdRig) waitFor(what string, cond func() bool) {
 
 // dumped holds the task for migration m and "dumps" it (it ends), then
 // waits until the runner holds its exit.
-func (r *holdRig) dumped(m string) *migrationHold {
+func (r *holdRig) dumped(m string) *migrate.Hold {
 	r.t.Helper()
-	h := r.tr.hold(m)
+	h := r.tr.holds.Hold(m)
 	r.d.CheckpointTask(context.Background(), r.tr.cfg.ID, "", false)
 	r.waitFor("the runner holds the exit", func() bool {
 		select {
@@ -96,9 +98,16 @@ func (r *holdRig) dumped(m string) *migrationHold {
 			return true
 		default:
 		}
-		return r.d.Starts(r.tr.cfg.ID) == 1 && r.tr.currentHold() == h && r.tr.handleGone()
+		return r.d.Starts(r.tr.cfg.ID) == 1 && r.tr.holds.Held() == h && r.tr.handleGone()
 	})
 	return h
+}
+
+// loadedDriver is d as the node's registry offers it, capabilities found.
+func loadedDriver(d Driver) *drivers.Loaded {
+	set := drivers.Load(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	set.Add("test", d)
+	return set.For("test")
 }
 
 func (tr *taskRunner) handleGone() bool {
@@ -117,7 +126,7 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 		if n := r.d.Starts(r.tr.cfg.ID); n != 1 {
 			t.Fatalf("a held task was started %d times", n)
 		}
-		h.decide(holdGone, "")
+		h.Decide(migrate.Gone, "")
 		<-r.tr.doneCh
 		if st := r.tr.snapshot(); st.State != api.TaskRunning {
 			t.Errorf("a task that moved away reported %+v: its allocation is another node's now", st)
@@ -126,8 +135,8 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 	t.Run("restore: back from the image, not afresh", func(t *testing.T) {
 		r := newHoldRig(t)
 		h := r.dumped("m1")
-		h.decide(holdRestore, "/img")
-		<-h.settled
+		h.Decide(migrate.Restore, "/img")
+		<-h.Settled()
 		r.waitFor("the task runs again", func() bool { return r.tr.snapshot().State == api.TaskRunning && !r.tr.handleGone() })
 		if r.d.restored() != 1 || r.d.Starts(r.tr.cfg.ID) != 2 {
 			t.Errorf("restores %d, starts %d: want one restore (its start) and nothing else", r.d.restored(), r.d.Starts(r.tr.cfg.ID))
@@ -139,7 +148,7 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 	t.Run("restart: afresh", func(t *testing.T) {
 		r := newHoldRig(t)
 		h := r.dumped("m1")
-		h.decide(holdRestart, "")
+		h.Decide(migrate.Restart, "")
 		r.waitFor("the task started afresh", func() bool { return r.d.Starts(r.tr.cfg.ID) == 2 && r.tr.snapshot().State == api.TaskRunning })
 		if r.d.restored() != 0 {
 			t.Error("restart restored")
@@ -147,9 +156,9 @@ func TestMigrationHoldVerdicts(t *testing.T) {
 	})
 	t.Run("resume: a later exit of its own follows the policy", func(t *testing.T) {
 		r := newHoldRig(t)
-		h := r.tr.hold("m1")
-		h.decide(holdResume, "") // the dump failed: nothing ended
-		r.tr.release(h)
+		h := r.tr.holds.Hold("m1")
+		h.Decide(migrate.Resume, "") // the dump failed: nothing ended
+		r.tr.holds.Release(h)
 		r.d.StopTask(r.tr.cfg.ID, 0)
 		r.waitFor("the policy restarts it", func() bool { return r.d.Starts(r.tr.cfg.ID) == 2 })
 	})

@@ -1,4 +1,4 @@
-package agent
+package migrate
 
 import (
 	"crypto/sha256"
@@ -26,6 +26,14 @@ const (
 	imageHeadroom = 64 << 20
 )
 
+// Images is where a node's migration images live: Dir is the agent's
+// --migrate-image-dir ("" or ImageDirDisk: the data dir), DataDir its data
+// dir (one folder per data dir on a shared tmpfs).
+type Images struct {
+	Dir     string
+	DataDir string
+}
+
 // imageStore is where one migration's images go.
 type imageStore struct {
 	root string // the agent's own folder on the tmpfs; "" when on disk
@@ -40,8 +48,8 @@ var statfsFunc = unix.Statfs
 // imageTmpfsRoot is the agent's folder on the configured tmpfs (one per
 // data dir, so agents sharing a machine keep apart), or "" with the reason
 // when images stay on disk whatever their size.
-func (a *Agent) imageTmpfsRoot() (root, why string) {
-	base := a.cfg.MigrateImageDir
+func (im Images) imageTmpfsRoot() (root, why string) {
+	base := im.Dir
 	if base == "" || base == ImageDirDisk {
 		return "", "disk"
 	}
@@ -52,14 +60,14 @@ func (a *Agent) imageTmpfsRoot() (root, why string) {
 	if st.Type != unix.TMPFS_MAGIC {
 		return "", fmt.Sprintf("disk: image dir %s is not a tmpfs", base)
 	}
-	sum := sha256.Sum256([]byte(a.cfg.DataDir))
+	sum := sha256.Sum256([]byte(im.DataDir))
 	return filepath.Join(base, "strata-images-"+hex.EncodeToString(sum[:])[:12]), ""
 }
 
 // pickImageStore chooses where an image of need bytes goes: the tmpfs
 // when it has need plus headroom free, else the data dir.
-func (a *Agent) pickImageStore(need int64) imageStore {
-	root, why := a.imageTmpfsRoot()
+func (im Images) pickImageStore(need int64) imageStore {
+	root, why := im.imageTmpfsRoot()
 	if root == "" {
 		return imageStore{kind: why}
 	}
@@ -95,21 +103,21 @@ func (s imageStore) incomingDir(allocID, allocDir, mid string) string {
 
 // sourceImageDirs are the places a task's image of migration mid may be
 // after an agent restart: the tmpfs one first.
-func (a *Agent) sourceImageDirs(allocID, task, taskDir, mid string) []string {
+func (im Images) sourceImageDirs(allocID, task, taskDir, mid string) []string {
 	var dirs []string
-	if root, _ := a.imageTmpfsRoot(); root != "" {
+	if root, _ := im.imageTmpfsRoot(); root != "" {
 		dirs = append(dirs, imageStore{root: root}.sourceDir(allocID, task, taskDir, mid))
 	}
 	return append(dirs, imageStore{}.sourceDir(allocID, task, taskDir, mid))
 }
 
-// sweepImages removes, at agent start, what no migration can use any
+// Sweep removes, at agent start, what no migration can use any
 // more: images received for a restore (a target that restarted never
 // resumes one) and the folders of allocations this agent no longer has.
-// Source images of allocations it still has stay: settleMigrationAtStart
-// may restore from them.
-func (a *Agent) sweepImages(keep map[string]bool) {
-	root, _ := a.imageTmpfsRoot()
+// Source images of allocations it still has stay: SettleAtStart may
+// restore from them.
+func (im Images) Sweep(keep map[string]bool) {
+	root, _ := im.imageTmpfsRoot()
 	if root == "" {
 		return
 	}
@@ -135,10 +143,10 @@ func (a *Agent) sweepImages(keep map[string]bool) {
 	}
 }
 
-// removeTmpfsImages removes the tmpfs folder of allocID, and the agent's
-// tmpfs folder once empty.
-func (a *Agent) removeTmpfsImages(allocID string) {
-	root, _ := a.imageTmpfsRoot()
+// Remove removes the tmpfs folder of allocID, and the agent's tmpfs
+// folder once empty.
+func (im Images) Remove(allocID string) {
+	root, _ := im.imageTmpfsRoot()
 	if root == "" {
 		return
 	}
