@@ -11,6 +11,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/incident"
+	"github.com/strata-dev/strata/internal/state"
 )
 
 // correlation is the leader's incidents loop (docs/incidents.md). Every
@@ -40,11 +41,25 @@ type correlation struct {
 	// censusAt is when the census was last counted.
 	lastEvent string
 	censusAt  time.Time
+	// allocsIndex is the allocations table's index at the last pass;
+	// allocsSeen how many allocations the state held when seen was last
+	// pruned of the collected ones.
+	allocsIndex uint64
+	allocsSeen  int
+	// allocs is how many allocations the state held at the last pass that
+	// read them, censusAllocs how many at the last census.
+	allocs, censusAllocs int
 }
 
 // censusEvery is how often the population causes are judged against is
-// counted again while the cell is calm: counting reads every allocation.
-const censusEvery = time.Minute
+// counted again while the cell is calm: counting reads every allocation;
+// censusFresh is the oldest census trouble is judged against.
+const (
+	censusEvery = time.Minute
+	censusFresh = 15 * time.Second
+)
+
+func abs(n int) int { return max(n, -n) }
 
 func newCorrelation(l *Leader) *correlation {
 	c := &correlation{l: l}
@@ -58,7 +73,8 @@ func (c *correlation) begin() {
 	defer c.mu.Unlock()
 	c.engine = incident.New(c.l.cfg.Incidents)
 	c.guards, c.seen = map[string]*deploymentGuard{}, map[string]taskSeen{}
-	c.lastEvent, c.censusAt = "", time.Time{}
+	c.lastEvent, c.censusAt, c.allocsIndex, c.allocsSeen = "", time.Time{}, 0, 0
+	c.allocs, c.censusAllocs = 0, 0
 }
 
 // step runs one pass and proposes what it decided: the events of the
@@ -97,26 +113,35 @@ func (c *correlation) pass() []any {
 			sigs = append(sigs, s)
 		}
 	}
-	live := map[string]bool{}
-	for _, a := range snap.Allocs(nil) {
-		live[a.ID] = true
-		now := seenOf(a)
-		if was, ok := c.seen[a.ID]; ok {
-			sigs = append(sigs, d.changeSignals(a, was, now, restartedAt(a, c.l.cfg.Now()))...)
+	// Restarts and losses have no events: the allocations that changed
+	// since the last pass are read for them (none, in a calm cell).
+	if idx := snap.TableIndex(nil, state.TableAllocs); idx != c.allocsIndex {
+		c.allocs = 0
+		for _, a := range snap.Allocs(nil) {
+			c.allocs++
+			if a.ModifyIndex <= c.allocsIndex && c.allocsIndex != 0 {
+				continue
+			}
+			seen := seenOf(a)
+			if was, ok := c.seen[a.ID]; ok {
+				sigs = append(sigs, d.changeSignals(a, was, seen, restartedAt(a, now))...)
+			}
+			c.seen[a.ID] = seen
 		}
-		c.seen[a.ID] = now
-	}
-	for id := range c.seen {
-		if !live[id] {
-			delete(c.seen, id) // collected
+		c.allocsIndex = idx
+		if len(c.seen) > 2*max(1024, c.allocsSeen) {
+			c.forgetCollected(snap)
 		}
 	}
-	// The census is counted again every censusEvery, and at every pass
-	// that has trouble to judge against it: trouble is never judged
-	// against a cell of minutes ago (one that just filled, or emptied).
-	if c.censusAt.IsZero() || len(sigs) > 0 || now.Sub(c.censusAt) >= censusEvery {
+	// The census is counted again every censusEvery; sooner when the
+	// cell's allocations grew or shrank by a tenth since (one that just
+	// filled); and when there is trouble to judge against a census older
+	// than censusFresh.
+	age := now.Sub(c.censusAt)
+	moved := c.allocs > 0 && abs(c.allocs-c.censusAllocs) > c.censusAllocs/10
+	if c.censusAt.IsZero() || age >= censusEvery || moved || (len(sigs) > 0 && age >= censusFresh) {
 		c.engine.SetCensus(d.census(now.Add(-c.l.cfg.Incidents.WithDefaults().Window)))
-		c.censusAt = now
+		c.censusAt, c.censusAllocs = now, c.allocs
 	}
 	// Step the engine along the signals' own times, so that a pass that
 	// reads minutes of events (the first of a term) opens and closes
@@ -149,6 +174,17 @@ func (c *correlation) pass() []any {
 		events = events[n:]
 	}
 	return cmds
+}
+
+// forgetCollected drops what seen holds of allocations the state no longer
+// has (collected), so that it stays the size of the cell.
+func (c *correlation) forgetCollected(snap *state.Snapshot) {
+	for id := range c.seen {
+		if snap.Alloc(id) == nil {
+			delete(c.seen, id)
+		}
+	}
+	c.allocsSeen = len(c.seen)
 }
 
 // restartedAt is when an allocation's tasks last started: a restart's

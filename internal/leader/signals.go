@@ -26,12 +26,22 @@ var infraLabels = []string{api.LabelRack, api.LabelSwitch, api.LabelPowerZone, a
 type describer struct {
 	snap *state.Snapshot
 	// deployments maps a workload's version ("ns/name@v3") to the
-	// deployment that rolled it out, filled as asked.
+	// deployment that rolled it out; nodes and versions keep the
+	// attributes of nodes and of a workload's versions: all filled as
+	// asked, so that a census of 100,000 allocations builds each once.
 	deployments map[string]string
+	nodes       map[string][]incident.Attr
+	versions    map[versionKey][]incident.Attr
+}
+
+type versionKey struct {
+	ns, workload string
+	version      uint64
+	driver       string
 }
 
 func newDescriber(snap *state.Snapshot) *describer {
-	return &describer{snap: snap, deployments: map[string]string{}}
+	return &describer{snap: snap, deployments: map[string]string{}, nodes: map[string][]incident.Attr{}, versions: map[versionKey][]incident.Attr{}}
 }
 
 // nodeAttrs are a node's name and infrastructure labels.
@@ -53,26 +63,36 @@ func versionOf(ns, workload string, version uint64) string {
 // allocAttrs are what an allocation shares with others: its node and the
 // node's domains, its workload, version, deployment and driver.
 func (d *describer) allocAttrs(a *api.Allocation) []incident.Attr {
-	var out []incident.Attr
-	if n := d.snap.Node(a.NodeID); n != nil {
-		out = nodeAttrs(n)
-	} else if a.NodeName != "" {
-		out = []incident.Attr{{Key: incident.KeyNode, Value: a.NodeName}}
-	}
-	version := versionOf(a.Namespace, a.Workload, a.WorkloadVersion)
-	out = append(out, incident.Attr{Key: incident.KeyWorkload, Value: fsm.Qualified(a.Namespace, a.Workload)},
-		incident.Attr{Key: incident.KeyVersion, Value: version})
-	if id := d.deployment(a.Namespace, a.Workload, a.WorkloadVersion); id != "" {
-		out = append(out, incident.Attr{Key: incident.KeyDeployment, Value: id})
-	}
-	if a.TaskGroup != nil && len(a.TaskGroup.Tasks) > 0 && a.TaskGroup.Tasks[0] != nil {
-		driver := a.TaskGroup.Tasks[0].Driver
-		if driver == "" {
-			driver = "exec"
+	node, ok := d.nodes[a.NodeID]
+	if !ok {
+		if n := d.snap.Node(a.NodeID); n != nil {
+			node = nodeAttrs(n)
+		} else if a.NodeName != "" {
+			node = []incident.Attr{{Key: incident.KeyNode, Value: a.NodeName}}
 		}
-		out = append(out, incident.Attr{Key: incident.KeyDriver, Value: driver})
+		d.nodes[a.NodeID] = node
 	}
-	return out
+	key := versionKey{ns: a.Namespace, workload: a.Workload, version: a.WorkloadVersion}
+	if a.TaskGroup != nil && len(a.TaskGroup.Tasks) > 0 && a.TaskGroup.Tasks[0] != nil {
+		key.driver = a.TaskGroup.Tasks[0].Driver
+		if key.driver == "" {
+			key.driver = "exec"
+		}
+	}
+	version, ok := d.versions[key]
+	if !ok {
+		version = []incident.Attr{{Key: incident.KeyWorkload, Value: fsm.Qualified(a.Namespace, a.Workload)},
+			{Key: incident.KeyVersion, Value: versionOf(a.Namespace, a.Workload, a.WorkloadVersion)}}
+		if id := d.deployment(a.Namespace, a.Workload, a.WorkloadVersion); id != "" {
+			version = append(version, incident.Attr{Key: incident.KeyDeployment, Value: id})
+		}
+		if key.driver != "" {
+			version = append(version, incident.Attr{Key: incident.KeyDriver, Value: key.driver})
+		}
+		d.versions[key] = version
+	}
+	out := make([]incident.Attr, 0, len(node)+len(version))
+	return append(append(out, node...), version...)
 }
 
 // deployment is the ID of the deployment that rolled out a version, "" if
