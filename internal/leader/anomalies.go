@@ -3,6 +3,7 @@ package leader
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,10 @@ func newAnomalies(l *Leader) *anomalies {
 func (a *anomalies) begin() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.l.metrics.anomalous.Reset() // a new term's detectors start out of alarm
+	for _, s := range anomaly.ControlPlane() {
+		a.l.metrics.anomalous.WithLabelValues(anomalySlug(s.Name))
+	}
 	a.watch = anomaly.NewWatch(anomaly.ControlPlane()...)
 	a.unplaced = a.l.metrics.scheduler.unplacedCount.Load()
 	a.commitSum, a.commitCount = 0, 0
@@ -89,10 +94,14 @@ func (a *anomalies) sample() []api.Event {
 		}
 		if e, ok := a.watch.Observe(s.signal.Name, now, s.value); ok {
 			out = append(out, api.Event{Time: now, Type: api.EventAnomaly, Message: e.Message})
+			l.metrics.anomalous.WithLabelValues(anomalySlug(s.signal.Name)).Set(map[bool]float64{true: 1}[e.Change == anomaly.Raised])
 		}
 	}
 	return out
 }
+
+// anomalySlug is a signal's name as a metric's label ("raft_commit_latency").
+func anomalySlug(name string) string { return strings.ReplaceAll(name, " ", "_") }
 
 // lateness is the 90th percentile, over the nodes tracked, of how late
 // their heartbeats are at now (the time since a node's last renewal past
