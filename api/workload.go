@@ -30,6 +30,11 @@ const (
 	// PolicyFGD places where the cell's GPU fragmentation grows least
 	// (fragmentation gradient descent, Weng et al., ATC '23).
 	PolicyFGD = "fgd"
+	// PolicyPredictive is fgd (binpack in a cell without GPU work) steered
+	// by the cell's predictions about its nodes (NodeForecast): away from
+	// nodes likely to fail, and best-effort work towards the nodes whose
+	// predicted peak use leaves room. The seed's PredictiveMLOptimized.
+	PolicyPredictive = "predictive"
 )
 
 // Restart modes.
@@ -72,7 +77,7 @@ type Workload struct {
 
 // SchedulingPolicy selects and tunes the placement scoring of a workload.
 type SchedulingPolicy struct {
-	Type string `json:"type,omitempty"` // binpack, spread, fgd, dot-product, random; empty: the cell's default
+	Type string `json:"type,omitempty"` // binpack, spread, fgd, dot-product, random, predictive; empty: the cell's default
 	// Original keeps what the user wrote when Type was mapped from another
 	// vocabulary (e.g. the seed's PredictiveMLOptimized).
 	Original string `json:"original,omitempty"`
