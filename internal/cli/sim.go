@@ -107,6 +107,7 @@ list, or "all".`,
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, yaml, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
+	cmd.AddCommand(newSimRolloutsCmd(g))
 	cmd.AddCommand(newSimAutopilotCmds(g)...)
 	cmd.AddCommand(newSimFailuresCmd(g))
 	cmd.AddCommand(newSimCorrelatedCmd(g))

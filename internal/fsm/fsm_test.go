@@ -271,6 +271,17 @@ func TestFSMCommands(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "record-events writes the leader's events as they are",
+			body: &RecordEvents{Events: []api.Event{
+				{Time: fsmTime, Type: api.EventIncident, Message: "incident 20250105T120000-rack-r3 opened: 12 allocations on 3 nodes of rack r3 failed within 40 s: rack r3"},
+				{Time: fsmTime, Type: api.EventAnomaly, Message: "raft commit latency is anomalous"},
+			}},
+			events: []string{
+				"incident: incident 20250105T120000-rack-r3 opened: 12 allocations on 3 nodes of rack r3 failed within 40 s: rack r3",
+				"anomaly: raft commit latency is anomalous",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -396,5 +407,38 @@ func TestFSMRetriesOnlyFailedEvaluations(t *testing.T) {
 		if r.snap().Index() != before {
 			t.Fatalf("a refused retry of %s changed the store", id)
 		}
+	}
+}
+
+// TestRecordEventsRefusesOthers: record-events carries only the leader's
+// own kinds of event, with a time, a bounded number at once; anything else
+// is refused whole and writes nothing.
+func TestRecordEventsRefusesOthers(t *testing.T) {
+	many := make([]api.Event, MaxRecordedEvents+1)
+	for i := range many {
+		many[i] = api.Event{Time: fsmTime, Type: api.EventAnomaly, Message: "x"}
+	}
+	tests := []struct {
+		name   string
+		events []api.Event
+		want   string
+	}{
+		{"a node's event", []api.Event{{Time: fsmTime, Type: api.EventNodeDown, Message: "forged"}}, `type "node-down" is not recordable`},
+		{"no time", []api.Event{{Type: api.EventIncident, Message: "x"}}, "events[0]: no time"},
+		{"too many", many, "at most 64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newFSMRig(t)
+			baseCell(r)
+			before := len(r.events())
+			err, _ := r.apply(&RecordEvents{Events: tt.events}).(error)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			if got := len(r.events()); got != before {
+				t.Fatalf("%d events written by a refused entry", got-before)
+			}
+		})
 	}
 }

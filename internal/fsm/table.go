@@ -60,6 +60,8 @@ var Commands = mustTable(
 	command(128, "collect-garbage", Def[CollectGarbage]{Apply: answerless(applyCollectGarbage)}),
 	command(129, "retry-evaluation", Def[RetryEval]{Apply: answerless(applyRetryEval), Events: retryEvalEvents,
 		Effects: func(c *RetryEval) Effects { return evals(c.Eval) }}),
+	// Events of the leader's soft-state cores: incidents, anomalies.
+	command(130, "record-events", Def[RecordEvents]{Apply: answerless(applyRecordEvents), Events: recordEventsEvents}),
 )
 
 // planPartValue is apply-plan-part's value, which PlanParts writes itself.

@@ -21,7 +21,7 @@ func TestCommandValuesNeverChange(t *testing.T) {
 		68: "upsert-acl-token", 69: "append-audit",
 		96: "upsert-namespace", 97: "delete-namespace",
 		112: "promote-deployment", 113: "fail-deployment",
-		128: "collect-garbage", 129: "retry-evaluation",
+		128: "collect-garbage", 129: "retry-evaluation", 130: "record-events",
 	}
 	for v := range 256 {
 		c := Commands.Lookup(Type(v))

@@ -90,6 +90,15 @@ type Leader interface {
 	CommitMove(ctx context.Context, cmd *fsm.Migrate) (uint64, any, error)
 	// DryRun runs the scheduler without committing (`strata plan`).
 	DryRun(snap *state.Snapshot, view func(scheduler.State) scheduler.State, eval *api.Evaluation, now time.Time) *api.Plan
+	// Incidents lists the incidents the leader correlated (status: open,
+	// closed, or both when empty), Incident one of them, IncidentOf the
+	// one an event is part of ("" if none). docs/incidents.md.
+	Incidents(status string) []*api.Incident
+	Incident(id string) (*api.Incident, bool)
+	IncidentOf(eventID string) string
+	// Guard is what the rollout guard has seen of a deployment under way
+	// (nil when none judges it).
+	Guard(deploymentID string) *api.DeploymentGuard
 }
 
 // API is the cell's HTTP+JSON API: the table of routes and the one

@@ -135,6 +135,10 @@ func (s *API) handleGetDeployment(w http.ResponseWriter, r *http.Request) error 
 		if err != nil {
 			return nil, 0, err
 		}
+		if g := s.leader.Guard(d.ID); g != nil {
+			d = d.Copy() // the stored one stays as it is
+			d.Guard = g
+		}
 		return d, snap.TableIndex(ws, state.TableDeployments), nil
 	})
 }

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -34,6 +36,50 @@ func (s *API) handleListEvents(w http.ResponseWriter, r *http.Request) error {
 				out = append(out, e)
 			}
 		}
-		return out, snap.TableIndex(ws, state.TableEvents), nil
+		return s.withIncidents(out), snap.TableIndex(ws, state.TableEvents), nil
 	})
+}
+
+// withIncidents names, on copies of the events, the incident the leader
+// correlated each into (the stored events are left as they are).
+func (s *API) withIncidents(events []*api.Event) []*api.Event {
+	out, copied := events, false
+	for i, e := range events {
+		id := s.leader.IncidentOf(e.ID)
+		if id == "" || id == e.Incident {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(events), true
+		}
+		c := *e
+		c.Incident = id
+		out[i] = &c
+	}
+	return out
+}
+
+func (s *API) handleListIncidents(w http.ResponseWriter, r *http.Request) error {
+	status := r.URL.Query().Get("status")
+	switch status {
+	case "", api.IncidentOpen, api.IncidentClosed:
+	default:
+		return route.Invalid("invalid-query", []api.FieldError{{Path: "status", Message: fmt.Sprintf("want %s or %s, got %q", api.IncidentOpen, api.IncidentClosed, status)}})
+	}
+	out := s.leader.Incidents(status)
+	if out == nil {
+		out = []*api.Incident{}
+	}
+	route.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *API) handleGetIncident(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	in, ok := s.leader.Incident(id)
+	if !ok {
+		return route.NotFound("incident %q not found: the leader keeps the open incidents and the last closed ones (strata incidents lists them)", id)
+	}
+	route.WriteJSON(w, http.StatusOK, in)
+	return nil
 }

@@ -52,6 +52,10 @@ func (s *API) routes() route.Group {
 		{Pattern: "GET /v1/evaluations/{id}", Rule: route.NamespaceRead, Handle: s.handleGetEval},
 		{Pattern: "POST /v1/evaluations/{id}/retry", Rule: route.NamespaceSubmit, Handle: s.handleRetryEval},
 		{Pattern: "GET /v1/events", Rule: route.NamespaceRead, Handle: s.handleListEvents},
+		// Incidents: the cell's trouble correlated by the leader; they
+		// span namespaces, so reading them is the cell's (docs/incidents.md).
+		{Pattern: "GET /v1/incidents", Rule: route.CellRead, Handle: s.handleListIncidents},
+		{Pattern: "GET /v1/incidents/{id}", Rule: route.CellRead, Handle: s.handleGetIncident},
 		{Pattern: "GET /v1/services", Rule: route.NamespaceRead, Handle: s.handleListServices},
 		{Pattern: "GET /v1/services/{name}", Rule: route.NamespaceRead, Handle: s.handleService},
 

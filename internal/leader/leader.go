@@ -14,6 +14,7 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/gc"
+	"github.com/strata-dev/strata/internal/incident"
 	"github.com/strata-dev/strata/internal/quarantine"
 	"github.com/strata-dev/strata/internal/scheduler"
 	"github.com/strata-dev/strata/internal/state"
@@ -41,6 +42,16 @@ type Config struct {
 	// JoinToken, when set, is the join token the leader keeps the cell's
 	// at; empty: the cell keeps the one it has, or gets a new one.
 	JoinToken string
+	// Incidents tunes the incident engine (docs/incidents.md);
+	// IncidentInterval is how often the incidents loop passes (default
+	// 5s).
+	Incidents        incident.Policy
+	IncidentInterval time.Duration
+	// RolloutGuard configures the rollout guard of deployments.
+	RolloutGuard GuardConfig
+	// AnomalyInterval is how often the control plane's signals are
+	// sampled (default 10s: the detectors' windows count samples).
+	AnomalyInterval time.Duration
 	// Loops of other rooms that run with leadership (the API's audit log
 	// flush): they join the table (loops.go).
 	Loops []Loop
@@ -72,6 +83,8 @@ type Leader struct {
 	quarantines *autoQuarantine
 	reverts     *reverts
 	retries     *retries
+	correlation *correlation
+	anomalies   *anomalies
 	// nodeTables keeps the scheduler's node tables per topology version
 	// of the store, shared by the workers and dry runs.
 	nodeTables scheduler.IndexCache
@@ -100,6 +113,15 @@ func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker) (*Leader
 	if cfg.GCInterval <= 0 {
 		cfg.GCInterval = 5 * time.Minute
 	}
+	if cfg.IncidentInterval <= 0 {
+		cfg.IncidentInterval = 5 * time.Second
+	}
+	if cfg.AnomalyInterval <= 0 {
+		cfg.AnomalyInterval = 10 * time.Second
+	}
+	if cfg.RolloutGuard.Classes == nil {
+		cfg.RolloutGuard.Classes = DefaultGuardClasses()
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -120,6 +142,8 @@ func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker) (*Leader
 	l.quarantines = &autoQuarantine{l: l}
 	l.reverts = newReverts(l)
 	l.retries = newRetries()
+	l.correlation = newCorrelation(l)
+	l.anomalies = newAnomalies(l)
 	l.loops = append(l.table(), cfg.Loops...)
 	if err := checkLoops(l.loops); err != nil {
 		return nil, fmt.Errorf("leader loops: %w", err)
@@ -131,9 +155,14 @@ func New(cfg Config, f *fsm.FSM, p *fsm.Proposer, maker *trigger.Maker) (*Leader
 // state is the FSM's store.
 func (l *Leader) state() *state.Store { return l.fsm.State() }
 
-// propose commits one command and returns its index.
+// propose commits one command and returns its index; how long it took
+// is a sample of the commit latency the anomalies loop watches.
 func (l *Leader) propose(body any) (uint64, error) {
+	start := time.Now()
 	idx, _, err := l.proposer.Propose(body)
+	if err == nil {
+		l.anomalies.observeCommit(time.Since(start))
+	}
 	return idx, err
 }
 

@@ -62,6 +62,11 @@ func (l *Leader) table() []Loop {
 		{Name: "gc", Every: l.cfg.GCInterval, Step: l.collectGarbage},
 		// Failed deployments whose groups ask for autoRevert.
 		{Name: "auto-revert", Begin: l.reverts.begin, Every: 5 * time.Second, AtStart: true, Wake: l.reverts.wake, Step: l.reverts.step},
+		// The cell's trouble correlated into incidents, and the rollout
+		// guard of every deployment under way, which asks them first.
+		{Name: "incidents", Begin: l.correlation.begin, Every: l.cfg.IncidentInterval, AtStart: true, Step: l.correlation.step},
+		// The control plane's own signals against their recent normal.
+		{Name: "anomalies", Begin: l.anomalies.begin, Every: l.cfg.AnomalyInterval, Step: l.anomalies.step},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/anomaly"
 )
 
 // metrics are the leader's (docs/metrics.md names every one).
@@ -27,6 +28,8 @@ type metrics struct {
 	loopSteps   *prometheus.CounterVec
 
 	scheduler *schedulerMetrics // metrics_scheduler.go
+	// anomalous is 1 per control-plane signal in alarm (anomalies.go).
+	anomalous *prometheus.GaugeVec
 }
 
 // latencyBuckets run from 0.5 ms to about 33 s.
@@ -114,6 +117,15 @@ func newMetrics(l *Leader, reg prometheus.Registerer) *metrics {
 	gauge("strata_quarantine_held_back", "Nodes whose evidence would quarantine them but whom the cap on automatic quarantine held back, at the leader's last check (leader only).",
 		func() float64 { return float64(l.quarantines.heldBackNow()) })
 	reg.MustRegister(nodeStatusCollector{l})
+	// One series per control-plane signal (four): 1 while its detector is
+	// in alarm (anomalies.go), for the StrataControlPlaneAnomaly alert.
+	anomalous := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "strata_control_plane_anomaly",
+		Help: "1 while a control-plane signal is out of its recent normal (leader only; docs/incidents.md), by signal."}, []string{"signal"})
+	reg.MustRegister(anomalous)
+	m.anomalous = anomalous
+	for _, s := range anomaly.ControlPlane() {
+		anomalous.WithLabelValues(anomalySlug(s.Name))
+	}
 	return m
 }
 

@@ -1,6 +1,8 @@
 package leader
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-dev/strata/api"
@@ -16,6 +18,8 @@ type schedulerMetrics struct {
 	placed   prometheus.Counter
 	unplaced prometheus.Counter
 	rejected *prometheus.CounterVec
+	// unplacedCount is unplaced as a number the anomalies loop reads.
+	unplacedCount atomic.Uint64
 }
 
 func newSchedulerMetrics(reg prometheus.Registerer) *schedulerMetrics {
@@ -46,6 +50,7 @@ func (m *schedulerMetrics) observeCommitted(plan *api.Plan, res *api.PlanResult)
 func (m *schedulerMetrics) observeFinal(plan *api.Plan) {
 	for _, f := range plan.Failures {
 		m.unplaced.Add(float64(f.Missing))
+		m.unplacedCount.Add(uint64(max(0, f.Missing)))
 	}
 	for _, e := range plan.Explanations {
 		for _, f := range e.Filtered {

@@ -107,6 +107,9 @@ func (p *planApplier) serve(pp *pendingPlan) (out planOutcome) {
 	start := time.Now()
 	res, err := p.apply(pp)
 	p.l.metrics.observePlan(pp.plan, res, err, time.Since(start))
+	if err == nil {
+		p.l.anomalies.observeCommit(time.Since(start))
+	}
 	return planOutcome{res: res, err: err}
 }
 

@@ -102,6 +102,8 @@ var routeCalls = map[string][2]string{
 	"GET /v1/evaluations/{id}":                  {"/v1/evaluations/nope", ""},
 	"POST /v1/evaluations/{id}/retry":           {"/v1/evaluations/nope/retry", ""},
 	"GET /v1/events":                            {"/v1/events", ""},
+	"GET /v1/incidents":                         {"/v1/incidents", ""},
+	"GET /v1/incidents/{id}":                    {"/v1/incidents/nope", ""},
 	"GET /v1/services":                          {"/v1/services", ""},
 	"GET /v1/services/{name}":                   {"/v1/services/nope", ""},
 	"GET /v1/nodes":                             {"/v1/nodes", ""},

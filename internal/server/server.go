@@ -21,6 +21,7 @@ import (
 	"github.com/strata-dev/strata/internal/gc"
 	"github.com/strata-dev/strata/internal/httpapi"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/incident"
 	"github.com/strata-dev/strata/internal/keyring"
 	"github.com/strata-dev/strata/internal/leader"
 	"github.com/strata-dev/strata/internal/pki"
@@ -127,6 +128,15 @@ type Config struct {
 	// GCInterval is how often the leader collects garbage. Default 5m.
 	GCInterval time.Duration
 
+	// Incidents tunes the leader's incident engine and IncidentInterval
+	// how often it passes (default 5s); RolloutGuard configures the guard
+	// of deployments; AnomalyInterval is how often the control plane's
+	// signals are sampled (default 10s). docs/incidents.md.
+	Incidents        incident.Policy
+	IncidentInterval time.Duration
+	RolloutGuard     leader.GuardConfig
+	AnomalyInterval  time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
@@ -211,6 +221,7 @@ func New(cfg Config) (*Server, error) {
 		Heartbeats:    leader.HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval, MaxPerSecond: cfg.MaxHeartbeatsPerSecond},
 		DrainInterval: cfg.DrainInterval, AutoQuarantine: cfg.AutoQuarantine, QuarantineInterval: cfg.QuarantineInterval,
 		GC: cfg.GC, GCInterval: cfg.GCInterval, Now: cfg.Now, Metrics: s.metrics, Logger: s.logger,
+		Incidents: cfg.Incidents, IncidentInterval: cfg.IncidentInterval, RolloutGuard: cfg.RolloutGuard, AnomalyInterval: cfg.AnomalyInterval,
 		// The API's audit log is committed by the leader, with its loops.
 		Loops: []leader.Loop{{Name: "audit", Run: audit.Flush}}}, s.fsm, s.proposer, maker)
 	if err != nil {
