@@ -106,7 +106,6 @@ func TestLimitsHoldAgainstConcurrentSubmissions(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
