@@ -23,20 +23,7 @@ var heldOutFrom = time.Date(2024, 11, 27, 0, 0, 0, 0, time.UTC).Unix()
 // replica-hours), which it does not reach: docs/benchmarks.md has the
 // figures and why.
 func TestAgainstHPAOnSharedTrace(t *testing.T) {
-	reqs, err := trace.LoadRequests(simtest.GenAI(t, "lora_request_trace.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lat, err := trace.LoadStartupLatencies(simtest.GenAI(t, "basemodel_update_latency_anon.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var design []trace.Request
-	for _, r := range reqs {
-		if r.Arrival < heldOutFrom {
-			design = append(design, r)
-		}
-	}
+	reqs, design, lat := sharedTrace(t)
 	for _, c := range []struct {
 		name string
 		reqs []trace.Request
@@ -65,4 +52,24 @@ func TestAgainstHPAOnSharedTrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sharedTrace loads the shared GenAI request trace (all of it, and its
+// design days: before heldOutFrom) and the start-up latencies.
+func sharedTrace(t *testing.T) (all, design []trace.Request, startup []float64) {
+	t.Helper()
+	all, err := trace.LoadRequests(simtest.GenAI(t, "lora_request_trace.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startup, err = trace.LoadStartupLatencies(simtest.GenAI(t, "basemodel_update_latency_anon.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.Arrival < heldOutFrom {
+			design = append(design, r)
+		}
+	}
+	return all, design, startup
 }
