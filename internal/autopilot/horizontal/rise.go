@@ -22,10 +22,10 @@ type moment struct {
 // a fortnight of a busy service to be estimated; the edges are the
 // bucket's upper bounds, the last bucket open.
 var (
-	inFlightBuckets    = []int{0, 1, 2, 3, 4, 5}  // 0 … 5, 6+
-	lastMinuteBuckets  = []int{0, 1, 2, 4}        // 0, 1, 2, 3–4, 5+
-	lastQuarterBuckets = []int{0, 2, 6, 15, 30}   // 0, 1–2, 3–6, 7–15, 16–30, 31+
-	levelBuckets       = []int{0, 1, 2}           // idle, 1, 2, 3+ replicas
+	inFlightBuckets    = []int{0, 1, 2, 3, 4, 5} // 0 … 5, 6+
+	lastMinuteBuckets  = []int{0, 1, 2, 4}       // 0, 1, 2, 3–4, 5+
+	lastQuarterBuckets = []int{0, 2, 6, 15, 30}  // 0, 1–2, 3–6, 7–15, 16–30, 31+
+	levelBuckets       = []int{0, 1, 2}          // idle, 1, 2, 3+ replicas
 )
 
 const (

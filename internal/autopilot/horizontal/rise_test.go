@@ -3,7 +3,7 @@ package horizontal
 import (
 	"strings"
 	"testing"
-	
+
 	"pgregory.net/rapid"
 )
 
