@@ -46,8 +46,32 @@ func (c *clairvoyant) Decide(t horizontal.Telemetry) horizontal.Decision {
 	return horizontal.Decision{Replicas: min(n, 20)}
 }
 
-// TestBounds (STRATA_SIM_BOUNDS=1; docs/benchmarks.md) logs two bounds on
-// the design days (before Nov 27), replicas 0..20:
+// hoursOf splits a scaler's replica time by what it was for, sync by sync:
+// busy, idle while the decision asked for it (the HPA's target headroom),
+// idle while only the scale-down window held it (its decision above what
+// the utilisation asked for), and the rest (starting, draining).
+type hoursOf struct {
+	Scaler
+	last                          horizontal.Decision
+	busy, headroom, window, other float64
+}
+
+func (h *hoursOf) Decide(t horizontal.Telemetry) horizontal.Decision {
+	idle := t.ReadySeconds - t.BusySeconds
+	h.busy += t.BusySeconds
+	if h.last.Replicas > h.last.Reactive {
+		h.window += idle
+	} else {
+		h.headroom += idle
+	}
+	h.other += math.Max(0, float64(h.last.Replicas)*15-t.ReadySeconds)
+	h.last = h.Scaler.Decide(t)
+	return h.last
+}
+
+// TestBounds (STRATA_SIM_BOUNDS=1; docs/benchmarks.md) logs where the
+// HPA rule's replica-hours go and two bounds on the design days (before
+// Nov 27), replicas 0..20:
 //
 //   - the clairvoyant autoscaler (above), with a lead of the longest
 //     start-up plus a sync: what perfect foresight costs for no wait;
@@ -65,13 +89,16 @@ func TestBounds(t *testing.T) {
 	for _, s := range lat {
 		longest = math.Max(longest, s)
 	}
-	for _, s := range []Scaler{NewHPA(0, 20), newClairvoyant(design, int64(longest)+15)} {
+	spend := &hoursOf{Scaler: NewHPA(0, 20)}
+	for _, s := range []Scaler{spend, newClairvoyant(design, int64(longest)+15)} {
 		r, err := Replay(context.Background(), cfg, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%-12s %4d minutes %6.1f replica-hours", s.Name(), r.Row.UnderProvisionedMinutes, r.Row.ReplicaHours)
 	}
+	t.Logf("the HPA's replica-hours: busy %.1f, idle under the target's headroom %.1f, idle held by the scale-down window %.1f, starting or draining %.1f",
+		spend.busy/3600, spend.headroom/3600, spend.window/3600, spend.other/3600)
 	const twoWeeks = 14 * 86400
 	earlier := make([]trace.Request, len(design))
 	for k, r := range design {
