@@ -22,7 +22,7 @@ const startupMemory = 64
 // missing or stale.
 //
 // Its memory is fixed: the seasonal profile (about 32 KiB with the default
-// 15-minute slots, 7 days and 3 weeks), the rise model (about 45 KiB), 64
+// 15-minute slots, 7 days and 3 weeks), the rise model (about 48 KiB), 64
 // start-up times, and a few numbers per decision of the last quarter of an
 // hour. It is soft state: a new Autoscaler starts from the reactive rule
 // (the work in flight plus one spare) and learns again over the following
