@@ -3,10 +3,11 @@ package horizontal
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/autopilot/transcript"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata with what the code says now")
@@ -24,26 +25,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata w
 func TestTranscripts(t *testing.T) {
 	for _, name := range []string{"testdata/explain.txt"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
 			st := &story{}
-			for _, block := range strings.Split(strings.TrimSpace(string(data)), "\n\n") {
-				cmd, _, _ := strings.Cut(block, "\n----")
-				cmd = strings.TrimSpace(cmd)
-				got := st.run(t, cmd)
-				fmt.Fprintf(&out, "%s\n----\n%s\n\n", cmd, got)
-				if want := strings.TrimSpace(strings.TrimPrefix(block[len(cmd):], "\n----")); !*rewrite && want != got {
-					t.Errorf("%s:\n got: %s\nwant: %s", cmd, got, want)
-				}
-			}
-			if *rewrite {
-				if err := os.WriteFile(name, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transcript.Run(t, name, *rewrite, func(cmd string) string { return st.run(t, cmd) })
 		})
 	}
 }
