@@ -26,26 +26,24 @@ func every(period, end, exec int64, offsets ...int64) []request {
 // including) `to`, as if every request were served the moment it arrived,
 // and returns the last decision.
 func replay(a *Autoscaler, reqs []request, from, to int64) Decision {
+	// Work in flight and arrivals at every second of (from − sync, to).
+	start := from - sync + 1
+	inFlight := make([]int, to-start)
+	arrived := make([]int, to-start)
+	for _, r := range reqs {
+		for s := max(r.at, start); s < min(r.at+r.exec, to); s++ {
+			inFlight[s-start]++
+		}
+		if r.at >= start && r.at < to {
+			arrived[r.at-start]++
+		}
+	}
 	var d Decision
 	for now := from; now < to; now += sync {
-		t := Telemetry{Now: now}
-		for _, r := range reqs {
-			if r.at <= now && now < r.at+r.exec {
-				t.InFlight++
-			}
-			if now-sync < r.at && r.at <= now {
-				t.Arrivals++
-			}
-		}
-		// The peak since the previous decision: in flight at any second of it.
+		t := Telemetry{Now: now, InFlight: inFlight[now-start]}
 		for s := now - sync + 1; s <= now; s++ {
-			n := 0
-			for _, r := range reqs {
-				if r.at <= s && s < r.at+r.exec {
-					n++
-				}
-			}
-			t.PeakInFlight = max(t.PeakInFlight, n)
+			t.PeakInFlight = max(t.PeakInFlight, inFlight[s-start])
+			t.Arrivals += arrived[s-start]
 		}
 		t.Ready = max(t.InFlight, d.Replicas)
 		t.BusySeconds, t.ReadySeconds = float64(t.InFlight*sync), float64(t.Ready*sync)
