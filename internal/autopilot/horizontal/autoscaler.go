@@ -1,13 +1,13 @@
 package horizontal
 
 import (
-	"github.com/strata-dev/strata/internal/autopilot/slots"
-
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/strata-dev/strata/internal/autopilot/slots"
 )
 
 // startupMemory is how many measured start-ups an autoscaler keeps.
