@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Allocation desired statuses (set by the server).
 const (
@@ -37,8 +40,14 @@ type Allocation struct {
 	WorkloadVersion uint64     `json:"workloadVersion"`
 	Priority        int        `json:"priority"`
 	TaskGroup       *TaskGroup `json:"taskGroup"` // the group spec this allocation runs
-	Resources       Resources  `json:"resources"` // sum over the group's tasks
-	Assignment      Assignment `json:"assignment"`
+	// AllowRootTasks is set on the copies a server sends the allocation's
+	// agent (never stored): its namespace lets its tasks run as root
+	// (Namespace.AllowRootTasks, as it was when the list was answered).
+	// Without it the node refuses a task that would run as uid 0, gid 0
+	// or group 0, whatever the node's own --allow-root-tasks.
+	AllowRootTasks bool       `json:"allowRootTasks,omitempty"`
+	Resources      Resources  `json:"resources"` // sum over the group's tasks
+	Assignment     Assignment `json:"assignment"`
 
 	DesiredStatus string `json:"desiredStatus"`
 	DesiredReason string `json:"desiredReason,omitempty"`
@@ -87,7 +96,14 @@ type TaskState struct {
 	Message    string    `json:"message,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitempty"`
 	FinishedAt time.Time `json:"finishedAt,omitempty"`
+	// RunsAs is "uid:gid" of the task's process as its node read it once
+	// it ran (a container's user comes from its image): what a move can
+	// keep the memory of depends on it (NodeCheckpoint.RootOnly).
+	RunsAs string `json:"runsAs,omitempty"`
 }
+
+// RunsAsRoot reports whether the task's process was seen running as uid 0.
+func (s *TaskState) RunsAsRoot() bool { return s != nil && strings.HasPrefix(s.RunsAs, "0:") }
 
 // Terminal reports whether the allocation no longer holds node resources.
 func (a *Allocation) Terminal() bool {

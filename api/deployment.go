@@ -101,6 +101,37 @@ type Deployment struct {
 	ModifyTime  time.Time `json:"modifyTime"`
 	CreateIndex uint64    `json:"createIndex"`
 	ModifyIndex uint64    `json:"modifyIndex"`
+	// Guard is what the leader's rollout guard has seen of the deployment
+	// while it runs (docs/incidents.md); set when the API serves it,
+	// never stored.
+	Guard *DeploymentGuard `json:"guard,omitempty"`
+}
+
+// DeploymentGuard is the rollout guard's evidence on a deployment under
+// way: the new version's starts against the old version's start failure
+// rate, its trouble beside the old version's copies, its trouble rate
+// against the old version's before the deployment.
+type DeploymentGuard struct {
+	StartTrials       int     `json:"startTrials"`
+	StartFailures     int     `json:"startFailures"`
+	BaselineStartRate float64 `json:"baselineStartRate"`
+	// EventsNew and EventsOld count the trouble beside the old version;
+	// ExpectedNew how much of it the new version would have had, were it
+	// alike.
+	EventsNew   int     `json:"eventsNew"`
+	EventsOld   int     `json:"eventsOld"`
+	ExpectedNew float64 `json:"expectedNew"`
+	// ExposureHours of new copies past their start, their HistoryEvents,
+	// against BaselineRate per copy-hour (0: no baseline).
+	ExposureHours float64 `json:"exposureHours"`
+	HistoryEvents int     `json:"historyEvents"`
+	BaselineRate  float64 `json:"baselineRate"`
+	// Explained counts trouble the cell explained otherwise (an
+	// infrastructure incident); Waiting the trouble still settling.
+	Explained int `json:"explained"`
+	Waiting   int `json:"waiting"`
+	// Halted is the guard's reason when it halted the deployment.
+	Halted string `json:"halted,omitempty"`
 }
 
 // Group returns the deployment's record of a group, nil if none.
@@ -134,6 +165,10 @@ func (d *Deployment) Copy() *Deployment {
 	for i, g := range d.Groups {
 		gc := *g
 		c.Groups[i] = &gc
+	}
+	if d.Guard != nil {
+		gc := *d.Guard
+		c.Guard = &gc
 	}
 	return &c
 }

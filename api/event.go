@@ -29,6 +29,13 @@ const (
 	EventNotRescheduled = "not-rescheduled" // a failed allocation the reschedule policy does not replace, with why
 	EventFollowUp       = "follow-up"       // an evaluation planned for later (reschedule delay, unknown grace)
 	EventDeployment     = "deployment"      // a deployment started, changed status, was promoted or reverted (docs/deployments.md)
+	// EventEvalRetried is an operator running a failed evaluation again.
+	EventEvalRetried = "evaluation-retried"
+	// EventIncident is an incident opened, widened, merged or closed;
+	// EventAnomaly a control-plane signal leaving its normal or coming
+	// back (docs/incidents.md).
+	EventIncident = "incident"
+	EventAnomaly  = "anomaly"
 )
 
 // EventTypes lists every event type, for filters (strata events --type)
@@ -38,7 +45,8 @@ var EventTypes = []string{
 	EventWorkloadRegistered, EventWorkloadStopped, EventWorkloadPurged, EventNodeRegistered, EventNodeDown, EventNodeReady,
 	EventPlaced, EventStopped, EventPreempted, EventAllocFailed, EventUnplaceable, EventCellConfig, EventAllocHealth, EventCheck,
 	EventCellCreated, EventNodeAgent, EventNotRescheduled, EventFollowUp, EventDeployment,
-	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration,
+	EventNodeEligibility, EventNodeDrain, EventNodeQuarantine, EventNodePurged, EventAllocMigration, EventEvalRetried,
+	EventIncident, EventAnomaly,
 }
 
 // Event is one line of the cell's history, as `strata events` shows it.
@@ -54,4 +62,8 @@ type Event struct {
 	NodeID    string    `json:"nodeId,omitempty"`
 	AllocID   string    `json:"allocId,omitempty"`
 	Message   string    `json:"message"`
+	// Incident names the incident the event is part of, as the leader
+	// correlated it (docs/incidents.md): set when the API serves the
+	// event, and stored only on the incident's own events.
+	Incident string `json:"incident,omitempty"`
 }

@@ -125,14 +125,33 @@ type NodeCheckpoint struct {
 	// stop-and-restart, and drains replace such tasks instead (a surge,
 	// not a gap).
 	Drivers []string `json:"drivers,omitempty"`
+	// RootOnly: criu here dumps root's tasks only, and Limit says why
+	// (on a host that withholds CAP_SYS_RESOURCE from the agent, criu
+	// cannot read another user's task's rlimits). A move of another
+	// user's task stops and restarts it; drains replace such tasks.
+	RootOnly bool   `json:"rootOnly,omitempty"`
+	Limit    string `json:"limit,omitempty"`
 }
 
 // EventAllocMigration is the event type of a checkpoint or move that
 // began, committed, aborted or ended.
 const EventAllocMigration = "alloc-migration"
 
+// KeepsMemoryOfTask reports whether a move of task t off the node keeps its
+// memory: its driver's (KeepsMemoryOf), and on a node whose criu dumps
+// root's tasks only, t runs as root: it names root as its user, or its
+// node saw it run as uid 0 (st, the allocation's state of t, may be nil;
+// a container of an image without a user runs so).
+func (c *NodeCheckpoint) KeepsMemoryOfTask(t *Task, st *TaskState) bool {
+	if !c.KeepsMemoryOf(t.Driver) {
+		return false
+	}
+	return !c.RootOnly || t.AsksForRoot() || st.RunsAsRoot()
+}
+
 // KeepsMemoryOf reports whether a move of a task of driver off the node
-// keeps its memory ("" is exec, the default driver).
+// keeps its memory ("" is exec, the default driver), whatever its user
+// (see KeepsMemoryOfTask).
 func (c *NodeCheckpoint) KeepsMemoryOf(driver string) bool {
 	if c == nil || !c.Available {
 		return false

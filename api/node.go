@@ -54,6 +54,13 @@ type Node struct {
 	// (CRIU found and working); nil from agents that do not say.
 	Checkpoint *NodeCheckpoint `json:"checkpoint,omitempty"`
 
+	// DiskPressure, set by the agent, says why the file system of its
+	// data dir (task directories and logs) is short of space; empty when
+	// it is not. Under it task logs are being dropped (their writers keep
+	// the last logs.DefaultKeepFree bytes for the node); the change is
+	// also a node-agent event.
+	DiskPressure string `json:"diskPressure,omitempty"`
+
 	// DynamicPorts, when set, is the range the scheduler draws this
 	// node's dynamic ports from instead of DynamicPortMin-DynamicPortMax
 	// (the agent's --dynamic-ports).

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // How the client reaches a cell of several servers:
@@ -26,7 +27,7 @@ import (
 //   - It holds a list of server addresses and sends each request to the one
 //     that answered last, moving to the next on failure.
 //   - It retries, on the next server and with a jittered backoff (50 ms
-//     doubling to 500 ms), what it knows was not applied: a request that could
+//     growing to 500 ms, internal/backoff), what it knows was not applied: a request that could
 //     not be sent (connection refused, no route), and the servers' 503
 //     not-leader and not-ready answers (an election or a replay is under
 //     way; the server guarantees it did nothing).
@@ -250,8 +251,9 @@ type request struct {
 	header http.Header
 }
 
-// maxBackoff caps the wait between rounds of retries.
-const maxBackoff = 500 * time.Millisecond
+// retryWaits bound the wait between rounds of retries: jittered, from
+// 50ms to 500ms.
+var retryWaits = backoff.Policy{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 
 // DefaultAttemptTimeout bounds one attempt that has no wait: a server
 // answers a read at once and a write within its raft timeout (30 s).
@@ -287,7 +289,7 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		retryFor = DefaultRetryFor
 	}
 	giveUp := time.Now().Add(retryFor)
-	backoff := 50 * time.Millisecond
+	var wait time.Duration // the last round's (internal/backoff)
 	c.mu.Lock()
 	start := c.last
 	c.mu.Unlock()
@@ -367,7 +369,8 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 			}
 			noQuorum, roundRefused = 0, 0
 		}
-		if time.Now().Add(backoff).After(giveUp) {
+		next := retryWaits.Next(wait)
+		if time.Now().Add(next).After(giveUp) {
 			return nil, nil, fmt.Errorf("gave up after %v: %w", retryFor, err)
 		}
 		// A next server not yet tried this round is tried at once (the
@@ -375,10 +378,10 @@ func (c *Client) send(ctx context.Context, req request) (*http.Response, context
 		if (attempt+1)%n != 0 {
 			continue
 		}
-		if !sleep(ctx, backoff/2+rand.N(backoff/2+1)) {
+		if !backoff.Sleep(ctx, next) {
 			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 		}
-		backoff = min(2*backoff, maxBackoff)
+		wait = next
 	}
 }
 
@@ -451,17 +454,6 @@ func untrusted(err error) bool {
 }
 
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
 
 func queryMeta(resp *http.Response) QueryMeta {
 	var m QueryMeta

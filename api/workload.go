@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,11 @@ const (
 	// PolicyFGD places where the cell's GPU fragmentation grows least
 	// (fragmentation gradient descent, Weng et al., ATC '23).
 	PolicyFGD = "fgd"
+	// PolicyPredictive is fgd (binpack in a cell without GPU work) steered
+	// by the cell's predictions about its nodes (NodeForecast): away from
+	// nodes likely to fail, and best-effort work towards the nodes whose
+	// predicted peak use leaves room. The seed's PredictiveMLOptimized.
+	PolicyPredictive = "predictive"
 )
 
 // Restart modes.
@@ -71,7 +77,7 @@ type Workload struct {
 
 // SchedulingPolicy selects and tunes the placement scoring of a workload.
 type SchedulingPolicy struct {
-	Type string `json:"type,omitempty"` // binpack, spread, fgd, dot-product, random; empty: the cell's default
+	Type string `json:"type,omitempty"` // binpack, spread, fgd, dot-product, random, predictive; empty: the cell's default
 	// Original keeps what the user wrote when Type was mapped from another
 	// vocabulary (e.g. the seed's PredictiveMLOptimized).
 	Original string `json:"original,omitempty"`
@@ -318,10 +324,17 @@ type Notice struct {
 	Message string `json:"message"` // e.g. "accepted, not yet enforced"
 }
 
-// AsksForRoot reports whether the task names root as its user ("root" or
-// uid 0, with or without a group). A name that maps to uid 0 only on a
-// node is refused there, by the node's own rule.
+// AsksForRoot reports whether the task's user field names root: the user
+// or the group "root", or id 0 in any spelling a node reads as a number
+// ("0", "00", "+0"; nodes parse ids with strconv.Atoi), user or group.
+// What only a node can resolve (a name that maps to uid 0 there, an
+// image's user) is refused there: the allocation carries its namespace's
+// policy (Allocation.AllowRootTasks) and the node checks the ids it runs.
 func (t *Task) AsksForRoot() bool {
-	user, _, _ := strings.Cut(t.User, ":")
-	return user == "root" || user == "0"
+	user, group, hasGroup := strings.Cut(t.User, ":")
+	isRoot := func(s string) bool {
+		n, err := strconv.Atoi(s)
+		return s == "root" || (err == nil && n == 0)
+	}
+	return isRoot(user) || (hasGroup && isRoot(group))
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -19,16 +18,33 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
-	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
-	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/agent/state"
+	"github.com/strata-dev/strata/internal/backoff"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
 
-// Agent is one node's agent. Create it with New and run it with Run.
+// Agent is one node's agent. Create it with New, which prepares and
+// starts nothing, and run it with Run(ctx), which owns everything the
+// agent runs until ctx is done and returns once all of it ended (the
+// tasks run on).
+//
+// Lock order. A lock may be taken while holding those listed before it,
+// never the reverse, and none is held across file or bbolt I/O, a
+// driver's call, a hook or a send to the server:
+//
+//	coreKeeper.mu    the shared-core rewrite; reads the reservations (below)
+//	Agent.mu         allocs, dirty, lastSent, orphans: map work only
+//	allocRunner.mu   the server's copy, forgotten, migrating, incoming
+//	taskRunner.mu    the task's state and handle
+//
+// Leaves, taken with nothing else held and holding nothing: cellGuard.mu,
+// leaseKeeper.mu, migrate.Holds, resizeHook.mu. allocRunner.persistMu
+// orders one allocation's bbolt writes; it is taken with no lock held and
+// takes allocRunner.mu (then taskRunner.mu) only to copy the record.
 type Agent struct {
 	cfg Config
 	// oomKills counts the tasks the kernel killed for memory (metrics.go).
@@ -39,12 +55,12 @@ type Agent struct {
 	nodeSecret string
 	node       *api.Node // fingerprinted; HTTPAddr is set by Run
 	devNodes   deviceNodes
-	// noPreCopy says why moves copy no memory ahead (checkpointProbe).
-	noPreCopy string
+	// migrator runs the node's side of migrations (package migrate).
+	migrator *migrate.Migrator
 
-	drivers    map[string]Driver
-	driverErrs map[string]error // why a built-in driver is missing
-	closers    []interface{ Close() error }
+	// drivers are the node's task drivers with their capabilities
+	// (driverset.go).
+	drivers *drivers.Set
 
 	// Set by Run.
 	ctx context.Context
@@ -73,10 +89,15 @@ type Agent struct {
 	// cores keeps exclusive cores out of shared tasks' cpusets
 	// (sharedcores.go); nil without cgroups.
 	cores *coreKeeper
+	// statDisk reads a file system's free and total bytes
+	// (diskpressure.go); tests replace it.
+	statDisk func(path string) (free, total int64, err error)
 }
 
-// New fingerprints the node, loads (or creates) its identity in DataDir and
-// prepares the drivers. It starts nothing.
+// New fingerprints the node, loads (or creates) its identity in DataDir,
+// probes criu and makes the drivers (a containerd driver connects to its
+// daemon). It starts no goroutine and no task; what it holds, Run
+// releases when it returns, so an agent is always run once New succeeded.
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
@@ -92,8 +113,6 @@ func New(cfg Config) (*Agent, error) {
 		cfg: cfg, nodeID: id, nodeSecret: secret,
 		oomKills:    newOOMKills(),
 		log:         cfg.Logger.With("node_id", id),
-		drivers:     map[string]Driver{},
-		driverErrs:  map[string]error{},
 		allocs:      map[string]*allocRunner{},
 		dirty:       map[string]bool{},
 		lastSent:    map[string]string{},
@@ -101,34 +120,19 @@ func New(cfg Config) (*Agent, error) {
 		registerCh:  make(chan struct{}, 1),
 		lease:       newLeaseKeeper(drivers.BootClock),
 		reconnected: make(chan struct{}, 1),
+		statDisk:    statDisk,
 	}
 	ckpt := a.probeCheckpoint()
-	execDriver, err := exec.New(exec.Config{ShimCommand: cfg.ShimCommand, CgroupRoot: cfg.CgroupRoot, CgroupParent: cfg.CgroupParent, Logger: a.log,
-		AllowRootTasks: cfg.AllowRootTasks, TasksRoot: filepath.Join(cfg.DataDir, "allocs"), CriuPath: ckpt.path,
-		Checkpointable: cfg.CheckpointableTasks && ckpt.path != ""})
-	if err != nil {
-		a.log.Warn("exec driver unavailable", "err", err)
-		a.driverErrs["exec"] = err
-	} else {
-		a.drivers["exec"] = execDriver
-		a.closers = append(a.closers, execDriver)
-	}
-	a.drivers["mock"] = mock.New()
-	if cfg.ContainerdSocket != "" {
-		a.addContainerd(ckpt.path)
-	}
-	a.addMicroVM()
-	for name, d := range cfg.Drivers {
-		a.drivers[name] = d
-	}
+	a.loadDrivers(ckpt.CriuPath)
 	if a.node, err = a.fingerprint(); err != nil {
+		a.drivers.Close()
 		return nil, err
 	}
-	a.node.Checkpoint = ckpt.attr
-	if ckpt.attr.Available {
-		ckpt.attr.Drivers = a.memoryKeepingDrivers()
+	a.node.Checkpoint = ckpt.Attr
+	if ckpt.Attr.Available {
+		ckpt.Attr.Drivers = a.memoryKeepingDrivers()
 	}
-	a.noPreCopy = ckpt.noPreCopy
+	a.newMigrator(ckpt)
 	a.cores = newCoreKeeper(cfg.CgroupRoot, cfg.CgroupParent, a.node.NUMA, a.log)
 	return a, nil
 }
@@ -198,37 +202,8 @@ func (a *Agent) fingerprint() (*api.Node, error) {
 	return n, nil
 }
 
-// addContainerd offers the containerd driver when its socket answers; the
-// node then advertises it, and the scheduler places image tasks here.
-func (a *Agent) addContainerd(criuPath string) {
-	d, err := containerd.New(containerd.Config{
-		Socket: a.cfg.ContainerdSocket, Namespace: a.cfg.ContainerdNamespace,
-		CriuPath: criuPath, StateDir: filepath.Join(a.cfg.DataDir, "containerd"),
-		LogCommand:     []string{a.cfg.ShimCommand[0], "__containerd-log"},
-		CgroupRoot:     a.cfg.CgroupRoot,
-		CgroupParent:   a.cfg.CgroupParent,
-		ImageGCGrace:   a.cfg.ImageGCGrace,
-		AllowRootTasks: a.cfg.AllowRootTasks,
-		Logger:         a.log,
-	})
-	if err != nil {
-		a.log.Warn("containerd driver unavailable", "err", err)
-		a.driverErrs[containerd.Name] = err
-		return
-	}
-	a.drivers[containerd.Name] = d
-	a.closers = append(a.closers, d)
-}
-
 // driverNames lists the drivers the node offers, sorted.
-func (a *Agent) driverNames() []string {
-	names := make([]string, 0, len(a.drivers))
-	for name := range a.drivers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func (a *Agent) driverNames() []string { return a.drivers.Names() }
 
 // loadNodeID reads DataDir/node-id, creating it with a new UUID once.
 func loadNodeID(dataDir string) (string, error) {
@@ -260,9 +235,14 @@ func newUUID() string {
 }
 
 // Run serves until ctx is done: it re-attaches to the tasks of a previous
-// run, registers the node, heartbeats, watches allocations and reports
-// their status. When it returns the tasks keep running.
+// run, registers the node, heartbeats, watches allocations, reports their
+// status and runs the drivers' background work. It returns once every
+// goroutine it or a driver started has ended and the drivers are closed
+// (TestRunLeavesNoGoroutine); the tasks keep running.
 func (a *Agent) Run(ctx context.Context) error {
+	// The drivers New made are Run's from here: closed whichever way it
+	// returns.
+	defer a.drivers.Close()
 	db, err := state.Open(filepath.Join(a.cfg.DataDir, "agent.db"))
 	if err != nil {
 		return err
@@ -284,10 +264,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	var served net.Listener = httplimit.Listen(ln, a.cfg.HTTP, a.log)
 	scheme := "http://"
 	if a.cfg.TLS != nil {
-		// Logs go to the cell's servers only: mutual TLS with a server's
-		// certificate, on top of the request signature (identity.go). A
-		// scraper's certificate is let in for /metrics alone (routes).
-		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleScrape)
+		// Mutual TLS with a certificate of the cell: servers (logs, on
+		// top of the request signature of identity.go), agents (migration
+		// images) and scrapers (/metrics alone); each route says which
+		// (http.go).
+		cfg, err := a.cfg.TLS.ServerConfig(true, pki.RoleServer, pki.RoleAgent, pki.RoleScrape)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("agent TLS: %w", err)
@@ -308,8 +289,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		// Not fatal: the tasks it knows still need their agent.
 		a.log.Error("cannot reconcile with the host", "err", err)
 	}
+	a.checkDisk()
 	a.log.Info("agent running", "http", a.node.HTTPAddr, "allocs", len(a.allocs))
-	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop} {
+	for _, loop := range []func(context.Context){a.registerLoop, a.watchLoop, a.syncLoop, a.diskLoop, a.drivers.Run} {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -320,9 +302,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Log followers see the task runners stop; in-flight streams end here.
 	srv.Close()
 	a.wg.Wait()
-	for _, c := range a.closers {
-		c.Close()
-	}
 	a.log.Info("agent stopped; tasks keep running")
 	return nil
 }
@@ -338,9 +317,12 @@ func (a *Agent) restore() error {
 	for _, rec := range recs {
 		keep[rec.Alloc.ID] = true
 	}
-	a.sweepImages(keep)
+	a.migrator.Images().Sweep(keep)
 	for _, rec := range recs {
 		ar, err := a.newAllocRunner(rec.Alloc, rec)
+		if err == nil {
+			err = ar.prepare()
+		}
 		if err != nil {
 			a.log.Error("drop unrestorable alloc", "alloc", rec.Alloc.ID, "err", err)
 			a.db.DeleteAlloc(rec.Alloc.ID)
@@ -349,7 +331,7 @@ func (a *Agent) restore() error {
 		if a.settleMigrationAtStart(ar) {
 			a.db.DeleteAlloc(rec.Alloc.ID)
 			os.RemoveAll(ar.dir)
-			a.removeTmpfsImages(ar.id())
+			a.migrator.Images().Remove(ar.id())
 			continue
 		}
 		a.mu.Lock()
@@ -384,21 +366,11 @@ func (a *Agent) markDirty(id string) {
 }
 
 // sleepCtx waits d or until ctx is done; it reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) bool { return backoff.Sleep(ctx, d) }
 
-// retryBackoff doubles d up to 5s.
+// retryBackoff is the agent's next wait after d (0 before the first):
+// jittered between 100ms and 5s (internal/backoff), so that agents that
+// lost their server together do not come back in step.
 func retryBackoff(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 100 * time.Millisecond
-	}
-	return min(2*d, 5*time.Second)
+	return backoff.Policy{Base: 100 * time.Millisecond, Max: 5 * time.Second}.Next(d)
 }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers/driverstest"
 	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 )
 
@@ -181,5 +183,27 @@ func TestUnknownDriverFailsTask(t *testing.T) {
 	up := waitTask(t, srv, alloc.ID, "t", "failed", func(u *api.AllocUpdate, _ *api.TaskState) bool { return u.ClientStatus == api.AllocFailed })
 	if !strings.Contains(up.ClientReason, `driver "containerd" unavailable`) {
 		t.Errorf("reason %q", up.ClientReason)
+	}
+}
+
+// TestRunLeavesNoGoroutine: an agent's Run owns every goroutine it and
+// its drivers start (loops, runners, monitors, the HTTP server) and
+// returns only once they ended; the tasks run on (issue 17).
+func TestRunLeavesNoGoroutine(t *testing.T) {
+	needCgroups(t)
+	srv := newFakeServer()
+	baseline := runtime.NumGoroutine()
+	dataDir := t.TempDir()
+	ag := startAgent(t, srv, dataDir)
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "sleep", "300").build()
+	srv.put(alloc)
+	pid := waitTask(t, srv, alloc.ID, "t", "task running", running).TaskStates["t"].PID
+	mockAlloc := newAlloc(ag.NodeID()).mockTask("m", nil).build()
+	srv.put(mockAlloc)
+	waitTask(t, srv, mockAlloc.ID, "m", "mock task running", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskRunning })
+	ag.stop()
+	driverstest.NoGoroutinesLeft(t, baseline, 10*time.Second)
+	if !procAlive(pid) {
+		t.Fatal("the task ended with its agent")
 	}
 }

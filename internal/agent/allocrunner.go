@@ -1,21 +1,16 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/health"
 	"github.com/strata-dev/strata/internal/agent/state"
-	"github.com/strata-dev/strata/internal/spec"
 )
 
 // allocRunner runs the tasks of one allocation and derives its client
@@ -32,6 +27,10 @@ type allocRunner struct {
 	health  *health.Runner
 	started map[string]time.Time
 
+	// persistMu orders the writes of the allocation's record (persist,
+	// forgetRecord); it is taken with no other lock held.
+	persistMu sync.Mutex
+
 	mu        sync.Mutex
 	alloc     *api.Allocation // the server's latest copy
 	forgotten bool            // the server no longer lists it: being removed
@@ -45,7 +44,8 @@ type allocRunner struct {
 }
 
 // newAllocRunner builds the runner of alloc; rec, when set, is its state
-// from before an agent restart.
+// from before an agent restart. It touches nothing on disk (see
+// prepare).
 func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*allocRunner, error) {
 	if alloc.TaskGroup == nil || len(alloc.TaskGroup.Tasks) == 0 {
 		return nil, fmt.Errorf("alloc %s: no tasks", alloc.ID)
@@ -58,77 +58,34 @@ func (a *Agent) newAllocRunner(alloc *api.Allocation, rec *state.AllocRecord) (*
 	}
 	perTask := taskDevices(alloc)
 	for _, task := range alloc.TaskGroup.Tasks {
-		taskDir := filepath.Join(ar.dir, task.Name)
-		if err := os.MkdirAll(taskDir, 0o755); err != nil {
-			return nil, fmt.Errorf("alloc %s: %w", alloc.ID, err)
-		}
 		name := task.Driver
 		if name == "" {
 			name = "exec"
-		}
-		driver, ok := a.drivers[name]
-		if !ok {
-			driver = unavailableDriver{name: name, err: a.driverErrs[name]}
 		}
 		var taskRec *state.TaskRecord
 		if rec != nil {
 			taskRec = rec.Tasks[task.Name]
 		}
-		cfg := drivers.TaskConfig{
-			ID: alloc.ID + "/" + task.Name, AllocID: alloc.ID, Name: task.Name,
-			Task: task, Env: a.taskEnv(alloc, task, taskDir), TaskDir: taskDir,
-			Resources: task.Resources,
-			CPUs:      alloc.Assignment.CPUs, NUMANode: alloc.Assignment.NUMANode,
-			GPUs:        alloc.Assignment.GPUs,
-			LogMaxBytes: a.cfg.LogMaxBytes, LogMaxFiles: a.cfg.LogMaxFiles,
-		}
-		cfg.Devices, cfg.DenyDevices = a.devNodes.forTask(alloc.Assignment.GPUs, perTask[task.Name])
-		deviceEnv(cfg.Env, a.node, perTask[task.Name])
-		if len(cfg.CPUs) == 0 {
-			cfg.NUMANode = -1
-		}
-		mems, err := taskMems(a.node.NUMA, alloc.Assignment, task)
-		if err != nil {
-			driver = refusedDriver{err: err}
-		}
-		cfg.Mems = mems
-		tr := newTaskRunner(cfg, driver, alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
+		cfg := a.taskConfigFor(alloc, task, a.taskDir(alloc.ID, task.Name), perTask[task.Name])
+		tr := newTaskRunner(cfg, a.drivers.For(name), alloc.TaskGroup.RestartPolicy, ar.log, taskRec)
 		tr.changed = ar.taskChanged
-		tr.beforeStart = a.syncSharedCores
+		tr.hooks = a.taskHooksFor(ar, tr, alloc, task, perTask[task.Name])
 		tr.oomKilled = a.oomKills.WithLabelValues(alloc.Workload, task.Name).Inc
-		if ids := perTask[task.Name]; len(ids) > 0 {
-			tr.devicesPresent = func() error { return a.devNodes.present(ids) }
-		}
-		if _, fenced := a.lease.fence(alloc.TaskGroup); fenced {
-			tr.fence = &fenceGate{keeper: a.lease, group: alloc.TaskGroup}
-		}
 		ar.tasks = append(ar.tasks, tr)
 	}
 	ar.newHealth()
 	return ar, nil
 }
 
-// taskEnv is the task's environment: Task.Env over the STRATA_* variables.
-func (a *Agent) taskEnv(alloc *api.Allocation, task *api.Task, taskDir string) map[string]string {
-	env := map[string]string{
-		"STRATA_ALLOC_ID":  alloc.ID,
-		"STRATA_WORKLOAD":  alloc.Workload,
-		"STRATA_GROUP":     alloc.Group,
-		"STRATA_TASK_NAME": task.Name,
-		"STRATA_TASK_DIR":  taskDir,
-		"STRATA_NODE_ID":   a.nodeID,
+// prepare makes the allocation's task directories. It runs before the
+// runner's first start, outside the agent's lock (lock order: agent.go).
+func (ar *allocRunner) prepare() error {
+	for _, tr := range ar.tasks {
+		if err := os.MkdirAll(tr.cfg.TaskDir, 0o755); err != nil {
+			return fmt.Errorf("alloc %s: %w", ar.id(), err)
+		}
 	}
-	for _, p := range alloc.Assignment.Ports {
-		env[spec.PortEnv(p.Name)] = strconv.Itoa(p.Port)
-	}
-	if len(alloc.Assignment.GPUs) > 0 {
-		env["CUDA_VISIBLE_DEVICES"] = strings.Join(alloc.Assignment.GPUs, ",")
-		env["NVIDIA_VISIBLE_DEVICES"] = env["CUDA_VISIBLE_DEVICES"]
-	}
-	for k, v := range task.Env {
-		env[k] = v
-	}
-	return env
+	return nil
 }
 
 func (ar *allocRunner) id() string { return ar.allocation().ID }
@@ -139,10 +96,17 @@ func (ar *allocRunner) allocation() *api.Allocation {
 	return ar.alloc
 }
 
+// setAllocation takes the server's latest copy of the allocation and
+// runs the tasks' update hooks with it.
 func (ar *allocRunner) setAllocation(alloc *api.Allocation) {
 	ar.mu.Lock()
 	ar.alloc = alloc
 	ar.mu.Unlock()
+	for _, tr := range ar.tasks {
+		for _, h := range tr.hooks.update {
+			h.update(alloc)
+		}
+	}
 }
 
 func (ar *allocRunner) task(name string) *taskRunner {
@@ -237,10 +201,15 @@ func (ar *allocRunner) update() *api.AllocUpdate {
 	return u
 }
 
+// persist writes the allocation's record: built under ar.mu, written
+// without it (persistMu keeps the writes in order and out of the way of
+// forgetRecord).
 func (ar *allocRunner) persist() {
+	ar.persistMu.Lock()
+	defer ar.persistMu.Unlock()
 	ar.mu.Lock()
-	defer ar.mu.Unlock()
 	if ar.forgotten {
+		ar.mu.Unlock()
 		return // deleted from the database; do not bring it back
 	}
 	status, reason, _ := ar.status()
@@ -248,29 +217,19 @@ func (ar *allocRunner) persist() {
 	for _, tr := range ar.tasks {
 		rec.Tasks[tr.cfg.Name] = tr.record()
 	}
+	ar.mu.Unlock()
 	if err := ar.agent.db.PutAlloc(rec); err != nil {
 		ar.log.Error("persist alloc state", "err", err)
 	}
 }
 
-// unavailableDriver stands in for a driver the node does not have, so that
-// the task fails with a reason instead of the agent refusing the allocation.
-type unavailableDriver struct {
-	name string
-	err  error
+// forgetRecord marks the runner forgotten and deletes its record; a
+// persist that began before it cannot write the record back.
+func (ar *allocRunner) forgetRecord() error {
+	ar.persistMu.Lock()
+	defer ar.persistMu.Unlock()
+	ar.mu.Lock()
+	ar.forgotten = true
+	ar.mu.Unlock()
+	return ar.agent.db.DeleteAlloc(ar.id())
 }
-
-var _ Driver = unavailableDriver{}
-
-func (d unavailableDriver) StartTask(_ context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
-	if d.err != nil {
-		return nil, fmt.Errorf("driver %q unavailable on this node: %w", d.name, d.err)
-	}
-	return nil, fmt.Errorf("driver %q unavailable on this node", d.name)
-}
-func (d unavailableDriver) RecoverTask(*drivers.TaskHandle) error { return drivers.ErrTaskNotFound }
-func (d unavailableDriver) WaitTask(context.Context, string) (*drivers.ExitResult, error) {
-	return nil, drivers.ErrTaskNotFound
-}
-func (d unavailableDriver) StopTask(string, time.Duration) error { return nil }
-func (d unavailableDriver) DestroyTask(string) error             { return nil }

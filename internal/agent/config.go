@@ -13,11 +13,8 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
-	"github.com/strata-dev/strata/internal/agent/drivers"
-	"github.com/strata-dev/strata/internal/agent/drivers/containerd"
-	"github.com/strata-dev/strata/internal/agent/drivers/exec"
-	"github.com/strata-dev/strata/internal/agent/drivers/mock"
 	"github.com/strata-dev/strata/internal/agent/health"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/httplimit"
 	"github.com/strata-dev/strata/internal/pki"
 )
@@ -46,30 +43,6 @@ type ServerAPI interface {
 // is the API client's own sentinel, so the client serves as ServerAPI
 // without translating errors.
 var ErrNodeUnknown = api.ErrNodeUnknown
-
-// Driver runs tasks of one kind. It is defined here, where it is used;
-// implementations must be safe for concurrent use.
-type Driver interface {
-	// StartTask starts a task and returns once it runs (or already ended).
-	StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
-	// RecoverTask re-attaches to a task started by an earlier agent
-	// process; it wraps drivers.ErrTaskNotFound when that is impossible.
-	RecoverTask(h *drivers.TaskHandle) error
-	// WaitTask blocks until the task ends or ctx is done.
-	WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error)
-	// StopTask asks the task to stop, kills it after timeout, and returns
-	// once it has ended.
-	StopTask(id string, timeout time.Duration) error
-	// DestroyTask releases what the task held (cgroups); it must be called
-	// after the task ended.
-	DestroyTask(id string) error
-}
-
-var (
-	_ Driver = (*exec.Driver)(nil)
-	_ Driver = (*mock.Driver)(nil)
-	_ Driver = (*containerd.Driver)(nil)
-)
 
 // Config configures an Agent. Zero values take the documented defaults.
 type Config struct {
@@ -152,7 +125,8 @@ type Config struct {
 	// (api.Node.Checkpoint).
 	CriuPath string
 	// Transport carries migration images to other agents; nil: the
-	// agents' HTTP API (HTTPImageTransport).
+	// agents' HTTP API (HTTPImageTransport), over mutual TLS with the
+	// agent's own certificate when TLS is set.
 	Transport ImageTransport
 	// CheckpointableTasks starts exec tasks without namespaces of their
 	// own: in the host's pid, mount and cgroup namespaces (still under
@@ -242,7 +216,11 @@ func (c *Config) setDefaults() error {
 		c.Logger = slog.Default()
 	}
 	if c.Transport == nil {
-		c.Transport = HTTPImageTransport{}
+		t, err := migrate.DefaultTransport(c.TLS)
+		if err != nil {
+			return fmt.Errorf("agent config: %w", err)
+		}
+		c.Transport = t
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/fingerprint"
 )
 
@@ -105,4 +107,16 @@ func deviceEnv(env map[string]string, node *api.Node, ids []string) {
 		}
 		env[key] += id
 	}
+}
+
+// devicesHook refuses a start while a device of the task is gone from the
+// host (a prestart hook): the task must not start as if it had it; the
+// restart policy tries again.
+type devicesHook struct {
+	nodes deviceNodes
+	ids   []string
+}
+
+func (h devicesHook) prestart(context.Context, *drivers.TaskConfig, <-chan struct{}) error {
+	return h.nodes.present(h.ids)
 }

@@ -68,8 +68,9 @@ func TestTaskGetsOnlyItsGPUAndDevice(t *testing.T) {
 	if !cgroup.DeviceControl(cgroup.V1, cgroup.DefaultRoot) {
 		t.Skip("needs the cgroup v1 devices controller (v2: docs/devices.md)")
 	}
-	// Under /var/tmp: a task has a private /tmp but sees the rest of the host.
-	dev, err := os.MkdirTemp("/var/tmp", "strata-agentdev-")
+	// Under /var/lib: a task has private /tmp and /var/tmp but sees the
+	// rest of the host.
+	dev, err := os.MkdirTemp("/var/lib", "strata-agentdev-")
 	if err != nil {
 		t.Skip(err)
 	}

@@ -214,3 +214,83 @@ func TestExecStopEscalatesToSIGKILL(t *testing.T) {
 		t.Errorf("memory cgroup left after stop: %v", err)
 	}
 }
+
+// TestNamespaceVetoOnRootHoldsOnTheNode is issue 18 defect 3 at the
+// agent: on a node that allows root tasks, an allocation whose namespace
+// does not (the server leaves AllowRootTasks unset) fails to start a task
+// whose user resolves to root here, with the namespace's reason; the same
+// task of a namespace that allows root runs as uid 0.
+func TestNamespaceVetoOnRootHoldsOnTheNode(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir(), func(c *Config) { c.AllowRootTasks = true })
+	for _, user := range []string{"00", "65534:0"} {
+		alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "true").last(func(tk *api.Task) { tk.User = user }).build()
+		alloc.Namespace = "locked"
+		srv.put(alloc)
+		up := waitTask(t, srv, alloc.ID, "t", "the vetoed task to fail", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskDead })
+		if ts := up.TaskStates["t"]; !ts.Failed || !strings.Contains(ts.Message, `namespace "locked" does not allow root tasks`) {
+			t.Errorf("user %q under the namespace's veto: %+v, want failed naming the namespace", user, ts)
+		}
+	}
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "true").last(func(tk *api.Task) { tk.User = "00" }).build()
+	alloc.AllowRootTasks = true
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "t", "the allowed root task to end", func(_ *api.AllocUpdate, ts *api.TaskState) bool { return ts.State == api.TaskDead })
+	if ts := up.TaskStates["t"]; ts.Failed || ts.ExitCode != 0 {
+		t.Errorf("root task of a namespace that allows it: %+v, want success", ts)
+	}
+}
+
+// TestTaskStateSaysWhoTheTaskRunsAs: the report carries the uid and gid
+// the task's process runs as (a move's memory depends on it where criu
+// dumps root's tasks only).
+func TestTaskStateSaysWhoTheTaskRunsAs(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).task("t", api.Resources{}, "sleep", "300").last(func(tk *api.Task) { tk.User = "65534:65533" }).build()
+	srv.put(alloc)
+	up := waitTask(t, srv, alloc.ID, "t", "task running", running)
+	if got := up.TaskStates["t"].RunsAs; got != "65534:65533" {
+		t.Errorf("runsAs %q, want 65534:65533", got)
+	}
+}
+
+// TestResourcesChangedByTheServerApplyInPlace: when the server's copy of
+// a running allocation gives a task new CPU and memory (the autoscaler's
+// vertical move), the agent resizes it in place through its driver: same
+// pid, no restart, the new limits in its cgroup.
+func TestResourcesChangedByTheServerApplyInPlace(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	ag := startAgent(t, srv, t.TempDir())
+	alloc := newAlloc(ag.NodeID()).task("web", api.Resources{CPUMilli: 200, MemoryBytes: 64 << 20}, "sleep", "300").build()
+	srv.put(alloc)
+	pid := waitTask(t, srv, alloc.ID, "web", "task running", running).TaskStates["web"].PID
+
+	grown := alloc.Copy()
+	g := *alloc.TaskGroup
+	task := *g.Tasks[0]
+	task.Resources = api.Resources{CPUMilli: 700, MemoryBytes: 96 << 20}
+	g.Tasks = []*api.Task{&task}
+	grown.TaskGroup = &g
+	srv.put(grown)
+
+	v, _ := cgroup.Detect(cgroup.DefaultRoot)
+	limit := filepath.Join(cgroup.DefaultRoot, ag.cfg.CgroupParent, alloc.ID, "web", "memory.max")
+	if v == cgroup.V1 {
+		limit = filepath.Join(cgroup.DefaultRoot, "memory", ag.cfg.CgroupParent, alloc.ID, "web", "memory.limit_in_bytes")
+	}
+	eventually(t, 10*time.Second, "the new memory limit in the task's cgroup", func() bool {
+		b, _ := os.ReadFile(limit)
+		return strings.TrimSpace(string(b)) == fmt.Sprint(96<<20)
+	})
+	ts := srv.update(alloc.ID).TaskStates["web"]
+	if ts.PID != pid || ts.Restarts != 0 || !procAlive(pid) {
+		t.Errorf("after the resize the task is %+v, want pid %d running, no restart", ts, pid)
+	}
+}

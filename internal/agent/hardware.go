@@ -64,13 +64,11 @@ func taskMems(numa []api.NUMANode, asg api.Assignment, task *api.Task) ([]int, e
 	return mems, nil
 }
 
-// refusedDriver stands in for a task's driver when the agent knows before
-// starting that the task cannot run here; the start fails with err.
-type refusedDriver struct {
-	unavailableDriver
-	err error
-}
+// refuseHook fails every start of a task the agent knows cannot run on
+// this node (a prestart hook): err wraps drivers.ErrWrongNode, so the
+// task fails for good without its restart policy.
+type refuseHook struct{ err error }
 
-func (d refusedDriver) StartTask(context.Context, *drivers.TaskConfig) (*drivers.TaskHandle, error) {
-	return nil, d.err
+func (h refuseHook) prestart(context.Context, *drivers.TaskConfig, <-chan struct{}) error {
+	return h.err
 }

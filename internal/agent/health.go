@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/health"
 )
@@ -21,6 +23,11 @@ func (ar *allocRunner) newHealth() {
 		}
 		ti := health.TaskInfo{Env: tr.cfg.Env, Dir: tr.cfg.TaskDir}
 		uid, gid, err := exec.ResolveUser(tr.cfg.Task.User)
+		if err == nil {
+			// The task's root policy holds for its checks too (a check of a
+			// container runs on the host).
+			err = drivers.CheckRoot(fmt.Sprintf("check user %q", tr.cfg.Task.User), uid, gid, nil, ar.agent.cfg.AllowRootTasks, tr.cfg.RootVeto)
+		}
 		if err != nil {
 			ti.IdentityErr = err.Error()
 		} else {

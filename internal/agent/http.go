@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,28 +12,39 @@ import (
 
 	"github.com/strata-dev/strata/internal/agent/logs"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // routes is the agent's own HTTP API. Over TLS, a scraper's certificate
 // (pki.RoleScrape) reaches /metrics and nothing else.
 func (a *Agent) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/agent/health", serversOnly(http.HandlerFunc(a.handleHealth)))
-	mux.Handle("GET /v1/agent/allocations/{id}/logs", serversOnly(http.HandlerFunc(a.handleLogs)))
-	mux.Handle("PUT /v1/agent/migrations/{id}", serversOnly(http.HandlerFunc(a.handleReceiveImage)))
-	mux.Handle("GET /metrics", a.metricsHandler())
+	mux.Handle("GET /v1/agent/health", onlyPeers(http.HandlerFunc(a.handleHealth), pki.RoleServer))
+	mux.Handle("GET /v1/agent/allocations/{id}/logs", onlyPeers(http.HandlerFunc(a.handleLogs), pki.RoleServer))
+	mux.Handle("PUT /v1/agent/migrations/{id}", onlyPeers(http.HandlerFunc(a.handleReceiveImage), pki.RoleAgent))
+	mux.Handle("GET /metrics", onlyPeers(a.metricsHandler(), pki.RoleServer, pki.RoleScrape))
 	return mux
 }
 
-// serversOnly refuses a TLS peer whose certificate is not a server's (a
-// scraper's); plaintext agents have no peer certificate to check.
-func serversOnly(next http.Handler) http.Handler {
+// onlyPeers serves a request over TLS only from a peer whose certificate
+// has one of roles (the listener already checked it is of the cell's CA):
+// servers read logs, agents send migration images, scrapers read
+// /metrics. A plaintext agent has
+// no certificates to tell peers apart by; its routes stay as they are.
+func onlyPeers(h http.Handler, roles ...pki.Role) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && !slices.Contains(r.TLS.PeerCertificates[0].Subject.OrganizationalUnit, api.TLSRoleServer) {
-			writeJSON(w, http.StatusForbidden, api.ErrorResponse{Error: "this certificate may read /metrics only", Code: "tls-role"})
-			return
+		if r.TLS != nil {
+			var role pki.Role
+			if len(r.TLS.PeerCertificates) > 0 {
+				role = pki.RoleOf(r.TLS.PeerCertificates[0])
+			}
+			if !slices.Contains(roles, role) {
+				writeJSON(w, http.StatusForbidden, api.ErrorResponse{Code: "forbidden",
+					Error: fmt.Sprintf("%s: a %q certificate cannot use this route of the agent (it takes %v)", r.URL.Path, role, roles)})
+				return
+			}
 		}
-		next.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -110,27 +110,20 @@ func (a *Agent) writeFences() {
 	}
 }
 
-// fenceGate is a task runner's view of the lease: nil for a task of a
-// group that needs no fence.
-type fenceGate struct {
+// fenceHook gates every start of a task of a group that needs a fence
+// (atMostOnce, stopAfter) on the node's lease (a prestart hook): it waits
+// for a usable lease and writes the task's fence for the shim (the task's
+// configuration says Fenced from the start: taskConfigFor). A fence that cannot be written fails the start: the task must not
+// run without one.
+type fenceHook struct {
 	keeper *leaseKeeper
 	group  *api.TaskGroup
 }
 
-// beforeStart waits for a usable lease and writes the task's fence; it
-// returns false when the task must not start (stopped, agent ending), and
-// an error when the fence cannot be written (the task must not run
-// without one).
-func (g *fenceGate) beforeStart(ctx context.Context, stop <-chan struct{}, taskDir string) (bool, error) {
-	if g == nil {
-		return true, nil
-	}
+func (g *fenceHook) prestart(ctx context.Context, cfg *drivers.TaskConfig, stop <-chan struct{}) error {
 	if !g.keeper.waitUsable(ctx, stop, g.group) {
-		return false, nil
+		return errNotStarting
 	}
 	f, _ := g.keeper.fence(g.group)
-	if err := drivers.WriteLeaseFence(taskDir, f); err != nil {
-		return false, err
-	}
-	return true, nil
+	return drivers.WriteLeaseFence(cfg.TaskDir, f)
 }

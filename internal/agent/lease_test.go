@@ -54,12 +54,12 @@ func TestLeaseKeeperFence(t *testing.T) {
 func TestLeaseGateWaitsForRenewal(t *testing.T) {
 	now := 50 * time.Second
 	k := newLeaseKeeper(func() time.Duration { return now })
-	gate := &fenceGate{keeper: k, group: fencedGroup(true, 0)}
+	gate := &fenceHook{keeper: k, group: fencedGroup(true, 0)}
 	dir := t.TempDir()
 	started := make(chan bool, 1)
 	go func() {
-		ok, err := gate.beforeStart(context.Background(), nil, dir)
-		started <- ok && err == nil
+		err := gate.prestart(context.Background(), &drivers.TaskConfig{TaskDir: dir}, nil)
+		started <- err == nil
 	}()
 	select {
 	case <-started:
@@ -70,7 +70,7 @@ func TestLeaseGateWaitsForRenewal(t *testing.T) {
 	select {
 	case ok := <-started:
 		if !ok {
-			t.Fatal("beforeStart refused after the renewal")
+			t.Fatal("prestart refused after the renewal")
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("did not start after the renewal")

@@ -220,20 +220,21 @@ func (a *Agent) watchOnce(ctx context.Context, index uint64) ([]*api.Allocation,
 }
 
 // reconcile starts, stops and forgets runners to match the server's list.
+// It decides under a.mu and acts after: directories, bbolt writes and the
+// runners' hooks run without the agent's lock (lock order: agent.go).
 func (a *Agent) reconcile(allocs []*api.Allocation) {
+	type change struct {
+		ar    *allocRunner
+		alloc *api.Allocation
+	}
+	var updated, started []change
+	var forgotten []*allocRunner
 	seen := make(map[string]bool, len(allocs))
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	for _, alloc := range allocs {
 		seen[alloc.ID] = true
-		ar, ok := a.allocs[alloc.ID]
-		if ok {
-			ar.setAllocation(alloc)
-			ar.takeUpMigration(alloc)
-			if alloc.DesiredStatus == api.DesiredStop {
-				ar.stopWhenTold()
-				ar.persist()
-			}
+		if ar, ok := a.allocs[alloc.ID]; ok {
+			updated = append(updated, change{ar, alloc})
 			continue
 		}
 		if alloc.DesiredStatus != api.DesiredRun || alloc.Terminal() {
@@ -244,11 +245,9 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 			a.log.Error("cannot run allocation", "alloc", alloc.ID, "err", err)
 			continue
 		}
-		a.log.Info("starting allocation", "alloc", alloc.ID, "workload", alloc.Workload, "tasks", len(ar.tasks))
 		a.allocs[alloc.ID] = ar
 		a.dirty[alloc.ID] = true
-		ar.persist()
-		ar.start()
+		started = append(started, change{ar, alloc})
 	}
 	if a.orphans != nil {
 		listed := make(map[string]*api.Allocation, len(allocs))
@@ -258,16 +257,36 @@ func (a *Agent) reconcile(allocs []*api.Allocation) {
 		a.settleOrphans(listed)
 	}
 	for id, ar := range a.allocs {
-		if seen[id] {
-			continue
+		if !seen[id] {
+			forgotten = append(forgotten, ar)
 		}
+	}
+	a.mu.Unlock()
+
+	for _, c := range updated {
+		c.ar.setAllocation(c.alloc)
+		c.ar.takeUpMigration(c.alloc)
+		if c.alloc.DesiredStatus == api.DesiredStop {
+			c.ar.stopWhenTold()
+			c.ar.persist()
+		}
+	}
+	for _, c := range started {
+		a.log.Info("starting allocation", "alloc", c.alloc.ID, "workload", c.alloc.Workload, "tasks", len(c.ar.tasks))
+		if err := c.ar.prepare(); err != nil {
+			a.log.Error("cannot prepare allocation", "alloc", c.alloc.ID, "err", err)
+		}
+		c.ar.persist()
+		c.ar.start()
+	}
+	for _, ar := range forgotten {
 		ar.mu.Lock()
 		already := ar.forgotten
 		ar.mu.Unlock()
 		if already || ar.migratingNow() {
 			continue // a migration in flight settles it (migrate_source.go)
 		}
-		a.log.Info("server no longer lists allocation; stopping and forgetting it", "alloc", id)
+		a.log.Info("server no longer lists allocation; stopping and forgetting it", "alloc", ar.id())
 		ar.stop()
 		a.wg.Add(1)
 		go func() {
@@ -285,20 +304,26 @@ func (a *Agent) forget(ar *allocRunner) {
 	if a.ctx.Err() != nil {
 		return // shutting down mid-stop: the next agent finishes the job
 	}
+	a.drop(ar)
+}
+
+// drop deletes an allocation's record and files and its runner: it is
+// not this node's any more (forgotten, or moved by a migration). Nothing
+// is reported for it after.
+func (a *Agent) drop(ar *allocRunner) {
 	id := ar.id()
-	ar.mu.Lock()
-	ar.forgotten = true
-	ar.mu.Unlock()
-	if err := a.db.DeleteAlloc(id); err != nil {
+	if err := ar.forgetRecord(); err != nil {
 		a.log.Error("forget alloc", "alloc", id, "err", err)
 	}
 	if err := os.RemoveAll(ar.dir); err != nil {
 		a.log.Error("remove alloc dir", "alloc", id, "err", err)
 	}
 	a.mu.Lock()
-	delete(a.allocs, id)
-	delete(a.dirty, id)
-	delete(a.lastSent, id)
+	if a.allocs[id] == ar {
+		delete(a.allocs, id)
+		delete(a.dirty, id)
+		delete(a.lastSent, id)
+	}
 	a.mu.Unlock()
 }
 

@@ -77,7 +77,7 @@ func (c taskUsageCollector) Collect(ch chan<- prometheus.Metric) {
 		id := ar.alloc.ID
 		ar.mu.Unlock()
 		for _, tr := range ar.tasks {
-			res := tr.cfg.Resources
+			res := tr.allocated()
 			ch <- prometheus.MustNewConstMetric(taskCPUAllocDesc, prometheus.GaugeValue, float64(res.CPUMilli)/1000, id, workload, tr.cfg.Name)
 			ch <- prometheus.MustNewConstMetric(taskMemoryAllocDesc, prometheus.GaugeValue, float64(res.MemoryBytes), id, workload, tr.cfg.Name)
 			tr.mu.Lock()

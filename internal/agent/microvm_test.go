@@ -38,7 +38,7 @@ func TestMicroVMOffIsNotOffered(t *testing.T) {
 	if _, ok := n.Labels["driver.microvm"]; ok {
 		t.Errorf("labels %v advertise the micro-VM driver that is off", n.Labels)
 	}
-	if _, ok := ag.drivers["microvm"]; ok {
+	if ag.drivers.Get("microvm") != nil {
 		t.Error("micro-VM driver registered although off")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/exec"
 	"github.com/strata-dev/strata/internal/agent/state"
 )
@@ -21,27 +22,44 @@ import (
 // same processes re-attached, and everything else is stopped and its
 // cgroups removed (settleOrphans). Each is logged and becomes a node-agent
 // event.
+//
+// At most once holds meanwhile (issue 18, defect 4): the cell may be out
+// of reach, and replace an at-most-once copy elsewhere once the node's
+// lease lapses. An orphan with a live shim is fenced by its shim: a lease
+// file left behind is not renewed (only runners' fences are), and a
+// missing one (the data dir lost) stops a fenced task at once. Processes
+// that outlived their shim have nobody to fence them and can never be
+// adopted: findOrphans stops them at once.
 
-// orphanDriver is what host reconciliation needs of the exec driver.
-type orphanDriver interface {
-	FindOrphans(allocsDir string, known func(allocID, task string) bool) ([]exec.Orphan, error)
-	StopOrphan(o exec.Orphan, grace time.Duration) error
+// orphanFinder is the exec driver's host reconciliation, when the node
+// has the driver with it (drivers.OrphanFinder); nil otherwise: nothing
+// of this agent's is on the host.
+func (a *Agent) orphanFinder() drivers.OrphanFinder {
+	if l := a.drivers.Get(exec.Name); l != nil {
+		return l.Orphans
+	}
+	return nil
 }
 
 // findOrphans lists the exec tasks and cgroups of this agent that its
 // records do not name. It runs once, after restore.
 func (a *Agent) findOrphans() error {
-	d, ok := a.drivers[exec.Name].(orphanDriver)
-	if !ok {
+	d := a.orphanFinder()
+	if d == nil {
 		return nil // no exec driver here, or a replacement: nothing of ours on the host
 	}
+	// What the records name, taken under a.mu; the host is read without it.
 	a.mu.Lock()
+	recorded := map[string]*allocRunner{}
+	for id, ar := range a.allocs {
+		recorded[id] = ar
+	}
+	a.mu.Unlock()
 	known := func(allocID, task string) bool {
-		ar, ok := a.allocs[allocID]
+		ar, ok := recorded[allocID]
 		return ok && (task == "" || ar.task(task) != nil)
 	}
 	orphans, err := d.FindOrphans(filepath.Join(a.cfg.DataDir, "allocs"), known)
-	a.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("find orphaned tasks: %w", err)
 	}
@@ -49,11 +67,31 @@ func (a *Agent) findOrphans() error {
 		return nil
 	}
 	a.orphans = map[string][]exec.Orphan{}
+	shimless := map[string][]exec.Orphan{}
 	for _, o := range orphans {
+		if o.Task != "" && !o.ShimAlive && len(o.PIDs) > 0 {
+			// Processes that outlived their shim: nothing enforces their
+			// lease fence, and they can never be adopted (adoption needs
+			// the shim). They are stopped now, before the agent hears from
+			// its cell, which may be out of reach for a long while: a copy
+			// of an at-most-once group may meanwhile be replaced
+			// elsewhere (issue 18 defect 4).
+			shimless[o.AllocID] = append(shimless[o.AllocID], o)
+			a.log.Warn("found processes of an orphaned task without their shim; stopping them now", "alloc", o.AllocID, "task", o.Task,
+				"procs", len(o.PIDs), "cgroup", o.Handle.Cgroup)
+			continue
+		}
 		a.orphans[o.AllocID] = append(a.orphans[o.AllocID], o)
-		a.log.Warn("found an orphaned task on the host, with no record of this agent; the cell's allocation list decides",
+		a.log.Warn("found an orphaned task on the host, with no record of this agent; the cell's allocation list decides (its shim enforces its lease fence meanwhile)",
 			"alloc", o.AllocID, "task", o.Task, "pid", o.Handle.PID, "shim_pid", o.Handle.ShimPID, "shim_alive", o.ShimAlive,
 			"procs", len(o.PIDs), "cgroup", o.Handle.Cgroup)
+	}
+	for allocID, tasks := range shimless {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.stopOrphans(allocID, tasks, defaultKillTimeout)
+		}()
 	}
 	return nil
 }
@@ -125,8 +163,8 @@ func (a *Agent) settleOrphans(listed map[string]*api.Allocation) {
 }
 
 func (a *Agent) stopOrphans(allocID string, orphans []exec.Orphan, grace time.Duration) {
-	d, ok := a.drivers[exec.Name].(orphanDriver)
-	if !ok {
+	d := a.orphanFinder()
+	if d == nil {
 		return
 	}
 	var stopped, failed []string

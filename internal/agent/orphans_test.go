@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,4 +149,41 @@ func TestLostRecordsWantedTasksAreAdopted(t *testing.T) {
 		return ts.State == api.TaskDead
 	})
 	eventually(t, 5*time.Second, "process and shim gone", func() bool { return !procAlive(h.PID) && !procAlive(h.ShimPID) })
+}
+
+// TestShimlessOrphansStoppedBeforeTheCellAnswers (issue 18 defect 4): the
+// processes of a task whose shim died with the data dir have nobody to
+// enforce their lease fence; a restarted agent cut off from its cell stops
+// them at once instead of waiting for an allocation list that may come
+// after the cell replaced them elsewhere.
+func TestShimlessOrphansStoppedBeforeTheCellAnswers(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	srv := newFakeServer()
+	dataDir := t.TempDir()
+	first := startAgent(t, srv, dataDir)
+	_, handles := runExecTasks(t, srv, first, 1)
+	first.stop()
+	if err := syscall.Kill(handles[0].ShimPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the shim gone", func() bool { return !procAlive(handles[0].ShimPID) })
+	if !procAlive(handles[0].PID) {
+		t.Fatal("the task died with its shim; nothing to test")
+	}
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	srv.setUnreachable(true) // cut off: no list will come
+	cfg := first.cfg
+	cfg.Drivers = nil
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, 15*time.Second, "the shimless task stopped while the cell is out of reach", func() bool { return !procAlive(handles[0].PID) })
 }

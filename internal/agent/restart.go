@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // defaultRestartDelay is the first backoff when a policy sets none: a task
@@ -35,23 +36,15 @@ func decideRestart(policy api.RestartPolicy, res *drivers.ExitResult, restarts i
 	if !restart {
 		return restartDecision{Failed: !success}
 	}
-	return restartDecision{Restart: true, Delay: backoff(policy, restarts)}
+	return restartDecision{Restart: true, Delay: restartDelay(policy, restarts)}
 }
 
-// backoff is Delay doubled per earlier restart, capped at MaxDelay.
-func backoff(policy api.RestartPolicy, restarts int) time.Duration {
+// restartDelay is Delay doubled per earlier restart, capped at MaxDelay:
+// the delay the policy states, without jitter.
+func restartDelay(policy api.RestartPolicy, restarts int) time.Duration {
 	d := policy.Delay
 	if d <= 0 {
 		d = defaultRestartDelay
 	}
-	for i := 0; i < restarts; i++ {
-		if policy.MaxDelay > 0 && d >= policy.MaxDelay {
-			break
-		}
-		d *= 2
-	}
-	if policy.MaxDelay > 0 && d > policy.MaxDelay {
-		d = policy.MaxDelay
-	}
-	return d
+	return backoff.Exp(d, policy.MaxDelay, restarts)
 }

@@ -44,8 +44,8 @@ func TestBackoffCapped(t *testing.T) {
 	p := api.RestartPolicy{Delay: 100 * time.Millisecond, MaxDelay: 300 * time.Millisecond}
 	want := []time.Duration{100, 200, 300, 300, 300}
 	for i, w := range want {
-		if got := backoff(p, i); got != w*time.Millisecond {
-			t.Errorf("backoff(%d) = %s, want %s", i, got, w*time.Millisecond)
+		if got := restartDelay(p, i); got != w*time.Millisecond {
+			t.Errorf("restartDelay(%d) = %s, want %s", i, got, w*time.Millisecond)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"runtime"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
+	"github.com/strata-dev/strata/internal/agent/drivers"
 )
 
 // coreKeeper keeps exclusive cores exclusive: the node's shared pool is
@@ -124,4 +126,16 @@ func (a *Agent) exclusiveReservations() map[string][]int {
 		}
 	}
 	return res
+}
+
+// sharedCoresHook gives a task that is not pinned the node's shared pool
+// as its cpuset (a prestart hook), rewriting every shared task's cpuset
+// first: a task that starts is counted in the reservations from now on.
+type sharedCoresHook struct{ agent *Agent }
+
+func (h sharedCoresHook) prestart(_ context.Context, cfg *drivers.TaskConfig, _ <-chan struct{}) error {
+	if pool := h.agent.syncSharedCores(); len(cfg.CPUs) == 0 {
+		cfg.SharedCPUs = pool
+	}
+	return nil
 }

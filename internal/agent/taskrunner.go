@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/migrate"
 	"github.com/strata-dev/strata/internal/agent/state"
 )
 
@@ -18,26 +20,31 @@ const defaultKillTimeout = 5 * time.Second
 
 // taskRunner runs one task of an allocation through its driver: start,
 // wait, restart per policy, stop. Its state is guarded by mu; it tells its
-// allocation runner about every change through changed.
+// allocation runner about every change through changed. What concerns
+// other than the life itself (the lease, devices, cores, resizes,
+// migrations) do around it are its hooks (hooks.go).
 type taskRunner struct {
-	cfg     drivers.TaskConfig
-	driver  Driver
-	policy  api.RestartPolicy
-	log     *slog.Logger
-	changed func(*taskRunner) // persists and reports; called without mu held
-	// beforeStart, when set, runs before every start of the task and
-	// returns the node's shared core pool: the cpuset of a task that is
-	// not pinned (sharedcores.go).
-	beforeStart func() []int
-	// devicesPresent, when set, says why the task's devices cannot be
-	// given to it (one disappeared), checked before every start.
-	devicesPresent func() error
-	// fence, for a group that needs one (atMostOnce, stopAfter), gates
-	// every start on the node's lease (lease.go).
-	fence *fenceGate
+	// cfg is the task's configuration as taskConfigFor made it, never
+	// changed after: prestart hooks complete a copy of it for each start.
+	cfg    drivers.TaskConfig
+	driver Driver
+	// caps is the driver with its capabilities, from the node's registry.
+	caps   *drivers.Loaded
+	policy api.RestartPolicy
+	log    *slog.Logger
+	// changed persists and reports; it is called without mu held.
+	changed func(*taskRunner)
+	hooks   taskHooks
+	// holds is the migration hold of the task (migrate.Holds), one of its
+	// hooks (holdHook).
+	holds migrate.Holds
+	// procRoot is where the task's process is read (runsAs): /proc.
+	procRoot string
 	// oomKilled, when set, is told of every exit the kernel's OOM killer
 	// caused (the agent's metrics count them).
 	oomKilled func()
+	// resize is the task's resize hook: the resources in force.
+	resize *resizeHook
 
 	stopOnce sync.Once
 	stopCh   chan struct{} // closed by stop
@@ -49,20 +56,18 @@ type taskRunner struct {
 	mu     sync.Mutex
 	state  api.TaskState
 	handle *drivers.TaskHandle
-	// migration, while set, holds an exit of the task for a migration
-	// (migrate_hold.go).
-	migration *migrationHold
 }
 
-func newTaskRunner(cfg drivers.TaskConfig, driver Driver, policy api.RestartPolicy, log *slog.Logger, rec *state.TaskRecord) *taskRunner {
+func newTaskRunner(cfg drivers.TaskConfig, drv *drivers.Loaded, policy api.RestartPolicy, log *slog.Logger, rec *state.TaskRecord) *taskRunner {
 	tr := &taskRunner{
-		cfg: cfg, driver: driver, policy: policy,
+		cfg: cfg, driver: drv.Driver, caps: drv, policy: policy,
 		log:         log.With("task", cfg.Name),
 		stopCh:      make(chan struct{}),
 		doneCh:      make(chan struct{}),
 		unhealthyCh: make(chan string, 1),
 		state:       api.TaskState{State: api.TaskPending},
 	}
+	tr.holds.SetTarget(migTask{tr})
 	if rec != nil {
 		tr.state, tr.handle = rec.State, rec.Handle
 	}
@@ -116,8 +121,16 @@ func (tr *taskRunner) restartUnhealthy(reason string) {
 	}
 }
 
-// stop asks the task to end for good; it does not wait (see doneCh).
-func (tr *taskRunner) stop() { tr.stopOnce.Do(func() { close(tr.stopCh) }) }
+// stop asks the task to end for good; it does not wait (see doneCh). The
+// stop hooks run first, once.
+func (tr *taskRunner) stop() {
+	tr.stopOnce.Do(func() {
+		for _, h := range tr.hooks.stop {
+			h.stop()
+		}
+		close(tr.stopCh)
+	})
+}
 
 func (tr *taskRunner) stopping() bool {
 	select {
@@ -148,8 +161,11 @@ func (tr *taskRunner) run(ctx context.Context) {
 			if !tr.afterExit(ctx, res, false) {
 				return
 			}
-		} else if !tr.waitAndHandle(ctx) {
-			return
+		} else {
+			tr.running(handle, tr.snapshot().Message)
+			if !tr.waitAndHandle(ctx) {
+				return
+			}
 		}
 	}
 	for {
@@ -161,19 +177,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 		case <-tr.unhealthyCh:
 		default:
 		}
-		if ok, err := tr.fence.beforeStart(ctx, tr.stopCh, tr.cfg.TaskDir); err != nil {
-			res := &drivers.ExitResult{ExitCode: -1, Err: fmt.Sprintf("start failed: %v", err), FinishedAt: time.Now()}
-			if !tr.afterExit(ctx, res, false) {
-				return
-			}
-			continue
-		} else if !ok {
+		h, err := tr.start(ctx)
+		if errors.Is(err, errNotStarting) {
 			if tr.stopping() {
 				tr.markStopped(&drivers.ExitResult{FinishedAt: time.Now()})
 			}
 			return
 		}
-		h, err := tr.startTask(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -192,32 +202,49 @@ func (tr *taskRunner) run(ctx context.Context) {
 			}
 			continue
 		}
-		tr.mu.Lock()
-		tr.handle = h
-		tr.mu.Unlock()
-		tr.update(func(s *api.TaskState) {
-			s.State, s.PID, s.StartedAt = api.TaskRunning, h.PID, h.StartedAt
-			s.FinishedAt, s.Message = time.Time{}, ""
-		})
+		tr.running(h)
 		if !tr.waitAndHandle(ctx) {
 			return
 		}
 	}
 }
 
-// startTask starts the task once its devices are all there.
-func (tr *taskRunner) startTask(ctx context.Context) (*drivers.TaskHandle, error) {
-	if tr.beforeStart != nil {
-		if pool := tr.beforeStart(); len(tr.cfg.CPUs) == 0 {
-			tr.cfg.SharedCPUs = pool
-		}
-	}
-	if tr.devicesPresent != nil {
-		if err := tr.devicesPresent(); err != nil {
+// start runs the prestart hooks on a copy of the task's configuration,
+// made for this start, and starts the task with it.
+func (tr *taskRunner) start(ctx context.Context) (*drivers.TaskHandle, error) {
+	cfg := tr.cfg
+	for _, h := range tr.hooks.prestart {
+		if err := h.prestart(ctx, &cfg, tr.stopCh); err != nil {
 			return nil, err
 		}
 	}
-	return tr.driver.StartTask(ctx, &tr.cfg)
+	return tr.driver.StartTask(ctx, &cfg)
+}
+
+// allocated is the task's resources in force (a resize changes them).
+func (tr *taskRunner) allocated() api.Resources {
+	if tr.resize != nil {
+		return tr.resize.inForce()
+	}
+	return tr.cfg.Resources
+}
+
+// running records that the task runs under h (a start, a re-attach, a
+// restore) and runs the poststart hooks; message is the state's message.
+func (tr *taskRunner) running(h *drivers.TaskHandle, message ...string) {
+	tr.mu.Lock()
+	tr.handle = h
+	tr.mu.Unlock()
+	tr.update(func(s *api.TaskState) {
+		s.State, s.PID = api.TaskRunning, h.PID
+		if !h.StartedAt.IsZero() {
+			s.StartedAt = h.StartedAt
+		}
+		s.FinishedAt, s.Message = time.Time{}, strings.Join(message, "")
+		for _, hk := range tr.hooks.poststart {
+			hk.poststart(h, s)
+		}
+	})
 }
 
 // waitAndHandle waits for the running task and applies the restart policy.
@@ -278,8 +305,22 @@ func (tr *taskRunner) waitAndHandle(ctx context.Context) bool {
 	tr.mu.Lock()
 	tr.handle = nil
 	tr.mu.Unlock()
-	if h := tr.currentHold(); h != nil && !stopped {
-		return tr.awaitMigration(ctx, h, out.res)
+	if !stopped {
+		for _, h := range tr.hooks.exited {
+			switch h.exited(ctx, out.res, tr.stopCh) {
+			case exitNotClaimed:
+				continue
+			case exitStartAfresh:
+				return true
+			case exitRunning:
+				return tr.waitAndHandle(ctx)
+			case exitStopped:
+				tr.markStopped(out.res)
+				return false
+			case exitGone, exitAgentStopping:
+				return false
+			}
+		}
 	}
 	return tr.afterExit(ctx, out.res, stopped)
 }

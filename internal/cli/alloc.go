@@ -191,6 +191,8 @@ func checkpointStr(n *api.Node) string {
 	switch {
 	case n.Checkpoint == nil:
 		return "-"
+	case n.Checkpoint.Available && len(n.Checkpoint.Drivers) > 0 && n.Checkpoint.RootOnly:
+		return n.Checkpoint.Tool + " (memory: " + strings.Join(n.Checkpoint.Drivers, ",") + ", root tasks only)"
 	case n.Checkpoint.Available && len(n.Checkpoint.Drivers) > 0:
 		return n.Checkpoint.Tool + " (memory: " + strings.Join(n.Checkpoint.Drivers, ",") + ")"
 	case n.Checkpoint.Available:

@@ -332,8 +332,7 @@ STRATA_ADDR as a comma-separated list) and fail over between them.`,
 				return err
 			}
 			fmt.Fprintf(g.stdout, "strata server listening on %s (data dir %s)\n", srv.Addr(), sf.dataDir)
-			<-cmd.Context().Done()
-			return srv.Close()
+			return srv.Run(cmd.Context())
 		},
 	}
 	sf.register(cmd, "strata-data/server")
@@ -478,7 +477,16 @@ Then, in another terminal:
 				return err
 			}
 			if sc.ACL {
-				file, err := devBootstrap(cmd.Context(), srv.Addr(), root)
+				// The call trusts the cell's own CA: the dev cell's, with its
+				// CLI certificate, or the operator's (--tls-ca).
+				var ca, cert, key string
+				if sc.TLS != nil {
+					ca = sc.TLS.CA
+					if cli := pki.CertFiles(devTLSDir(root), pki.RoleCLI); filepath.Dir(sc.TLS.CA) == devTLSDir(root) {
+						cert, key = cli.Cert, cli.Key
+					}
+				}
+				file, err := devBootstrap(cmd.Context(), srv.Addr(), root, ca, cert, key)
 				if err != nil {
 					return err
 				}

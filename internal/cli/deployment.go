@@ -187,6 +187,9 @@ func printDeployment(w io.Writer, d *api.Deployment) error {
 	if d.RevertedTo > 0 {
 		fmt.Fprintf(w, "  reverted: version %d registered\n", d.RevertedTo)
 	}
+	if gd := d.Guard; gd != nil {
+		fmt.Fprintf(w, "  rollout guard: %s\n", guardLine(gd))
+	}
 	t := newTable(w, "GROUP", "DESIRED", "PLACED", "HEALTHY", "UNHEALTHY", "CANARIES", "PROMOTED", "OLD RUNNING")
 	for _, g := range d.Groups {
 		canaries, promoted := "-", "-"
@@ -291,4 +294,20 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// guardLine is the rollout guard's evidence in one line.
+func guardLine(gd *api.DeploymentGuard) string {
+	if gd.Halted != "" {
+		return "halted it: " + gd.Halted
+	}
+	line := fmt.Sprintf("%d of %d starts failed (old version: %.1f %%); %d of %d events beside the old version hit the new (%.1f expected)",
+		gd.StartFailures, gd.StartTrials, 100*gd.BaselineStartRate, gd.EventsNew, gd.EventsNew+gd.EventsOld, gd.ExpectedNew)
+	if gd.BaselineRate > 0 && gd.ExposureHours > 0 {
+		line += fmt.Sprintf("; %.2g events per copy-hour (old version: at most %.2g)", float64(gd.HistoryEvents)/gd.ExposureHours, gd.BaselineRate)
+	}
+	if gd.Explained > 0 {
+		line += fmt.Sprintf("; %d explained by incidents", gd.Explained)
+	}
+	return line
 }

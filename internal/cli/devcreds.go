@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/pki"
 )
 
 // A dev cell keeps its credentials in its data dir, where the CLI finds
@@ -33,22 +32,21 @@ func devToken() string {
 }
 
 // devBootstrap bootstraps a dev cell's ACLs once and keeps the management
-// token in root/management-token (0600); later starts find it there.
-func devBootstrap(ctx context.Context, addr, root string) (string, error) {
+// token in root/management-token (0600); later starts find it there. ca,
+// cert and key are the TLS files the call trusts the cell with and
+// presents (the dev cell's own CA and CLI certificate; ca empty:
+// plaintext): never the environment's, which on a clean machine names no
+// CA, or another cell's.
+func devBootstrap(ctx context.Context, addr, root, ca, cert, key string) (string, error) {
 	file := filepath.Join(root, devManagementTokenFile)
 	if b, err := os.ReadFile(file); err == nil && strings.TrimSpace(string(b)) != "" {
 		return file, nil
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", file, err)
 	}
-	c := api.NewClient(addr)
-	if f := pki.CertFiles(devTLSDir(root), pki.RoleCLI); strings.HasPrefix(addr, "https://") && fileExists(f.CA) {
-		// The dev cell's own CA: the cell was started with TLS (the
-		// default), and $STRATA_CACERT need not name it.
-		var err error
-		if c, err = api.NewClientWithTLS(addr, f.CA, f.Cert, f.Key); err != nil {
-			return "", fmt.Errorf("the dev cell's TLS credentials: %w", err)
-		}
+	c, err := api.NewClientWithTLS(addr, ca, cert, key)
+	if err != nil {
+		return "", fmt.Errorf("bootstrap the dev cell's ACLs: %w", err)
 	}
 	tok, err := c.ACLBootstrap(ctx)
 	if err != nil {

@@ -19,11 +19,13 @@ import (
 type eventFilter struct {
 	types        map[string]bool // empty: every type
 	nodeID       string
+	incident     string
 	since, until time.Time
 }
 
 func (f eventFilter) keep(e *api.Event) bool {
 	return (len(f.types) == 0 || f.types[e.Type]) && (f.nodeID == "" || e.NodeID == f.nodeID) &&
+		(f.incident == "" || e.Incident == f.incident) &&
 		(f.since.IsZero() || !e.Time.Before(f.since)) && (f.until.IsZero() || e.Time.Before(f.until))
 }
 
@@ -69,7 +71,7 @@ func parseEventTime(flag, s string, now time.Time) (time.Time, error) {
 }
 
 func newEventsCmd(g *globals) *cobra.Command {
-	var workload, node, since, until string
+	var workload, node, incidentID, since, until string
 	var types []string
 	var follow bool
 	cmd := &cobra.Command{
@@ -86,13 +88,14 @@ Types: ` + strings.Join(api.EventTypes, ", ") + `.`,
   strata events --workload hello -f
   strata events --type node-down,node-ready --since 2h
   strata events --node n7 --type placed,stopped -o wide
+  strata events --incident 20250105T120000-rack-r3
   strata events --since "2026-01-02 09:00:00" --until "2026-01-02 10:00:00" -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(g); err != nil {
 				return err
 			}
-			var f eventFilter
+			f := eventFilter{incident: incidentID}
 			var err error
 			if f.types, err = parseEventTypes(types, g.stderr); err != nil {
 				return err
@@ -116,6 +119,7 @@ Types: ` + strings.Join(api.EventTypes, ", ") + `.`,
 	cmd.Flags().StringVar(&workload, "workload", "", "only events of this workload")
 	cmd.Flags().StringSliceVar(&types, "type", nil, "only events of these types (comma-separated or repeated)")
 	cmd.Flags().StringVar(&node, "node", "", "only events of this node (id, unique id prefix or name)")
+	cmd.Flags().StringVar(&incidentID, "incident", "", "only events of this incident (strata incidents lists them)")
 	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (a duration back from now, or a time)")
 	cmd.Flags().StringVar(&until, "until", "", "only events before this time (a duration back from now, or a time)")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
@@ -193,6 +197,7 @@ func printEvents(g *globals, events []*api.Event, header bool) {
 		{header: "NODE", wide: true, cell: func(e *api.Event) string { return dash(g.id(e.NodeID)) }},
 		{header: "ALLOC", wide: true, cell: func(e *api.Event) string { return dash(g.id(e.AllocID)) }},
 		{header: "INDEX", wide: true, cell: func(e *api.Event) string { return fmt.Sprint(e.Index) }},
+		{header: "INCIDENT", wide: true, cell: func(e *api.Event) string { return dash(e.Incident) }},
 		{header: "MESSAGE", cell: func(e *api.Event) string { return e.Message }},
 	}
 	if !header {

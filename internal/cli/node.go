@@ -87,6 +87,9 @@ func printNodeStatus(w io.Writer, st *api.NodeStatus) error {
 		}
 		fmt.Fprintf(w, "  drain:        %d allocations left to move, deadline %s%s\n", st.Remaining, d.Deadline.UTC().Format(time.RFC3339), keep)
 	}
+	if n.DiskPressure != "" {
+		fmt.Fprintf(w, "  disk:         PRESSURE: %s\n", n.DiskPressure)
+	}
 	// Every dimension the node offers, allocated/capacity; those every
 	// task asks for (cpu, memory) always.
 	for k, d := range api.Dimensions {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/server"
+	"github.com/strata-dev/strata/internal/replica"
 )
 
 func newOperatorCmd(g *globals) *cobra.Command {
@@ -158,7 +158,7 @@ under a temporary name and renamed once complete and verified.`,
 			if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 				return failf("%v", err)
 			}
-			info, err := server.CheckSnapshotFile(tmp)
+			info, err := replica.CheckSnapshotFile(tmp)
 			if err != nil {
 				return failf("the snapshot received is damaged, nothing saved: %v", err)
 			}
@@ -199,7 +199,7 @@ every follower; writes made since the snapshot was saved are gone.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			_, err = server.CheckSnapshotFile(f)
+			_, err = replica.CheckSnapshotFile(f)
 			f.Close()
 			if err != nil {
 				return failf("%s: %v; nothing was changed", path, err)

@@ -180,6 +180,7 @@ fails over between them.`,
 		newKeyringCmd(g), newACLCmd(g), newAuditCmd(g), newAllocCmd(g),
 		newServicesCmd(g), newAllocStatusCmd(g),
 		newPlanCmd(g), newHistoryCmd(g), newRevertCmd(g), newDeploymentCmd(g), // deployment.go, plan.go
+		newIncidentsCmd(g), newIncidentCmd(g), // incidents.go
 		newVersionCmd(g),
 	)
 	wireCompletions(root, g)

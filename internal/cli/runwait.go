@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -55,7 +54,7 @@ func judgeWait(reg *api.RegisterResponse, st *api.WorkloadStatus, allocs []*api.
 	}
 	specs := map[string]string{}
 	for _, g := range w.Groups {
-		specs[g.Name] = canonicalSpec(g)
+		specs[g.Name], _ = api.RunSpec(g)
 	}
 	desired := 0
 	for _, gs := range st.Groups {
@@ -69,8 +68,10 @@ func judgeWait(reg *api.RegisterResponse, st *api.WorkloadStatus, allocs []*api.
 			delete(mem.healthySince, a.ID)
 			continue
 		}
-		if a.WorkloadVersion != reg.Version && canonicalSpec(a.TaskGroup) != spec {
-			continue // the old version, being replaced
+		if a.WorkloadVersion != reg.Version {
+			if run, ok := api.RunSpec(a.TaskGroup); !ok || run != spec {
+				continue // the old version, being replaced (the scheduler's rule)
+			}
 		}
 		fresh := a.WorkloadVersion == reg.Version || a.CreateIndex >= reg.Index
 		if why := allocTrouble(a, fresh); why != "" {
@@ -135,21 +136,6 @@ func allocTrouble(a *api.Allocation, fresh bool) string {
 		return fmt.Sprintf("task %s %s and was restarted %d times: %s", name, what, ts.Restarts, ts.Message)
 	}
 	return ""
-}
-
-// canonicalSpec encodes a group spec without Replicas, the way the
-// scheduler decides whether an allocation runs the current spec.
-func canonicalSpec(g *api.TaskGroup) string {
-	if g == nil {
-		return ""
-	}
-	cp := *g
-	cp.Replicas = 0
-	b, err := json.Marshal(&cp)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 func sortedAllocs(allocs []*api.Allocation) []*api.Allocation {

@@ -137,3 +137,32 @@ func TestJudgeWait(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitAgreesWithTheSchedulerOnTheCurrentSpec: whether an allocation
+// runs the submitted spec was decided twice, by the scheduler and by this
+// copy, and the copy drifted: a new version that changes only how a group
+// rolls out, how many may be disrupted or how long a stop waits replaces
+// nothing (the scheduler keeps the allocations), but --wait took them for
+// the old version and waited for replacements that never come.
+func TestWaitAgreesWithTheSchedulerOnTheCurrentSpec(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name   string
+		change func(g *api.TaskGroup)
+	}{
+		{"update policy", func(g *api.TaskGroup) { g.Update = &api.UpdatePolicy{MaxParallel: 3} }},
+		{"disruption budget", func(g *api.TaskGroup) { g.Disruption = &api.DisruptionPolicy{MaxUnavailable: 2} }},
+		{"shutdown delay", func(g *api.TaskGroup) { g.ShutdownDelay = 5 * time.Second }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := &waitMemory{minHealthy: time.Second}
+			c := newWaitCell(2, "web", 1)
+			tc.change(c.w.Groups[0])
+			c.alloc("a", 1, "web", api.AllocRunning, api.HealthHealthy, nil) // version 1, kept in place
+			judgeWait(waitReg, c.status(), c.allocs, t0, mem)
+			if v := judgeWait(waitReg, c.status(), c.allocs, t0.Add(5*time.Second), mem); !v.done {
+				t.Fatalf("%+v: want done, the allocation runs the submitted spec", v)
+			}
+		})
+	}
+}

@@ -36,6 +36,7 @@ type simFlags struct {
 	progress    string
 	sample      string
 	explain     string
+	churn       churnFlags // --mode churn (simchurn.go)
 }
 
 func newSimCmd(g *globals) *cobra.Command {
@@ -52,6 +53,10 @@ Modes:
              published seeds 42..51 are run and averaged.
   replay     creation and deletion times honoured; pods that do not fit wait and
              their pending times are reported.
+  churn      a cell kept at --load of its GPU capacity: pods drawn from the trace arrive,
+             run their trace lifetime and leave, so free capacity scatters; with
+             --rebalance the rebalancer moves running pods to gather it
+             (docs/rebalancing.md).
 
 Trace formats: openb (the Alibaba GPU trace CSVs), google (cluster-usage 2011:
 task_events files as --pods, machine_events as --nodes or --machines-csv), native
@@ -87,7 +92,8 @@ list, or "all".`,
 	fl.StringVar(&f.nodes, "nodes", "", "node list (openb node CSV, or google machine_events)")
 	fl.StringSliceVar(&f.pods, "pods", nil, "pod trace file(s) (openb pod CSV, google task_events parts, or a native file)")
 	fl.StringVar(&f.machinesCSV, "machines-csv", "", "google: machines as a CSV machine_id,cpu,memory of normalized capacities")
-	fl.StringVar(&f.mode, "mode", "inflation", "inflation or replay")
+	fl.StringVar(&f.mode, "mode", "inflation", "inflation, replay or churn")
+	addChurnFlags(fl, &f.churn)
 	fl.StringVar(&f.policy, "policy", "FGD", "placement policy, or all")
 	fl.Int64Var(&f.seed, "seed", 42, "seed of a single run (default in inflation mode: the mean over seeds 42..51)")
 	fl.StringVar(&f.seeds, "seeds", "42..51", "seeds averaged in inflation mode when --seed is not given, as A..B or a comma list")
@@ -101,7 +107,10 @@ list, or "all".`,
 	fl.StringVar(&f.explain, "explain", "", "explain one pod's placement (a single run per policy, with --seed): nodes rejected by each check, the chosen node's score components and the runners-up; inflated copies are named POD~k")
 	fl.StringVarP(&g.output, "output", "o", "table", "output format: table, json, yaml, or csv (the summary: one row per run, with pending-time percentiles and evictions)")
 	cmd.AddCommand(newSimGrowCmd(g))
+	cmd.AddCommand(newSimRolloutsCmd(g))
 	cmd.AddCommand(newSimAutopilotCmds(g)...)
+	cmd.AddCommand(newSimFailuresCmd(g))
+	cmd.AddCommand(newSimCorrelatedCmd(g))
 	return cmd
 }
 
@@ -278,8 +287,11 @@ func runSim(ctx context.Context, g *globals, f *simFlags, seedGiven bool) error 
 		return err
 	}
 	mode := sim.Mode(f.mode)
+	if f.mode == modeChurn {
+		return runSimChurn(ctx, g, f, t)
+	}
 	if mode != sim.ModeInflation && mode != sim.ModeReplay {
-		return failf("--mode: unknown %q (want inflation or replay)", f.mode)
+		return failf("--mode: unknown %q (want inflation, replay or churn)", f.mode)
 	}
 	policies := strings.Split(f.policy, ",")
 	if f.policy == "all" {

@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"time"
 )
@@ -33,18 +32,22 @@ func (c Config) ExtendBy(w http.ResponseWriter, wait time.Duration) {
 // log): the read deadline is lifted, and before each write the write
 // deadline is set to perWrite from now. A client that keeps reading keeps
 // the stream; one that stops reading for perWrite is dropped. Writes are
-// flushed at once.
-func Stream(w http.ResponseWriter, perWrite time.Duration) io.Writer {
+// flushed at once. The writer is w's ResponseWriter too (a reverse proxy
+// relays a stream through it), and unwraps to w.
+func Stream(w http.ResponseWriter, perWrite time.Duration) http.ResponseWriter {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Time{})
-	return &streamWriter{w: w, rc: rc, perWrite: perWrite}
+	return &streamWriter{ResponseWriter: w, rc: rc, perWrite: perWrite}
 }
 
 type streamWriter struct {
-	w        http.ResponseWriter
+	http.ResponseWriter
 	rc       *http.ResponseController
 	perWrite time.Duration
 }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
 	if s.perWrite > 0 {
@@ -52,7 +55,7 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	} else {
 		s.rc.SetWriteDeadline(time.Time{})
 	}
-	n, err := s.w.Write(p)
+	n, err := s.ResponseWriter.Write(p)
 	if err != nil {
 		return n, err
 	}

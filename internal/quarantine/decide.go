@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/strata-dev/strata/internal/stats"
 )
 
 // Alloc is one allocation as the decision weighs it.
@@ -210,7 +212,7 @@ func failing(n Node, t tally, cellFailures, cellSamples, tested int, p Policy) (
 		return Verdict{}, false
 	}
 	threshold := p.Alpha / float64(max(1, tested))
-	pv := binomialTail(t.samples, t.failures, rate)
+	pv := stats.BinomialTail(t.samples, t.failures, rate)
 	if pv > threshold {
 		return Verdict{}, false
 	}

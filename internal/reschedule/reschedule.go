@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // Verdict is what happens to a replica whose newest allocation failed.
@@ -63,9 +64,7 @@ func Delay(p api.ReschedulePolicy, n int) time.Duration {
 	}
 	switch p.DelayFunction {
 	case api.DelayExponential:
-		for i := 0; i < n && d < limit; i++ {
-			d *= 2
-		}
+		d = backoff.Exp(d, limit, n)
 	case api.DelayFibonacci:
 		prev := time.Duration(0)
 		for i := 0; i < n && d < limit; i++ {

@@ -41,7 +41,7 @@ func DrainMigrates(a *api.Allocation, n *api.Node, drain *api.DrainSpec) bool {
 		return false
 	}
 	for _, t := range a.TaskGroup.Tasks {
-		if !n.Checkpoint.KeepsMemoryOf(t.Driver) {
+		if !n.Checkpoint.KeepsMemoryOfTask(t, a.TaskStates[t.Name]) {
 			return false // a move would be a stop-and-restart: a replacement beside it is better
 		}
 	}

@@ -35,6 +35,14 @@ type NodeView struct {
 	slot  int32
 }
 
+// ForecastReader is implemented by States that carry the cell's
+// predictions about its nodes (api.NodeForecast): soft state, so a node
+// may have none. Policies that use predictions take one when they are
+// built (predictive.Config); the engine itself never reads it.
+type ForecastReader interface {
+	NodeForecast(nodeID string) (api.NodeForecast, bool)
+}
+
 // GPUScorer is implemented by scorers that read per-GPU occupancy
 // (NodeView.GPUFree), such as fragmentation-aware ones. The engine then
 // loads the occupancy of every node it scores, which costs more than the

@@ -2,14 +2,13 @@ package scheduler
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/transcript"
 )
 
 // Transcript tests, in the style of etcd-raft's data-driven tests: each
@@ -43,81 +42,11 @@ import (
 // and the diff reviewed like code: it is what users read in
 // `strata status`.
 func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/explain/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts (%v)", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runTranscript(t, file) })
-	}
-}
-
-type directive struct {
-	comments []string // the lines of "#" before it, kept by -rewrite
-	line     string   // the command line, as written
-	want     string
-}
-
-// parseTranscript reads directives: a command line, "----", the expected
-// output up to a blank line.
-func parseTranscript(t *testing.T, text string) []directive {
-	var out []directive
-	var comments []string
-	lines := strings.Split(text, "\n")
-	for k := 0; k < len(lines); k++ {
-		line := strings.TrimSpace(lines[k])
-		if strings.HasPrefix(line, "#") {
-			comments = append(comments, line)
-		}
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		d := directive{line: line, comments: comments}
-		comments = nil
-		if k+1 >= len(lines) || strings.TrimSpace(lines[k+1]) != "----" {
-			t.Fatalf("line %d: %q is not followed by ----", k+1, line)
-		}
-		k += 2
-		var want []string
-		for ; k < len(lines) && lines[k] != ""; k++ {
-			want = append(want, lines[k])
-		}
-		d.want = strings.Join(want, "\n")
-		out = append(out, d)
-	}
-	return out
-}
-
-func runTranscript(t *testing.T, file string) {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := parseTranscript(t, string(raw))
-	f := newFake()
-	var last *api.Plan
-	var sb strings.Builder
-	for k, d := range ds {
-		got := runDirective(t, f, d.line, &last)
-		if k > 0 {
-			sb.WriteString("\n")
-		}
-		for _, c := range d.comments {
-			sb.WriteString(c + "\n")
-		}
-		sb.WriteString(d.line + "\n----\n")
-		if got != "" {
-			sb.WriteString(got + "\n")
-		}
-		if !*rewrite && got != d.want {
-			t.Errorf("%s: %s:\n got:\n%s\nwant:\n%s", file, d.line, got, d.want)
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transcript.RunDir(t, "testdata/explain/*.txt", *rewrite, func(t *testing.T) func(transcript.Directive) string {
+		f := newFake()
+		var last *api.Plan
+		return func(d transcript.Directive) string { return runDirective(t, f, d.Line, &last) }
+	})
 }
 
 func runDirective(t *testing.T, f *fakeState, line string, last **api.Plan) string {

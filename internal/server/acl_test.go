@@ -2,20 +2,20 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -100,7 +100,10 @@ var routeCalls = map[string][2]string{
 	"GET /v1/allocations/{id}/logs":             {"/v1/allocations/nope/logs", ""},
 	"GET /v1/evaluations":                       {"/v1/evaluations", ""},
 	"GET /v1/evaluations/{id}":                  {"/v1/evaluations/nope", ""},
+	"POST /v1/evaluations/{id}/retry":           {"/v1/evaluations/nope/retry", ""},
 	"GET /v1/events":                            {"/v1/events", ""},
+	"GET /v1/incidents":                         {"/v1/incidents", ""},
+	"GET /v1/incidents/{id}":                    {"/v1/incidents/nope", ""},
 	"GET /v1/services":                          {"/v1/services", ""},
 	"GET /v1/services/{name}":                   {"/v1/services/nope", ""},
 	"GET /v1/nodes":                             {"/v1/nodes", ""},
@@ -117,7 +120,7 @@ var routeCalls = map[string][2]string{
 	"GET /v1/operator/snapshot":                 {"/v1/operator/snapshot", ""},
 	"PUT /v1/operator/snapshot":                 {"/v1/operator/snapshot", "not a snapshot"},
 	"GET /v1/status/leader":                     {"/v1/status/leader", ""},
-	metricsRoute:                                {"/metrics", ""},
+	"GET /metrics":                              {"/metrics", ""},
 	"GET /v1/status/ready":                      {"/v1/status/ready", ""},
 	"GET /v1/status/raft":                       {"/v1/status/raft", ""},
 	"/":                                         {"/v1/nosuch", ""},
@@ -146,39 +149,21 @@ var routeCalls = map[string][2]string{
 	"GET /v1/agent/nodes/{id}/incoming/{alloc}": {"/v1/agent/nodes/nope/incoming/nope", ""},
 }
 
-// TestEveryRouteHasAnACLRule: every route the server registers has a rule
-// (a route without one is closed while ACLs are on) and a call in the
-// matrix below; every rule names a route that exists.
-func TestEveryRouteHasAnACLRule(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	registered := map[string]bool{}
-	re := regexp.MustCompile(`mux\.HandleFunc\("([^"]+)"`)
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			registered[m[1]] = true
+// TestEveryRouteHasACall: every route of the API's table has a call in
+// the matrix below, and every call a route (a rule is part of each route:
+// the table refuses one without, TestRouteTableRefuses in httpapi).
+func TestEveryRouteHasACall(t *testing.T) {
+	s := quietServer(t)
+	routes := map[string]bool{"": true} // the mux's own answers, an open route
+	for _, rt := range s.api.Table() {
+		routes[rt.Pattern] = true
+		if _, ok := routeCalls[rt.Pattern]; !ok {
+			t.Errorf("route %q has no call in the ACL matrix", rt.Pattern)
 		}
 	}
-	delete(registered, "POST /v1/internal/hello") // the server port's own calls, not the API's
-	delete(registered, "POST /v1/internal/join")
-	registered[metricsRoute] = true // served ahead of the mux (metrics.go)
-	for p := range registered {
-		if _, ok := routeRules[p]; !ok {
-			t.Errorf("route %q has no ACL rule", p)
-		}
-		if _, ok := routeCalls[p]; !ok {
-			t.Errorf("route %q has no call in the ACL matrix", p)
-		}
-	}
-	for p := range routeRules {
-		if !registered[p] && p != "" {
-			t.Errorf("ACL rule for %q, which is no route", p)
+	for p := range routeCalls {
+		if !routes[p] {
+			t.Errorf("a call for %q, which is no route", p)
 		}
 	}
 }
@@ -189,22 +174,26 @@ func TestEveryRouteHasAnACLRule(t *testing.T) {
 func TestACLMatrix(t *testing.T) {
 	s, management, _ := aclServer(t)
 	holders := map[string]string{"anonymous": "", "management": management}
-	grants := map[string]aclRule{}
+	grants := map[string]route.Rule{}
 	for _, c := range api.NamespaceCapabilities {
 		name := "ns-" + c
 		holders[name] = tokenWith(t, s, management, &api.ACLPolicy{Name: name, Namespaces: map[string][]string{"default": {c}}}, "").SecretID
-		grants[name] = aclRule{scopeNamespace, c}
+		grants[name] = route.Rule{Scope: route.ScopeNamespace, Cap: c}
 	}
 	for _, c := range api.CellCapabilities {
 		name := "cell-" + c
 		holders[name] = tokenWith(t, s, management, &api.ACLPolicy{Name: name, Cell: []string{c}}, "").SecretID
-		grants[name] = aclRule{scopeCell, c}
+		grants[name] = route.Rule{Scope: route.ScopeCell, Cap: c}
 	}
 	holders["other-namespace"] = tokenWith(t, s, management, &api.ACLPolicy{Name: "other-namespace",
 		Namespaces: map[string][]string{"other": api.NamespaceCapabilities}}, "").SecretID
-	grants["other-namespace"] = aclRule{scopeNamespace, "in another namespace"}
+	grants["other-namespace"] = route.Rule{Scope: route.ScopeNamespace, Cap: "in another namespace"}
 
-	for pattern, rule := range routeRules {
+	rules := map[string]route.Rule{"": route.Open} // the mux's own answers
+	for _, rt := range s.api.Table() {
+		rules[rt.Pattern] = rt.Rule
+	}
+	for pattern, rule := range rules {
 		call := routeCalls[pattern]
 		method, _, found := strings.Cut(pattern, " ")
 		if !found {
@@ -214,11 +203,11 @@ func TestACLMatrix(t *testing.T) {
 			t.Run(pattern+"/"+holder, func(t *testing.T) {
 				var want bool
 				switch {
-				case rule.scope == scopeOpen, rule.scope == scopeNode:
+				case rule.Scope == route.ScopeOpen, rule.Scope == route.ScopeNode, rule.Scope == route.ScopeNodeJoin:
 					want = true
 				case holder == "anonymous":
 					want = false
-				case holder == "management", rule.scope == scopeToken:
+				case holder == "management", rule.Scope == route.ScopeToken:
 					want = true
 				default:
 					want = grants[holder] == rule
@@ -231,8 +220,8 @@ func TestACLMatrix(t *testing.T) {
 					t.Fatalf("%s %s as %s: %d %s %q, want allowed", method, call[0], holder, got.status, got.code, got.msg)
 				case !want && !denied:
 					t.Fatalf("%s %s as %s: %d %s %q, want 403", method, call[0], holder, got.status, got.code, got.msg)
-				case !want && !strings.Contains(got.msg, fmt.Sprintf("%q", rule.cap)):
-					t.Fatalf("%s %s as %s: %q does not name the capability %q", method, call[0], holder, got.msg, rule.cap)
+				case !want && !strings.Contains(got.msg, fmt.Sprintf("%q", rule.Cap)):
+					t.Fatalf("%s %s as %s: %q does not name the capability %q", method, call[0], holder, got.msg, rule.Cap)
 				case !want && contentIndex(s) != before:
 					t.Fatalf("a refused %s %s wrote the state", method, call[0])
 				}
@@ -253,13 +242,14 @@ func TestACLMatrixAcrossNamespaces(t *testing.T) {
 	}
 	other := tokenWith(t, s, management, &api.ACLPolicy{Name: "other", Namespaces: map[string][]string{"other": api.NamespaceCapabilities}}, "").SecretID
 	defaults := tokenWith(t, s, management, &api.ACLPolicy{Name: "default-all", Namespaces: map[string][]string{"default": api.NamespaceCapabilities}}, "").SecretID
-	for pattern, rule := range routeRules {
-		if rule.scope != scopeNamespace {
+	for _, rt := range s.api.Table() {
+		pattern := rt.Pattern
+		if rt.Rule.Scope != route.ScopeNamespace {
 			continue
 		}
 		call := routeCalls[pattern]
 		path := call[0] + "?namespace=other"
-		if pattern == namespaceShowRoute {
+		if rt.NamespaceParam != "" {
 			path = "/v1/namespaces/other"
 		}
 		method, _, _ := strings.Cut(pattern, " ")
@@ -335,7 +325,7 @@ func TestBadTokens(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, secret := range []string{management, valid.SecretID, aclTokenHash(valid.SecretID)} {
+	for _, secret := range []string{management, valid.SecretID, tokenHash(valid.SecretID)} {
 		if strings.Contains(string(b), secret) {
 			t.Fatalf("the token listing shows a secret or its hash: %s", b)
 		}
@@ -352,4 +342,11 @@ func contentIndex(s *Server) uint64 {
 		idx = max(idx, snap.TableIndex(nil, t))
 	}
 	return idx
+}
+
+// tokenHash is what the cell stores of a token's secret (httpapi's
+// aclTokenHash), to check that no answer shows it.
+func tokenHash(secret string) string {
+	h := sha256.Sum256([]byte("strata acl token\x00" + secret))
+	return hex.EncodeToString(h[:])
 }

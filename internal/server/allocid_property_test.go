@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // labelledWorkload is bigWorkload confined to nodes labelled check=<check>,
@@ -77,11 +78,11 @@ func TestPropertyAllocationIDsAreNeverReused(t *testing.T) {
 				n := &api.Node{ID: fmt.Sprintf("%s-n%d", check, nodes), Name: fmt.Sprintf("%s-n%d", check, nodes), Status: api.NodeReady,
 					Labels:   map[string]string{"check": check},
 					Capacity: api.Resources{CPUMilli: cpu, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
-				if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: n}); err != nil {
+				if _, err := s.propose(&fsm.UpsertNode{Node: n}); err != nil {
 					rt.Fatal(err)
 				}
 				if rapid.Bool().Draw(rt, "unblock") {
-					s.broker.Unblock() // as a node registration through the API does
+					s.leader.Unblock() // as a node registration through the API does
 				}
 				settle()
 			},
@@ -112,11 +113,11 @@ func TestPropertyAllocationIDsAreNeverReused(t *testing.T) {
 				sort.Slice(evals, func(i, j int) bool { return evals[i].CreateIndex < evals[j].CreateIndex })
 				e := *rapid.SampledFrom(evals).Draw(rt, "eval")
 				e.Status = api.EvalPending // as a failed plan's 1s retry or a new leader re-runs it
-				s.broker.Enqueue(&e)
+				s.leader.Enqueue(&e)
 				settle()
 			},
 			"unblock": func(rt *rapid.T) {
-				s.broker.Unblock()
+				s.leader.Unblock()
 				settle()
 			},
 			"agents report running": func(rt *rapid.T) {
@@ -183,11 +184,11 @@ func settleServer(tb fataler, s *Server) {
 	deadline := time.Now().Add(20 * time.Second)
 	for stableFor < 2 {
 		if time.Now().After(deadline) {
-			ready, inflight, blocked := s.broker.Stats()
+			ready, inflight, blocked := s.leader.BrokerStats()
 			tb.Fatalf("server did not settle: ready %d, in flight %d, blocked %d", ready, inflight, blocked)
 		}
 		time.Sleep(2 * time.Millisecond) // the poll interval
-		ready, inflight, _ := s.broker.Stats()
+		ready, inflight, _ := s.leader.BrokerStats()
 		idx := s.State().Index()
 		if ready == 0 && inflight == 0 && idx == last {
 			stableFor++

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -32,7 +33,7 @@ func addNode(tb testing.TB, s *Server, id string) {
 	n := &api.Node{ID: id, Name: id, Status: api.NodeReady,
 		Capacity: api.Resources{CPUMilli: 32000, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
 	key := &state.NodeKey{NodeID: id, Verifier: nodeauth.Verifier(testNodeSecret(id))}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: n, Key: key}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: n, Key: key}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -50,7 +51,7 @@ func markRunning(tb fataler, s *Server, workload string) {
 	if len(ups) == 0 {
 		return
 	}
-	if _, err := s.propose(cmdAllocClientUpdate, &allocClientUpdateCmd{Updates: ups}); err != nil {
+	if _, err := s.propose(&fsm.AllocClientUpdate{Updates: ups}); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -88,7 +89,7 @@ func TestRetriedEvaluationNeverReusesARunningAllocationsID(t *testing.T) {
 	running := first[0]
 
 	addNode(t, s, "node-b")
-	s.broker.Unblock() // what a node registration does: the blocked evaluation is retried
+	s.leader.Unblock() // what a node registration does: the blocked evaluation is retried
 	waitFor(t, 10*time.Second, "the second replica", func() error {
 		live := 0
 		for _, a := range s.State().Snapshot().AllocsByWorkload("", "w") {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/replica"
 	"github.com/strata-dev/strata/internal/server"
 	"github.com/strata-dev/strata/internal/server/servertest"
 )
@@ -333,7 +334,7 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	if _, err := cl.SaveSnapshot(context.Background(), &file); err != nil {
 		t.Fatal(err)
 	}
-	info, err := server.CheckSnapshotFile(bytes.NewReader(file.Bytes()))
+	info, err := replica.CheckSnapshotFile(bytes.NewReader(file.Bytes()))
 	if err != nil || info.Index == 0 {
 		t.Fatalf("saved snapshot: %+v %v", info, err)
 	}

@@ -9,40 +9,14 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
 
-func TestValidateDevices(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		devices []api.Device
-		want    string // the path of the first problem
-	}{
-		{"good", []api.Device{{ID: "0000:3b:00.0", Class: "fpga", NUMA: 0, Attributes: map[string]string{"model": "u250"}, Paths: []string{"/dev/vfio/31"}}}, ""},
-		{"no id", []api.Device{{Class: "fpga", NUMA: -1}}, "devices[0].id"},
-		{"twice", []api.Device{{ID: "a", Class: "fpga", NUMA: -1}, {ID: "a", Class: "fpga", NUMA: -1}}, "devices[1].id"},
-		{"bad class", []api.Device{{ID: "a", Class: "FPGA", NUMA: -1}}, "devices[0].class"},
-		{"gpu class", []api.Device{{ID: "a", Class: "gpu", NUMA: -1}}, "devices[0].class"},
-		{"numa", []api.Device{{ID: "a", Class: "fpga", NUMA: -2}}, "devices[0].numa"},
-		{"relative path", []api.Device{{ID: "a", Class: "fpga", NUMA: -1, Paths: []string{"dev/x"}}}, "devices[0].paths[0]"},
-		{"unclean path", []api.Device{{ID: "a", Class: "fpga", NUMA: -1, Paths: []string{"/dev/../etc/shadow"}}}, "devices[0].paths[0]"},
-		{"bad attribute", []api.Device{{ID: "a", Class: "fpga", NUMA: -1, Attributes: map[string]string{"bad key!": "x"}}}, `devices[0].attributes`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var f fieldErrors
-			validateDevices(&f, tc.devices)
-			got := ""
-			if len(f) > 0 {
-				got = f[0].Path
-			}
-			if !strings.HasPrefix(got, tc.want) || (tc.want == "" && got != "") {
-				t.Fatalf("first problem at %q (%v), want %q", got, f, tc.want)
-			}
-		})
-	}
-}
-
+// TestDevicesSurviveThePlanEntry: replicas of one group share a template
+// in the raft entry; each keeps its own device (the template's would
+// hand one FPGA to both), and a third replica waits with the reason.
 const fpgaWorkload = `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -59,9 +33,6 @@ spec:
           devices: [{class: fpga, count: 1}]
 `
 
-// TestDevicesSurviveThePlanEntry: replicas of one group share a template
-// in the raft entry; each keeps its own device (the template's would
-// hand one FPGA to both), and a third replica waits with the reason.
 func TestDevicesSurviveThePlanEntry(t *testing.T) {
 	s := quietServer(t)
 	node := &api.Node{ID: "node-fpga", Name: "fpga", Status: api.NodeReady,
@@ -71,7 +42,7 @@ func TestDevicesSurviveThePlanEntry(t *testing.T) {
 			{ID: "0000:af:00.0", Class: "fpga", NUMA: 1},
 		}}
 	key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: node, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, fmt.Sprintf(fpgaWorkload, "w", 3))

@@ -1,11 +1,20 @@
-// Package server is Strata's control plane: raft (hashicorp/raft with a bbolt
-// log), the deterministic FSM that applies commands to the state store, the
-// HTTP+JSON /v1 API, and the leader's loops — the evaluation broker, the
-// scheduler workers, the single plan applier and node liveness.
+// Package server is the composition root of Strata's control plane: it
+// opens a server's data dir and wires the rooms — the state machine
+// (internal/fsm), raft and the cell's formation (internal/replica), the
+// leader's loops (internal/leader), the HTTP API (internal/httpapi) and
+// where evaluations come from (internal/trigger) — into one daemon with
+// one shape: New(cfg), then Run(ctx) (or Close).
 //
-// Everything that changes state goes through raft as a command. IDs,
-// timestamps and random choices are made by the leader before a command is
-// proposed, never inside the FSM (invariant 3). Only the plan applier commits
-// placements (invariant 2), after re-checking every node of a plan against
-// the newest state.
+// It owns what belongs to the daemon rather than to a room: the
+// configuration and its defaults, the server's id and keyring in its data
+// dir, the TLS configurations made from its files, the metrics registry,
+// the API's listener, the join token file every server keeps, and the
+// order things start and stop in: the FSM before raft replays into it, the
+// leader before the FSM tells it what applied, the API before the
+// replica forwards to it; on close, the API first, then the leader's term
+// and raft, then the loops.
+//
+// It holds no domain logic and must grow none: a new capability is a
+// command (fsm), a route (httpapi), a loop (leader) or a room of its own
+// wired here in a line or two.
 package server

@@ -10,54 +10,14 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
+	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
 
-func TestServiceEndpoints(t *testing.T) {
-	tg := &api.TaskGroup{Name: "g", Ports: []api.PortRequest{{Name: "http"}},
-		Services: []api.Service{{Name: "web", Port: "http", Tags: []string{"v1"}, Labels: map[string]string{"team": "a"}}, {Name: "other", Port: "http"}}}
-	alloc := func(id, node, health, desired string) *api.Allocation {
-		a := &api.Allocation{ID: id, Workload: "w", Group: "g", NodeID: node, NodeName: node, TaskGroup: tg,
-			DesiredStatus: desired, ClientStatus: api.AllocRunning,
-			Assignment: api.Assignment{NUMANode: -1, Ports: []api.AssignedPort{{Name: "http", Port: 20000}}}}
-		if health != "" {
-			a.Health = &api.AllocHealth{Status: health}
-		}
-		return a
-	}
-	noPort := alloc("e-noport", "n1", api.HealthHealthy, api.DesiredRun)
-	noPort.Assignment.Ports = nil
-	allocs := []*api.Allocation{
-		alloc("c-healthy", "n2", api.HealthHealthy, api.DesiredRun),
-		alloc("a-healthy", "n1", api.HealthHealthy, api.DesiredRun),
-		alloc("b-pending", "n1", api.HealthPending, api.DesiredRun),
-		alloc("d-unhealthy", "n1", api.HealthUnhealthy, api.DesiredRun),
-		alloc("f-stopping", "n1", api.HealthHealthy, api.DesiredStop),
-		alloc("g-unreported", "n1", "", api.DesiredRun),
-		alloc("h-on-a-down-node", "n3", api.HealthHealthy, api.DesiredRun),
-		noPort,
-	}
-	nodes := map[string]*api.Node{"n1": {ID: "n1", HTTPAddr: "http://10.0.0.1:4690"}, "n2": {ID: "n2", HTTPAddr: "http://0.0.0.0:4690"},
-		"n3": {ID: "n3", HTTPAddr: "http://10.0.0.3:4690", Status: api.NodeDown}}
-	got := serviceEndpoints("web", allocs, func(id string) *api.Node { return nodes[id] })
-	want := []string{"a-healthy 10.0.0.1:20000 [v1] map[team:a]", "c-healthy :20000 [v1] map[team:a]"}
-	var gotText []string
-	for _, e := range got {
-		gotText = append(gotText, fmt.Sprintf("%s %s:%d %v %v", e.AllocID, e.Address, e.Port, e.Tags, e.Labels))
-	}
-	if strings.Join(gotText, "; ") != strings.Join(want, "; ") {
-		t.Fatalf("endpoints %q, want %q", gotText, want)
-	}
-	if e := serviceEndpoints("nobody", allocs, func(string) *api.Node { return nil }); e == nil || len(e) != 0 {
-		t.Fatalf("unknown service: %v, want an empty list", e)
-	}
-	sums := listServices(allocs, func(id string) *api.Node { return nodes[id] })
-	if len(sums) != 2 || sums[0].Name != "other" || sums[1].Name != "web" || sums[1].Healthy != 2 || sums[1].Instances != 7 {
-		t.Fatalf("summaries %+v", sums)
-	}
-}
-
+// getServices reads GET path, optionally blocking, and returns the body
+// decoded into out and the index.
 const servedWorkload = `
 apiVersion: strata.dev/v1
 kind: Workload
@@ -74,8 +34,6 @@ spec:
           checks: [{type: http, port: http, path: /ready}]
 `
 
-// getServices reads GET path, optionally blocking, and returns the body
-// decoded into out and the index.
 func getServices(t *testing.T, s *Server, path string, out any) uint64 {
 	t.Helper()
 	resp, err := http.Get(s.Addr() + path)
@@ -89,7 +47,7 @@ func getServices(t *testing.T, s *Server, path string, out any) uint64 {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatal(err)
 	}
-	idx, _ := strconv.ParseUint(resp.Header.Get(indexHeader), 10, 64)
+	idx, _ := strconv.ParseUint(resp.Header.Get(route.IndexHeader), 10, 64)
 	return idx
 }
 
@@ -109,7 +67,7 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 	node := &api.Node{ID: "node-a", Name: "a", Status: api.NodeReady, HTTPAddr: "http://192.0.2.10:4690",
 		Capacity: api.Resources{CPUMilli: 8000, MemoryBytes: 8 << 30}}
 	key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: node, Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, servedWorkload)
@@ -182,6 +140,9 @@ func TestServiceRegistryFollowsHealth(t *testing.T) {
 
 func TestHealthReportValidation(t *testing.T) {
 	s := quietServer(t)
+	if status, er := call(t, s, "POST", "/v1/agent/nodes", nodeJSON(nil)); status != http.StatusOK {
+		t.Fatalf("register the reporting node: %d %+v", status, er)
+	}
 	cases := []struct{ health, field string }{
 		{`{"status":"fine"}`, "updates[0].health.status"},
 		{`{"status":"healthy","checks":[{"name":"c","type":"grpc","purpose":"readiness","status":"passing"}]}`, "updates[0].health.checks[0].type"},
@@ -191,9 +152,9 @@ func TestHealthReportValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		body := fmt.Sprintf(`{"updates":[{"id":"x","clientStatus":"running","health":%s}]}`, tc.health)
-		code, _, _, out := rawCall(t, "POST", s.Addr()+"/v1/agent/allocations", body)
-		if code != http.StatusBadRequest || !strings.Contains(string(out), tc.field) {
-			t.Errorf("health %s: %d %s; want 400 naming %s", tc.health, code, out, tc.field)
+		code, er := call(t, s, "POST", "/v1/agent/allocations", body)
+		if code != http.StatusBadRequest || er == nil || !strings.Contains(er.Error, tc.field) {
+			t.Errorf("health %s: %d %+v; want 400 naming %s", tc.health, code, er, tc.field)
 		}
 	}
 }

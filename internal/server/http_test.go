@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/httpapi/route"
 )
 
 // TestBlockingQueryTimeoutReturnsFullList: an agent's watch that times out
@@ -37,7 +38,7 @@ func TestBlockingQueryTimeoutReturnsFullList(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 			t.Fatal(err)
 		}
-		idx, _ := strconv.ParseUint(resp.Header.Get(indexHeader), 10, 64)
+		idx, _ := strconv.ParseUint(resp.Header.Get(route.IndexHeader), 10, 64)
 		return out, idx, time.Since(start)
 	}
 	first, idx, _ := get("")

@@ -27,7 +27,7 @@ func BenchmarkServerMemory100kAllocs(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		first, _ := s.raft.logStore.LastIndex()
+		first, _ := s.replica.LogStore().LastIndex()
 		name := fmt.Sprintf("mem-%d", i)
 		submit(b, s, fmt.Sprintf(largePlanWorkload, name, replicas))
 		waitPlaced(b, s, name, replicas)
@@ -35,11 +35,11 @@ func BenchmarkServerMemory100kAllocs(b *testing.B) {
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		last, _ := s.raft.logStore.LastIndex()
+		last, _ := s.replica.LogStore().LastIndex()
 		logBytes := 0
 		for idx := first + 1; idx <= last; idx++ {
 			var l raft.Log
-			if err := s.raft.logStore.GetLog(idx, &l); err == nil {
+			if err := s.replica.LogStore().GetLog(idx, &l); err == nil {
 				logBytes += len(l.Data)
 			}
 		}
@@ -54,7 +54,7 @@ func waitBrokerIdle(tb testing.TB, s *Server) {
 	tb.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		ready, inflight, _ := s.broker.Stats()
+		ready, inflight, _ := s.leader.BrokerStats()
 		if ready == 0 && inflight == 0 {
 			return
 		}

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"github.com/strata-dev/strata/api"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/api"
 )
 
 // scrape returns every sample of /metrics as "name{labels}" → value.

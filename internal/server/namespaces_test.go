@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
-	"github.com/strata-dev/strata/internal/spec"
-	"github.com/strata-dev/strata/internal/state"
 )
 
 func limit64(v int64) *int64 { return &v }
@@ -32,59 +29,6 @@ spec:
       tasks:
         - {name: t, driver: mock, command: ["x"], resources: {cpu: %dm, memory: 64Mi}}
 `, name, ns, class, replicas, cpu)
-}
-
-// TestAdmitToNamespace: a workload is refused at submission, with the
-// field named, when its namespace does not exist, its priority is above
-// the quota's maxPriority, or its groups can never fit the quota.
-func TestAdmitToNamespace(t *testing.T) {
-	st := state.New()
-	if err := st.Write(1, func(w *state.WriteTxn) error {
-		if err := w.UpsertNamespace(&api.Namespace{Name: "open"}); err != nil {
-			return err
-		}
-		return w.UpsertNamespace(&api.Namespace{Name: "small", Quota: &api.Quota{
-			CPUMilli: limit64(2000), Allocations: limit64(3), GPUMilli: limit64(0), MaxPriority: limitInt(999)}})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, ns, class string
-		replicas        int
-		cpu             int64
-		wantPath        string // "" admitted
-		wantSays        string
-	}{
-		{"default namespace always exists", "default", "batch", 10, 1000, "", ""},
-		{"unbounded namespace", "open", "production", 10, 1000, "", ""},
-		{"within quota", "small", "batch", 2, 1000, "", ""},
-		{"unknown namespace", "nope", "batch", 1, 100, "metadata.namespace", `namespace "nope" does not exist`},
-		{"priority above the quota", "small", "production", 1, 100, "spec.priority", "priority 1000 (class production) is above namespace \"small\"'s quota.maxPriority 999"},
-		{"one replica never fits", "small", "batch", 1, 3000, "spec.groups[0]", "quota.cpuMilli: 3000 needed, 2000 allowed"},
-		{"all replicas never fit", "small", "batch", 4, 100, "spec.groups[0].replicas", "quota.allocations: 4 needed, 3 allowed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			wl, err := spec.Parse([]byte(tenantWorkload(tt.ns, "w", tt.class, tt.replicas, tt.cpu)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = admitToNamespace(st.Snapshot(), wl)
-			if tt.wantPath == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			var he *httpError
-			if !errors.As(err, &he) || he.status != http.StatusBadRequest || len(he.fields) != 1 {
-				t.Fatalf("got %v, want a 400 naming %s", err, tt.wantPath)
-			}
-			if he.fields[0].Path != tt.wantPath || !strings.Contains(he.fields[0].Message, tt.wantSays) {
-				t.Fatalf("got %s: %s, want %s saying %q", he.fields[0].Path, he.fields[0].Message, tt.wantPath, tt.wantSays)
-			}
-		})
-	}
 }
 
 // TestTwoTenants: two namespaces with quotas on one cell with ACLs. A
@@ -195,79 +139,5 @@ func TestTwoTenants(t *testing.T) {
 	// A namespace with workloads is not deleted.
 	if err := admin.DeleteNamespace(ctx, "team-b"); err == nil || !strings.Contains(err.Error(), "holds 1 workload") {
 		t.Fatalf("delete team-b with a workload: %v", err)
-	}
-}
-
-// TestBrokerKeepsNamespacesApart: evaluations of workloads of one name in
-// two namespaces neither serialize nor supersede each other.
-func TestBrokerKeepsNamespacesApart(t *testing.T) {
-	b := newEvalBroker()
-	b.SetEnabled(true)
-	a, other := ev("a", "web", 100, 1), ev("b", "web", 100, 2)
-	a.Namespace, other.Namespace = "team-a", "team-b"
-	b.Enqueue(a)
-	b.Enqueue(other)
-	got := map[string]bool{dequeue(t, b).ID: true, dequeue(t, b).ID: true}
-	if !got["a"] || !got["b"] {
-		t.Fatalf("dequeued %v, want both a and b", got)
-	}
-}
-
-// TestRootTasksNeedTheNamespacesConsent: a task asking for root is
-// refused at submission, naming its user field, unless its namespace
-// allows root tasks; the default namespace allows them until a record
-// for it is applied.
-func TestRootTasksNeedTheNamespacesConsent(t *testing.T) {
-	st := state.New()
-	if err := st.Write(1, func(w *state.WriteTxn) error {
-		if err := w.UpsertNamespace(&api.Namespace{Name: "locked"}); err != nil {
-			return err
-		}
-		return w.UpsertNamespace(&api.Namespace{Name: "trusted", AllowRootTasks: true})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	withUser := func(ns, user string) *api.Workload {
-		wl, err := spec.Parse([]byte(tenantWorkload(ns, "w", "batch", 1, 100)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wl.Groups[0].Tasks[0].User = user
-		return wl
-	}
-	tests := []struct {
-		ns, user string
-		refused  bool
-	}{
-		{"locked", "root", true},
-		{"locked", "0", true},
-		{"locked", "root:wheel", true},
-		{"locked", "0:0", true},
-		{"locked", "nobody", false},
-		{"locked", "", false},
-		{"locked", "1000:0", false},
-		{"locked", "rooty", false},
-		{"trusted", "root", false},
-		{"default", "root", false},
-	}
-	for _, tt := range tests {
-		err := admitToNamespace(st.Snapshot(), withUser(tt.ns, tt.user))
-		if !tt.refused {
-			if err != nil {
-				t.Errorf("user %q in %s: refused: %v", tt.user, tt.ns, err)
-			}
-			continue
-		}
-		var he *httpError
-		if !errors.As(err, &he) || he.code != "root-not-allowed" || len(he.fields) != 1 || he.fields[0].Path != "spec.groups[0].tasks[0].user" {
-			t.Errorf("user %q in %s: %v, want root-not-allowed naming spec.groups[0].tasks[0].user", tt.user, tt.ns, err)
-		}
-	}
-	// A record for default withdraws its consent.
-	if err := st.Write(2, func(w *state.WriteTxn) error { return w.UpsertNamespace(&api.Namespace{Name: "default"}) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := admitToNamespace(st.Snapshot(), withUser("default", "root")); err == nil {
-		t.Error("root admitted in a default namespace applied without allowRootTasks")
 	}
 }

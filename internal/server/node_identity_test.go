@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -203,7 +204,7 @@ func TestFSMRefusesFinishedToRunning(t *testing.T) {
 	submit(t, s, fmt.Sprintf(benchWorkload, "w", 1))
 	a := theAlloc(t, s, "w")
 	for _, st := range []string{api.AllocFailed, api.AllocRunning} {
-		if _, err := s.propose(cmdAllocClientUpdate, &allocClientUpdateCmd{Updates: []*api.AllocUpdate{{ID: a.ID, ClientStatus: st}}}); err != nil {
+		if _, err := s.propose(&fsm.AllocClientUpdate{Updates: []*api.AllocUpdate{{ID: a.ID, ClientStatus: st}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -293,7 +294,7 @@ func TestRegistrationNeedsTheJoinToken(t *testing.T) {
 func TestAgentCallsAreAuthenticated(t *testing.T) {
 	s := quietServer(t)
 	ag := joined(t, s, "n1", "")
-	if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: testNode("legacy", "", "r1")}); err != nil {
+	if _, err := s.propose(&fsm.UpsertNode{Node: testNode("legacy", "", "r1")}); err != nil {
 		t.Fatal(err)
 	}
 	good := map[string]string{api.HeaderNodeID: "n1", api.HeaderNodeSecret: ag.Node.Secret}

@@ -2,13 +2,11 @@ package server
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/hashicorp/raft"
 
-	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 )
 
 // maxTestEntryBytes is the bound issue 7's defect 9 asks for: raft entries
@@ -41,20 +39,20 @@ func TestLargePlanEntriesAreBounded(t *testing.T) {
 	const replicas = 30_000
 	s := quietServer(t)
 	registerNodes(t, s, 300)
-	first, err := s.raft.logStore.LastIndex()
+	first, err := s.replica.LogStore().LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	submit(t, s, fmt.Sprintf(largePlanWorkload, "big", replicas))
 	waitPlaced(t, s, "big", replicas)
-	last, err := s.raft.logStore.LastIndex()
+	last, err := s.replica.LogStore().LastIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var planBytes, planEntries, largest int
 	for i := first + 1; i <= last; i++ {
 		var l raft.Log
-		if err := s.raft.logStore.GetLog(i, &l); err != nil {
+		if err := s.replica.LogStore().GetLog(i, &l); err != nil {
 			t.Fatalf("entry %d: %v", i, err)
 		}
 		if l.Type != raft.LogCommand || len(l.Data) == 0 {
@@ -62,9 +60,9 @@ func TestLargePlanEntriesAreBounded(t *testing.T) {
 		}
 		largest = max(largest, len(l.Data))
 		if len(l.Data) > maxTestEntryBytes {
-			t.Errorf("entry %d (%s) is %d bytes, over %d", i, commandType(l.Data[0]), len(l.Data), maxTestEntryBytes)
+			t.Errorf("entry %d (%s) is %d bytes, over %d", i, fsm.Commands.Name(fsm.Type(l.Data[0])), len(l.Data), maxTestEntryBytes)
 		}
-		if t := commandType(l.Data[0]); t == cmdApplyPlan || t == cmdApplyPlanPart {
+		if name := fsm.Commands.Name(fsm.Type(l.Data[0])); name == "apply-plan" || name == "apply-plan-part" {
 			planBytes += len(l.Data)
 			planEntries++
 		}
@@ -90,38 +88,5 @@ func TestPlanAllocationsShareTheWorkloadSpec(t *testing.T) {
 		if a.TaskGroup != own {
 			t.Fatalf("allocation %s holds its own copy of the group spec", a.ID)
 		}
-	}
-}
-
-// legacyApplyPlan is a cmdApplyPlan entry as servers before the compact
-// form wrote it (a whole plan, every allocation with its group spec).
-// Logs hold such entries; they must apply as they did.
-const legacyApplyPlan = `{"place":[` +
-	`{"id":"a1","workload":"w","group":"g","index":0,"nodeId":"n1","nodeName":"n1","workloadVersion":1,"priority":50,` +
-	`"taskGroup":{"name":"g","replicas":2,"tasks":[{"name":"t","driver":"mock","command":["x"],"resources":{"cpuMilli":100},"killTimeout":0,"pidsLimit":0}],"placement":{},"restartPolicy":{"mode":"never","attempts":0,"delay":0,"maxDelay":0}},` +
-	`"resources":{"cpuMilli":100},"assignment":{"numaNode":-1},"desiredStatus":"run","clientStatus":"pending","createTime":"2026-12-01T00:00:00Z","createIndex":0,"modifyIndex":0},` +
-	`{"id":"a2","workload":"w","group":"g","index":1,"nodeId":"n1","nodeName":"n1","workloadVersion":1,"priority":50,` +
-	`"taskGroup":{"name":"g","replicas":2,"tasks":[{"name":"t","driver":"mock","command":["x"],"resources":{"cpuMilli":100},"killTimeout":0,"pidsLimit":0}],"placement":{},"restartPolicy":{"mode":"never","attempts":0,"delay":0,"maxDelay":0}},` +
-	`"resources":{"cpuMilli":100},"assignment":{"numaNode":-1},"desiredStatus":"run","clientStatus":"pending","createTime":"2026-12-01T00:00:00Z","createIndex":0,"modifyIndex":0}` +
-	`],"eval":{"id":"e1","workload":"w","priority":50,"triggeredBy":"workload-register","status":"complete","createTime":"2026-12-01T00:00:00Z","createIndex":0,"modifyIndex":0},` +
-	`"time":"2026-12-01T00:00:00Z"}`
-
-func TestLegacyApplyPlanEntryStillApplies(t *testing.T) {
-	f := newFSM(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	node, _ := encodeCommand(cmdUpsertNode, &upsertNodeCmd{Node: &api.Node{ID: "n1", Name: "n1", Status: api.NodeReady,
-		Capacity: api.Resources{CPUMilli: 1000}}})
-	if err := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: node}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: append([]byte{byte(cmdApplyPlan)}, legacyApplyPlan...)}); err != nil {
-		t.Fatal(err)
-	}
-	snap := f.State().Snapshot()
-	a1, a2 := snap.Alloc("a1"), snap.Alloc("a2")
-	if a1 == nil || a2 == nil || snap.Eval("e1").Status != api.EvalComplete || snap.Node("n1").Allocated.CPUMilli != 200 {
-		t.Fatalf("legacy plan not applied: %+v %+v", a1, a2)
-	}
-	if a1.TaskGroup != a2.TaskGroup || a1.TaskGroup.Tasks[0].Command[0] != "x" {
-		t.Fatal("the two allocations of one group do not share its spec")
 	}
 }

@@ -176,7 +176,7 @@ func TestRestartedFollowerServesNothingBeforeCatchingUp(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for leader < 0 {
 		for i, s := range servers {
-			if s.IsLeader() && s.ready.leader() == nil {
+			if s.IsLeader() && s.replica.Serving() == nil {
 				leader = i
 			}
 		}

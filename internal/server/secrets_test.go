@@ -164,20 +164,3 @@ func TestResubmitKeepsSealedValueUnlessChanged(t *testing.T) {
 		t.Errorf("after changing one secret: %v, from %v", third, first)
 	}
 }
-
-// TestSealedValueBoundToItsSecret: a ciphertext moved into another
-// workload cannot be opened for that workload's agent.
-func TestSealedValueBoundToItsSecret(t *testing.T) {
-	s := quietServer(t)
-	register(t, s, fmt.Sprintf(secretWorkload, "a", "b"))
-	sealed := s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0].Secrets[1].Sealed
-	alloc := &api.Allocation{ID: "x", Workload: "other", TaskGroup: &api.TaskGroup{Name: "g",
-		Tasks: []*api.Task{{Name: "t", Secrets: []*api.Secret{{Name: "tls-key", Sealed: sealed}}}}}}
-	if _, err := s.openAlloc(alloc); err == nil || !strings.Contains(err.Error(), "fails authentication") {
-		t.Errorf("opened a secret moved to another workload: %v", err)
-	}
-	alloc.Workload = "w"
-	if got, err := s.openAlloc(alloc); err != nil || got.TaskGroup.Tasks[0].Secrets[0].Value != "b" {
-		t.Errorf("open in place: %v", err)
-	}
-}

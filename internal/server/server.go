@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,22 +10,25 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/gc"
+	"github.com/strata-dev/strata/internal/httpapi"
 	"github.com/strata-dev/strata/internal/httplimit"
+	"github.com/strata-dev/strata/internal/incident"
 	"github.com/strata-dev/strata/internal/keyring"
+	"github.com/strata-dev/strata/internal/leader"
 	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/quarantine"
-	"github.com/strata-dev/strata/internal/scheduler"
+	"github.com/strata-dev/strata/internal/replica"
 	"github.com/strata-dev/strata/internal/state"
+	"github.com/strata-dev/strata/internal/trigger"
 	"github.com/strata-dev/strata/internal/ui"
 )
 
@@ -62,7 +63,7 @@ type Config struct {
 	// HeartbeatTTL is how long a node may stay silent before it is marked
 	// down and its allocations replaced, while the cell is small. Default
 	// 10s. A large cell's TTL grows with its heartbeat interval
-	// (HeartbeatPolicy).
+	// (leader.HeartbeatPolicy).
 	HeartbeatTTL time.Duration
 	// HeartbeatInterval is how often nodes of a small cell heartbeat;
 	// default 1s.
@@ -122,36 +123,37 @@ type Config struct {
 	// GCInterval is how often the leader collects garbage. Default 5m.
 	GCInterval time.Duration
 
+	// Incidents tunes the leader's incident engine and IncidentInterval
+	// how often it passes (default 5s); RolloutGuard configures the guard
+	// of deployments; AnomalyInterval is how often the control plane's
+	// signals are sampled (default 10s). docs/incidents.md.
+	Incidents        incident.Policy
+	IncidentInterval time.Duration
+	RolloutGuard     leader.GuardConfig
+	AnomalyInterval  time.Duration
+
 	// fsmApplyHook, when set, runs before the FSM applies each command
 	// (tests use it to hold the replay at a chosen index).
 	fsmApplyHook func(index uint64)
 }
 
-// Server is one control-plane server.
+// Server is one control-plane server: the rooms, wired.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	id      string
-	keyring *keyring.Keyring
+	cfg    Config
+	logger *slog.Logger
+	id     string
 
-	fsm    *fsm
-	raft   *raftNode
-	broker *evalBroker
-	plans  *planApplier
-	// revertKick wakes the leader's auto-revert loop (deployments.go).
-	revertKick chan struct{}
-	beats      *heartbeats
-	// drainer follows drains on the leader (drainer.go).
-	drainer *drainer
-	// quarantines quarantines failing and flapping nodes on the leader
-	// (autoquarantine.go).
-	quarantines *autoQuarantine
-	// nodeTables keeps the scheduler's node tables per topology version
-	// of the store, shared by the workers.
-	nodeTables scheduler.IndexCache
-	// metrics are served at /metrics (metrics.go, docs/metrics.md).
-	metrics *serverMetrics
-	audit   *auditor
+	fsm      *fsm.FSM
+	proposer *fsm.Proposer
+	replica  *replica.Replica
+	leader   *leader.Leader
+	api      *httpapi.API
+	metrics  *prometheus.Registry
+
+	httpSrv  *http.Server
+	listener net.Listener
+	tls      *serverTLS // nil: plaintext
+
 	// joinFileMu serialises writes of <data-dir>/join-token.
 	joinFileMu sync.Mutex
 	// started is when this server started: a server that has known no
@@ -162,27 +164,9 @@ type Server struct {
 	// take its name (defaultNameTaken).
 	defaultNameMu sync.Mutex
 
-	httpSrv   *http.Server
-	listener  net.Listener
-	tls       *serverTLS   // nil: plaintext
-	agentHTTP *http.Client // fetches logs from agents
-
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-
-	ready *readiness
-	// term holds the context of the current leadership term (nil when not
-	// leading); reads served as leader end with it.
-	term atomic.Pointer[context.Context]
-
-	// The server port's HTTP (servers only): formation and forwarding.
-	peerSrv  *http.Server
-	peerHTTP *http.Client
-	peers    peerBook
-
-	leaderMu     sync.Mutex
-	leaderCancel context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -190,40 +174,11 @@ type Server struct {
 
 // New opens the server's data dir and raft log and starts serving HTTP.
 // It returns at once; the server answers requests (other than
-// /v1/status/*) only once Ready is closed: its state is replayed.
+// /v1/status/*) only once Ready is closed: its state is replayed. Run (or
+// Close) ends it.
 func New(cfg Config) (*Server, error) {
-	if cfg.DataDir == "" {
-		return nil, errors.New("server: data dir is required")
-	}
-	if cfg.HeartbeatTTL <= 0 {
-		cfg.HeartbeatTTL = 10 * time.Second
-	}
-	if cfg.DrainInterval <= 0 {
-		cfg.DrainInterval = time.Second
-	}
-	if cfg.GCInterval <= 0 {
-		cfg.GCInterval = 5 * time.Minute
-	}
-	if err := cfg.GC.Validate(); err != nil {
-		return nil, fmt.Errorf("server: gc: %w", err)
-	}
-	if w := cfg.AutoQuarantine.WithDefaults().Window; !cfg.GC.Off && !cfg.AutoQuarantine.Off && cfg.GC.WithDefaults().Allocations < w {
-		return nil, fmt.Errorf("server: gc: allocations: retention %s is shorter than the automatic quarantine's window %s, whose evidence it would delete", cfg.GC.WithDefaults().Allocations, w)
-	}
-	if cfg.QuarantineInterval <= 0 {
-		cfg.QuarantineInterval = 30 * time.Second
-	}
-	if err := cfg.AutoQuarantine.Validate(); err != nil {
-		return nil, fmt.Errorf("server: automatic quarantine: %w", err)
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
@@ -232,31 +187,13 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.KeyringFile == "" {
-		cfg.KeyringFile = filepath.Join(cfg.DataDir, keyring.FileName)
-	}
 	keys, err := keyring.LoadOrCreate(cfg.KeyringFile)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, broker: newEvalBroker(), keyring: keys, metrics: newServerMetrics(),
-		started: time.Now()}
+	s := &Server{cfg: cfg, logger: cfg.Logger.With("component", "server"), id: id, metrics: prometheus.NewRegistry()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.fsm = newFSM(s.logger)
-	s.broker.now = cfg.Now // follow-ups fall due by the scheduler's clock
-	s.fsm.onApply = s.afterApply
-	s.fsm.beforeApply = cfg.fsmApplyHook
-	s.beats = newHeartbeats(HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval,
-		MaxPerSecond: cfg.MaxHeartbeatsPerSecond}, nil)
-	s.audit = newAuditor()
-	s.drainer = newDrainer(s)
-	s.quarantines = &autoQuarantine{srv: s}
-	s.plans = newPlanApplier(s)
-	s.revertKick = make(chan struct{}, 1)
-
-	if cfg.BootstrapExpect < 0 {
-		return nil, errors.New("server: bootstrap-expect must not be negative")
-	}
+	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if cfg.TLS != nil {
 		if s.tls, err = newServerTLS(cfg.TLS); err != nil {
 			return nil, err
@@ -264,49 +201,59 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.logger.Warn("PLAINTEXT: this server's API and server port are not encrypted and do not authenticate their peers; use TLS (--tls-ca, --tls-cert, --tls-key) outside a test")
 	}
-	s.agentHTTP = newAgentHTTP(s.tls)
-	if cfg.RaftAddr == "" && (cfg.BootstrapExpect > 1 || len(cfg.Join) > 0) {
-		return nil, errors.New("server: a cell of several servers needs a raft address (--raft-addr) for the servers to reach each other")
-	}
-	s.raft, err = openRaft(raftOptions{dataDir: cfg.DataDir, serverID: id, bindAddr: cfg.RaftAddr, advertise: cfg.RaftAdvertise,
-		multiplier: cfg.RaftMultiplier, bootstrapAlone: cfg.BootstrapExpect <= 1 && len(cfg.Join) == 0, logger: s.logger,
-		tls: s.tls}, s.fsm)
+
+	// The state machine and the way into it: commands are proposed
+	// through the replica, once it is open (log).
+	s.fsm = fsm.New(s.logger)
+	log := &replicaLog{}
+	s.proposer = fsm.NewProposer(log)
+	maker := trigger.NewMaker(cfg.Now)
+	audit := httpapi.NewAuditLog(s.proposer, s.logger)
+	s.leader, err = leader.New(leader.Config{Workers: cfg.Workers, JoinToken: cfg.JoinToken,
+		Heartbeats:    leader.HeartbeatPolicy{MinTTL: cfg.HeartbeatTTL, MinInterval: cfg.HeartbeatInterval, MaxPerSecond: cfg.MaxHeartbeatsPerSecond},
+		DrainInterval: cfg.DrainInterval, AutoQuarantine: cfg.AutoQuarantine, QuarantineInterval: cfg.QuarantineInterval,
+		GC: cfg.GC, GCInterval: cfg.GCInterval, Now: cfg.Now, Metrics: s.metrics, Logger: s.logger,
+		Incidents: cfg.Incidents, IncidentInterval: cfg.IncidentInterval, RolloutGuard: cfg.RolloutGuard, AnomalyInterval: cfg.AnomalyInterval,
+		// The API's audit log is committed by the leader, with its loops.
+		Loops: []leader.Loop{{Name: "audit", Run: audit.Flush}}}, s.fsm, s.proposer, maker)
 	if err != nil {
 		return nil, err
 	}
-	s.ready = newReadiness(s.raft.raft, s.raft.logStore, s.fsm, s.raft.observer)
-	s.registerStateGauges()
-	s.observeLeaderChanges()
+	s.fsm.OnApply = s.applied
+	s.fsm.BeforeApply = cfg.fsmApplyHook
 
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		s.raft.Close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
-	}
-	s.listener = ln
 	// The API listens at once, but answers nothing from the state until the
 	// FSM has applied everything committed (readiness): /v1/status/* says
 	// how far it is.
-	// The web UI (internal/ui) is served beside the API at /ui/.
-	s.httpSrv = httplimit.NewServer(ui.Mount(s.routes()), cfg.HTTP)
-	if port := s.raft.port; port != nil {
-		s.peerHTTP = newPeerHTTP(port)
-		// The server port has the API's timeouts but no per-client caps: a
-		// follower forwards all its clients' requests over its connections.
-		s.peerSrv = httplimit.NewServer(s.peerRoutes(), cfg.HTTP)
-		s.wg.Add(2)
-		go func() {
-			defer s.wg.Done()
-			if err := s.peerSrv.Serve(port.HTTP()); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				s.logger.Error("server port http", "err", err)
-			}
-		}()
-		go func() {
-			defer s.wg.Done()
-			s.formCell(s.ctx)
-		}()
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	s.wg.Add(3)
+	s.listener = ln
+	rc := replica.Config{DataDir: cfg.DataDir, ID: id, BindAddr: cfg.RaftAddr, Advertise: cfg.RaftAdvertise,
+		BootstrapExpect: cfg.BootstrapExpect, Join: cfg.Join, Multiplier: cfg.RaftMultiplier, NoQuorumAfter: cfg.NoQuorumAfter, APIAddr: s.Addr(),
+		HTTP: cfg.HTTP, Now: cfg.Now, Metrics: s.metrics, Logger: s.logger}
+	if s.tls != nil {
+		rc.PeerTLS, rc.DialTLS = s.tls.peer, s.tls.dial
+	}
+	if s.replica, err = replica.Open(rc, cellFSM{s.fsm}); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	log.r = s.replica
+	ac := httpapi.Config{ACL: cfg.ACL, HTTP: cfg.HTTP, Keyring: keys, Metrics: s.metrics, Gatherer: s.metrics, Audit: audit,
+		Now: cfg.Now, Logger: s.logger}
+	if s.tls != nil {
+		ac.TLS, ac.AgentTLS = true, s.tls.agent
+	}
+	if s.api, err = httpapi.New(ac, s.fsm, s.proposer, maker, s.replica, s.leader, s.replica.Routes()); err != nil {
+		s.replica.Close()
+		ln.Close()
+		return nil, err
+	}
+	// The web UI (internal/ui) is served beside the API at /ui/.
+	s.httpSrv = httplimit.NewServer(ui.Mount(s.api.Handler()), cfg.HTTP)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		var l net.Listener = httplimit.Listen(ln, cfg.HTTP, s.logger)
@@ -319,14 +266,53 @@ func New(cfg Config) (*Server, error) {
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.monitorLeadership()
-	}()
-	go func() {
-		defer s.wg.Done()
 		s.watchReadiness()
 	}()
-	s.logger.Info("server started", "id", id, "http", s.Addr(), "raft", s.raft.addr(), "data_dir", cfg.DataDir)
+	s.replica.Start(s.api.Handler(), s.leader)
+	s.logger.Info("server started", "id", id, "http", s.Addr(), "raft", s.replica.Addr(), "data_dir", cfg.DataDir)
 	return s, nil
+}
+
+// withDefaults fills cfg's zero fields and checks what it cannot fill.
+func (cfg *Config) withDefaults() error {
+	if cfg.DataDir == "" {
+		return errors.New("server: data dir is required")
+	}
+	if cfg.HeartbeatTTL <= 0 {
+		cfg.HeartbeatTTL = 10 * time.Second
+	}
+	if err := cfg.GC.Validate(); err != nil {
+		return fmt.Errorf("server: gc: %w", err)
+	}
+	if w := cfg.AutoQuarantine.WithDefaults().Window; !cfg.GC.Off && !cfg.AutoQuarantine.Off && cfg.GC.WithDefaults().Allocations < w {
+		return fmt.Errorf("server: gc: allocations: retention %s is shorter than the automatic quarantine's window %s, whose evidence it would delete", cfg.GC.WithDefaults().Allocations, w)
+	}
+	if err := cfg.AutoQuarantine.Validate(); err != nil {
+		return fmt.Errorf("server: automatic quarantine: %w", err)
+	}
+	if cfg.BootstrapExpect < 0 {
+		return errors.New("server: bootstrap-expect must not be negative")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.KeyringFile == "" {
+		cfg.KeyringFile = filepath.Join(cfg.DataDir, keyring.FileName)
+	}
+	return nil
+}
+
+// applied is what the servers do after the FSM applied an entry: the
+// leader's loops follow it, and every server keeps the join token file.
+// It runs on the apply goroutine and must not block.
+func (s *Server) applied(index uint64, e fsm.Effects) {
+	s.leader.Applied(index, e)
+	if e.JoinToken != "" {
+		s.writeJoinTokenFile(e.JoinToken)
+	}
 }
 
 // watchReadiness logs when the server first becomes ready; a follower's
@@ -335,25 +321,31 @@ func (s *Server) watchReadiness() {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if s.ready.local() == nil {
+		if s.replica.Serving() == nil {
 			s.logger.Info("state replayed; serving", "index", s.fsm.AppliedIndex(), "leader", s.IsLeader())
 			if token := s.JoinToken(); token != "" {
-				s.writeJoinTokenFile(token) // a snapshot restore does not pass through afterApply
+				s.writeJoinTokenFile(token) // a snapshot restore does not pass through applied
 			}
 			return
 		}
 		select {
 		case <-s.ctx.Done():
 			return
-		case <-s.ready.ready:
+		case <-s.replica.Ready():
 		case <-tick.C:
 		}
 	}
 }
 
+// Run serves until ctx ends, then closes the server (Close).
+func (s *Server) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return s.Close()
+}
+
 // Ready is closed once the server has first been ready to serve: its FSM
-// applied everything committed (see readiness).
-func (s *Server) Ready() <-chan struct{} { return s.ready.ready }
+// applied everything committed.
+func (s *Server) Ready() <-chan struct{} { return s.replica.Ready() }
 
 // Addr returns the HTTP base URL, e.g. http://127.0.0.1:4680.
 func (s *Server) Addr() string {
@@ -367,7 +359,13 @@ func (s *Server) Addr() string {
 func (s *Server) State() *state.Store { return s.fsm.State() }
 
 // IsLeader reports whether this server leads the cell.
-func (s *Server) IsLeader() bool { return s.raft.raft.State() == raft.Leader }
+func (s *Server) IsLeader() bool { return s.replica.IsLeader() }
+
+// JoinToken returns the cell's join token as this server's state holds
+// it ("" until the first leader set it). An agent needs it to register.
+func (s *Server) JoinToken() string {
+	return s.State().Snapshot().CellSecret(state.CellSecretJoinToken)
+}
 
 // Close stops serving and shuts raft down; calling it again does nothing.
 // Nothing is lost: state is in the raft log on disk.
@@ -380,283 +378,50 @@ func (s *Server) close() error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.httpSrv.Shutdown(shutdownCtx)
-	if s.peerSrv != nil {
-		s.peerSrv.Shutdown(shutdownCtx)
-	}
 	s.cancel()
-	s.revokeLeadership()
-	err := s.raft.Close()
+	err := s.replica.Close() // ends the leader's term: its loops stop
+	s.leader.Wait()
 	s.wg.Wait()
 	return err
 }
 
-func (s *Server) monitorLeadership() {
-	ch := s.raft.raft.LeaderCh()
-	if s.IsLeader() {
-		s.establishLeadership()
-	}
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case leader := <-ch:
-			if leader {
-				s.establishLeadership()
-			} else {
-				s.revokeLeadership()
-			}
-		}
-	}
+// replicaLog is the replica as the proposer's fsm.Log, bound once the
+// replica is open: nothing proposes before (the leader's loops and the
+// API start after).
+type replicaLog struct{ r *replica.Replica }
+
+func (l *replicaLog) Commit(name string, entries ...[]byte) (uint64, any, error) {
+	return l.r.Commit(name, entries...)
 }
 
-// establishLeadership starts the leader-only loops and restores the broker
-// from state, so no pending or blocked evaluation is forgotten.
-func (s *Server) establishLeadership() {
-	s.leaderMu.Lock()
-	defer s.leaderMu.Unlock()
-	if s.leaderCancel != nil {
+// cellFSM is the cell's FSM as the replica sees it.
+type cellFSM struct{ *fsm.FSM }
+
+func (f cellFSM) Snapshot() replica.Snapshot { return f.FSM.Snapshot() }
+
+// joinTokenFile is where a server writes the cell's join token, for agents
+// on the same machine and test harnesses.
+const joinTokenFile = "join-token"
+
+// writeJoinTokenFile keeps <data-dir>/join-token equal to the cell's token.
+func (s *Server) writeJoinTokenFile(token string) {
+	s.joinFileMu.Lock()
+	defer s.joinFileMu.Unlock()
+	path := filepath.Join(s.cfg.DataDir, joinTokenFile)
+	if b, err := os.ReadFile(path); err == nil && string(b) == token+"\n" {
 		return
 	}
-	// Everything committed in earlier terms is applied once a barrier of
-	// this term returns; only then may the leader answer or act.
-	term := s.raft.raft.CurrentTerm()
-	for {
-		err := s.raft.wait(s.raft.raft.Barrier(30 * time.Second))
-		if err == nil {
-			break
-		}
-		if s.ctx.Err() != nil || !s.IsLeader() {
-			return
-		}
-		s.logger.Error("barrier on leadership; retrying", "err", err)
-		time.Sleep(time.Second)
-	}
-	if !s.IsLeader() || s.raft.raft.CurrentTerm() != term {
-		return // deposed meanwhile; the next LeaderCh signal decides
-	}
-	// A new cell gets its identity before its leader answers anyone.
-	for {
-		err := s.ensureCellID()
-		if err == nil {
-			break
-		}
-		if s.ctx.Err() != nil || !s.IsLeader() {
-			return
-		}
-		s.logger.Error("create the cell identity; retrying", "err", err)
-		time.Sleep(time.Second)
-	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.leaderCancel = cancel
-	s.term.Store(&ctx)
-	s.broker.SetEnabled(true)
-	snap := s.State().Snapshot()
-	for _, e := range snap.Evals(nil) {
-		switch e.Status {
-		case api.EvalPending:
-			s.broker.Enqueue(e)
-		case api.EvalBlocked:
-			s.broker.Enqueue(e) // capacity may have changed while no leader watched
-		}
-	}
-	now := s.cfg.Now()
-	for _, n := range snap.Nodes() {
-		if n.Status != api.NodeDown {
-			s.beats.Reset(n.ID, now) // a fresh grace period after a failover or restart
-		}
-	}
-	for i := 0; i < s.cfg.Workers; i++ {
-		w := &worker{srv: s, id: i}
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); w.run(ctx) }()
-	}
-	s.wg.Add(3)
-	go func() { defer s.wg.Done(); s.plans.run(ctx) }()
-	go func() { defer s.wg.Done(); s.watchHeartbeats(ctx) }()
-	go func() { defer s.wg.Done(); s.drainer.run(ctx) }()
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.quarantines.run(ctx) }()
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.runGC(ctx) }()
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.runAuditor(ctx) }()
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.watchReverts(ctx) }()
-	s.ensureJoinToken()
-	s.ready.leaderEstablished(term)
-	s.logger.Info("leadership established", "term", term, "workers", s.cfg.Workers)
-	if s.raft.port != nil && !s.memberAtAddr() {
-		// Our address changed (a lone server given --raft-addr, a new port):
-		// tell the configuration, or the others cannot reach us.
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := s.addVoter(raft.ServerID(s.id), s.raft.addr()); err != nil {
-				s.logger.Error("update this server's raft address", "addr", s.raft.addr(), "err", err)
-			}
-		}()
-	}
-}
-
-func (s *Server) revokeLeadership() {
-	s.leaderMu.Lock()
-	defer s.leaderMu.Unlock()
-	if s.leaderCancel == nil {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+		s.logger.Error("write the join token file", "path", tmp, "err", err)
 		return
 	}
-	s.term.Store(nil)
-	s.leaderCancel()
-	s.leaderCancel = nil
-	s.broker.SetEnabled(false)
-	s.beats.Clear()
-}
-
-// ErrNotLeader is returned by writes on a server that does not lead. The
-// write was not applied: a client may retry it.
-var ErrNotLeader = errors.New("this server is not the leader")
-
-// ErrNoQuorum is not-leader from a server that has known no leader for
-// far longer than an election takes (noQuorumAfter): it cannot reach a
-// majority of the cell's voting servers. Answered 503 no-quorum; a
-// client tries the other servers it knows, and gives up at once when none
-// leads.
-var ErrNoQuorum = errors.New("the cell has no quorum")
-
-// ErrOutcomeUnknown is returned by a write whose raft entry may or may not
-// be committed: leadership was lost, or raft shut down, after it was
-// appended. A client must read before it retries a write that is not
-// idempotent.
-var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
-
-// propose commits one command through raft and returns its index.
-func (s *Server) propose(t commandType, body any) (uint64, error) {
-	idx, _, err := s.proposeFor(t, body)
-	return idx, err
-}
-
-// proposeFor is propose that also returns the FSM's answer to the command
-// (see registered): what the entry did as it was applied, in log order.
-func (s *Server) proposeFor(t commandType, body any) (uint64, any, error) {
-	buf, err := encodeCommand(t, body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return s.proposeEncoded(t, buf)
-}
-
-// proposeEncoded commits encoded commands of type t in order, handing them
-// to raft together so that they share its batches, and returns the index
-// of the last and the FSM's answer to it. An error names the first entry
-// that failed; the entries before it are committed.
-func (s *Server) proposeEncoded(t commandType, entries ...[]byte) (uint64, any, error) {
-	start := time.Now()
-	defer func() { s.metrics.raftCommit.Observe(time.Since(start).Seconds()) }()
-	futures := make([]raft.ApplyFuture, len(entries))
-	for i, buf := range entries {
-		futures[i] = s.raft.raft.Apply(buf, 30*time.Second)
-	}
-	var index uint64
-	var resp any
-	for i, f := range futures {
-		if err := s.raft.wait(f); err != nil {
-			return 0, nil, proposeError(t, i, err)
-		}
-		resp = f.Response()
-		if err, ok := resp.(error); ok && err != nil {
-			return 0, nil, fmt.Errorf("apply %s: %w", t, err)
-		}
-		index = f.Index()
-	}
-	return index, resp, nil
-}
-
-// proposeError maps raft's error for entry i of a proposal: ErrNotLeader
-// (a client may retry) only when nothing of it can have been applied,
-// ErrOutcomeUnknown when some of it may have been.
-func proposeError(t commandType, i int, err error) error {
-	notAppended := errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout)
-	switch {
-	case notAppended && i == 0:
-		return ErrNotLeader
-	case notAppended, errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrAbortedByRestore):
-		return fmt.Errorf("raft apply %s (entry %d): %w: %v", t, i+1, ErrOutcomeUnknown, err)
-	}
-	return fmt.Errorf("raft apply %s: %w", t, err)
-}
-
-// afterApply runs on every server after the FSM applied a command; on the
-// leader it feeds the broker. It must not block.
-func (s *Server) afterApply(t commandType, body any, index uint64) {
-	enqueue := func(evals []*api.Evaluation) {
-		for _, e := range evals {
-			if e != nil && e.Status == api.EvalPending {
-				s.broker.Enqueue(e)
-			}
-		}
-	}
-	switch c := body.(type) {
-	case *upsertWorkloadCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *stopWorkloadCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *upsertNodeCmd:
-		enqueue(c.Evals)
-		s.broker.Unblock()
-	case *nodeStatusCmd:
-		enqueue(c.Evals)
-		if c.Status == api.NodeReady {
-			s.broker.Unblock()
-		}
-	case *upsertEvalsCmd:
-		enqueue(c.Evals)
-	case *promoteDeploymentCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-	case *failDeploymentCmd:
-		enqueue([]*api.Evaluation{c.Eval})
-		if c.Revert != nil {
-			enqueue([]*api.Evaluation{c.Revert.Eval})
-		}
-	case *nodeOpCmd:
-		enqueue(c.Evals)
-		if c.Op == nodeOpEnable || c.Op == nodeOpLift {
-			s.broker.Unblock() // the node takes work again
-		}
-	case *setCellSecretCmd:
-		if c.Name == state.CellSecretJoinToken {
-			s.writeJoinTokenFile(c.Value)
-		}
-	case *applyPlanCmd:
-		enqueue(c.Evals)
-		if c.Deployment != nil && c.Deployment.Status == api.DeploymentFailed {
-			s.kickReverts()
-		}
-		if len(c.Stop) > 0 {
-			s.broker.Unblock()
-		}
-	case *allocClientUpdateCmd:
-		enqueue(c.Evals)
-		for _, u := range c.Updates {
-			switch u.ClientStatus {
-			case api.AllocComplete, api.AllocFailed, api.AllocLost:
-				s.broker.Unblock()
-				return
-			}
-		}
+	if err := os.Rename(tmp, path); err != nil {
+		s.logger.Error("write the join token file", "path", path, "err", err)
 	}
 }
 
-// newID returns a random UUID-formatted id. Only the proposal path calls it.
-func newID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
+// loadOrCreateID returns the server's id, kept in path.
 func loadOrCreateID(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		if id := strings.TrimSpace(string(b)); id != "" {
@@ -665,7 +430,7 @@ func loadOrCreateID(path string) (string, error) {
 	} else if !os.IsNotExist(err) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	id := newID()
+	id := trigger.NewID()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w", tmp, err)
@@ -675,3 +440,9 @@ func loadOrCreateID(path string) (string, error) {
 	}
 	return id, nil
 }
+
+// The defaults of Config's heartbeat settings (leader.HeartbeatPolicy).
+const (
+	DefaultHeartbeatInterval      = leader.DefaultHeartbeatInterval
+	DefaultMaxHeartbeatsPerSecond = leader.DefaultMaxHeartbeatsPerSecond
+)

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/strata-dev/strata/api"
+	"github.com/strata-dev/strata/internal/fsm"
 	"github.com/strata-dev/strata/internal/nodeauth"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -61,7 +62,7 @@ func registerCell(tb testing.TB, s *Server, n int, labels func(i int) map[string
 					Labels:   labels(i),
 					Capacity: api.Resources{CPUMilli: 32000, MemoryBytes: 128 << 30, DiskBytes: 1 << 40, NetMbps: 10000}}
 				key := &state.NodeKey{NodeID: node.ID, Verifier: nodeauth.Verifier(testNodeSecret(node.ID))}
-				if _, err := s.propose(cmdUpsertNode, &upsertNodeCmd{Node: node, Key: key}); err != nil {
+				if _, err := s.propose(&fsm.UpsertNode{Node: node, Key: key}); err != nil {
 					errs <- err
 				}
 			}

@@ -64,7 +64,7 @@ func TestAgentCallsNeedAnAgentCertificate(t *testing.T) {
 	}{
 		{"no certificate", as(""), nil},
 		{"a CLI certificate", as(pki.RoleCLI), nil},
-		{"a CLI certificate claiming a server forwarded it", as(pki.RoleCLI), map[string]string{forwardedHeader: "server-1"}},
+		{"a CLI certificate claiming a server forwarded it", as(pki.RoleCLI), map[string]string{"X-Strata-Forwarded-By": "server-1"}},
 	} {
 		if status, body := register(tc.client, tc.headers); status != http.StatusForbidden || !strings.Contains(body, "certificate") {
 			t.Errorf("%s: %d %s, want 403 naming the certificate", tc.name, status, body)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/strata-dev/strata/internal/backoff"
 )
 
 // Kind is the first byte of a connection: the protocol that follows.
@@ -122,6 +124,10 @@ func (p *Port) Close() error {
 	return err
 }
 
+// acceptWaits bound the accept loop's waits while it is out of file
+// descriptors (jittered, 5ms to 1s).
+var acceptWaits = backoff.Policy{Base: 5 * time.Millisecond, Max: time.Second}
+
 func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	var delay time.Duration
@@ -135,7 +141,7 @@ func (p *Port) acceptLoop() {
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				delay = acceptWaits.Next(delay)
 				time.Sleep(delay) // out of file descriptors: back off, as net/http does
 				continue
 			}

@@ -13,7 +13,7 @@ const CellConfigKind = "CellConfig"
 
 // Policies lists the scheduling policy types a workload or the cell may
 // name.
-var Policies = []string{api.PolicyBinpack, api.PolicySpread, api.PolicyFGD, api.PolicyDotProduct, api.PolicyRandom}
+var Policies = []string{api.PolicyBinpack, api.PolicySpread, api.PolicyFGD, api.PolicyDotProduct, api.PolicyRandom, api.PolicyPredictive}
 
 func knownPolicy(s string) bool {
 	for _, p := range Policies {

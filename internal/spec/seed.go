@@ -174,8 +174,7 @@ func (d *decoder) policyType(path string, n *yaml.Node, w *api.Workload) {
 	case knownPolicy(s):
 		w.SchedulingPolicy.Type = s
 	case s == PredictiveMLOptimized:
-		w.SchedulingPolicy = api.SchedulingPolicy{Type: api.PolicyBinpack, Original: s}
-		d.notice(path, n, s, "predictive scheduling is not implemented; scheduled with binpack")
+		w.SchedulingPolicy = api.SchedulingPolicy{Type: api.PolicyPredictive, Original: s}
 	default:
 		d.fail(path, n, "unknown scheduling policy %q (want %s)", s, policyList())
 	}

@@ -17,7 +17,7 @@ func TestSeedMapping(t *testing.T) {
 	w := mustParse(t, string(data))
 
 	equal(t, "name", w.Name, "my-ml-inference")
-	equal(t, "policy", w.SchedulingPolicy, api.SchedulingPolicy{Type: api.PolicyBinpack, Original: "PredictiveMLOptimized"})
+	equal(t, "policy", w.SchedulingPolicy, api.SchedulingPolicy{Type: api.PolicyPredictive, Original: "PredictiveMLOptimized"})
 	if len(w.Groups) != 1 {
 		t.Fatalf("got %d groups, want the one the containers shorthand stands for", len(w.Groups))
 	}
@@ -47,7 +47,6 @@ func TestSeedMapping(t *testing.T) {
 		{Field: "apiVersion", Value: "internal.hyperscaler.com/v1alpha1", Message: "accepted as strata.dev/v1"},
 		{Field: "spec.placementConstraints.numaNode", Value: "preferred-node-0", Message: NotEnforced},
 		{Field: "spec.placementConstraints.networkTrafficProfile", Value: "high-bandwidth-internal-only", Message: NotEnforced},
-		{Field: "spec.schedulingPolicy.type", Value: "PredictiveMLOptimized", Message: "predictive scheduling is not implemented; scheduled with binpack"},
 		{Field: "spec.schedulingPolicy.rebalanceFrequency", Value: "daily", Message: "rebalancing is not implemented; accepted, not yet enforced"},
 	})
 }

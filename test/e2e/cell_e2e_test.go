@@ -142,7 +142,7 @@ func TestServerSIGKILLLosesNothing(t *testing.T) {
 			t.Fatalf("allocation %s appeared after restart", a.ID)
 		}
 	}
-	st, _, err := api.NewClient(c.addr).WorkloadStatus(context.Background(), "keep", nil)
+	st, _, err := c.newClient(c.addr).WorkloadStatus(context.Background(), "keep", nil)
 	if err != nil || st.Workload.Version != 1 || len(st.Groups) != 1 || st.Groups[0].Desired != 2 {
 		t.Fatalf("workload after restart: %v %+v", err, st)
 	}
@@ -265,7 +265,7 @@ spec:
 		}
 	}
 	body, _ := readFile(bad)
-	resp, err := http.Post(c.addr+"/v1/workloads", "application/yaml", strings.NewReader(body))
+	resp, err := c.httpClient(30*time.Second).Post(c.addr+"/v1/workloads", "application/yaml", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ spec:
 	if resp.StatusCode != http.StatusBadRequest || len(er.Fields) < 2 {
 		t.Fatalf("POST bad workload: %d %+v", resp.StatusCode, er)
 	}
-	resp2, err := http.Post(c.addr+"/v1/workloads", "application/yaml", strings.NewReader(strings.Repeat("x", 5<<20)))
+	resp2, err := c.httpClient(30*time.Second).Post(c.addr+"/v1/workloads", "application/yaml", strings.NewReader(strings.Repeat("x", 5<<20)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,10 +327,11 @@ spec:
 func TestDevCellFromReadme(t *testing.T) {
 	dir := t.TempDir()
 	httpAddr := freeAddr(t)
-	c := &cell{t: t, dir: dir, addr: "http://" + httpAddr, agents: map[string]*proc{}}
+	// strata dev makes its own CA and certificates in its data dir.
+	c := &cell{t: t, dir: dir, addr: "https://" + httpAddr, agents: map[string]*proc{}, tlsDir: filepath.Join(dir, "strata-data", "tls")}
 	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--http-addr", httpAddr)
-	c.server.cmd.Env = c.credentialEnv()
+	c.server.cmd.Env = c.daemonEnv("dev")
 	c.server.cmd.Dir = dir
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
 	if err := c.server.cmd.Start(); err != nil {
@@ -338,7 +339,7 @@ func TestDevCellFromReadme(t *testing.T) {
 	}
 	t.Cleanup(c.shutdown)
 	c.eventually(20*time.Second, "dev node ready", func() error {
-		nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+		nodes, _, err := c.newClient(c.addr).Nodes(context.Background(), nil)
 		if err != nil || len(nodes) != 1 || nodes[0].Status != api.NodeReady {
 			return fmt.Errorf("nodes %v %v", nodes, err)
 		}

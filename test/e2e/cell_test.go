@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 var strataBin string
@@ -89,30 +91,126 @@ type cell struct {
 	// connections per client address, which the agents share.
 	apiClient     *api.Client
 	apiClientAddr string // the c.addr apiClient was made for
+
+	// tlsDir holds the cell's CA and its servers', agents' and CLI's
+	// certificates (pki.EnsureDev's layout): every cell the harness runs
+	// is a TLS cell, agents join over mutual TLS and talk to each other
+	// so (migrations), as in production. A dev cell makes its own in its
+	// data dir. plaintext is for a test about plaintext only.
+	tlsDir    string
+	plaintext bool
 	// bin, when set, is the strata binary daemons are started from instead
 	// of the one built from this tree (upgrade_e2e_test.go).
 	bin string
 }
 
-// client is the test's client of the cell.
+// newTLSDir makes a cell's CA and certificates in dir/tls.
+func newTLSDir(t *testing.T, dir string) string {
+	t.Helper()
+	tlsDir := filepath.Join(dir, "tls")
+	if err := pki.EnsureDev(tlsDir); err != nil {
+		t.Fatalf("the cell's TLS credentials: %v", err)
+	}
+	return tlsDir
+}
+
+// url is the address of a server's API at hostport, with the cell's scheme.
+func (c *cell) url(hostport string) string {
+	if c.plaintext {
+		return "http://" + hostport
+	}
+	return "https://" + hostport
+}
+
+// client is the test's client of the cell (as the CLI: a CLI certificate
+// of the cell's CA).
 func (c *cell) client() *api.Client {
 	if c.apiClient == nil || c.apiClientAddr != c.addr {
-		c.apiClient, c.apiClientAddr = api.NewClient(c.addr), c.addr
+		c.apiClient, c.apiClientAddr = c.newClient(c.addr), c.addr
 	}
 	return c.apiClient
 }
 
+// newClient is a new client of the servers at addr, with its own
+// connection pool.
+func (c *cell) newClient(addr string) *api.Client {
+	if c.plaintext {
+		return api.NewClientFor(strings.Split(addr, ","))
+	}
+	f := pki.CertFiles(c.tlsDir, pki.RoleCLI)
+	cl, err := api.NewClientWithTLS(addr, f.CA, f.Cert, f.Key)
+	if err != nil {
+		// A dev cell makes its credentials as it starts: the calls fail
+		// until they are there, and the next call tries again.
+		cl = api.NewClientFor(strings.Split(addr, ","))
+		c.apiClient = nil
+	}
+	return cl
+}
+
+// httpClient is a raw HTTP client that trusts the cell and presents its
+// CLI certificate.
+func (c *cell) httpClient(timeout time.Duration) *http.Client {
+	tr := &http.Transport{}
+	if !c.plaintext {
+		f := pki.CertFiles(c.tlsDir, pki.RoleCLI)
+		cfg, err := api.ClientTLS(f.CA, f.Cert, f.Key, api.TLSRoleServer)
+		if err != nil {
+			c.t.Fatalf("the cell's CLI TLS: %v", err)
+		}
+		tr.TLSClientConfig = cfg
+	}
+	return &http.Client{Timeout: timeout, Transport: tr}
+}
+
+// agentHTTPClient is a raw HTTP client of the cell's agents' own API,
+// as a server is one: a server certificate, an agent's expected.
+func (c *cell) agentHTTPClient() *http.Client {
+	tr := &http.Transport{}
+	if !c.plaintext {
+		f := pki.CertFiles(c.tlsDir, pki.RoleServer)
+		cfg, err := f.ClientConfig(pki.RoleAgent)
+		if err != nil {
+			c.t.Fatalf("the cell's server TLS: %v", err)
+		}
+		tr.TLSClientConfig = cfg
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr}
+}
+
 // credentialEnv is the environment that gives every process of the cell
-// its credentials: servers and agents the cell's join token. Every strata
-// process the harness starts gets it, so the harness's credentials live
-// here only.
+// its credentials: servers and agents the cell's join token, the CLI the
+// cell's CA and a CLI certificate. Every strata process the harness
+// starts gets it, so the harness's credentials live here only; spawn adds
+// each daemon's own certificate (daemonEnv).
 func (c *cell) credentialEnv() []string {
 	if c.joinToken == "" {
 		c.joinToken = nodeauth.NewSecret()
 	}
-	// The harness runs its cells in plaintext (STRATA_INSECURE_PLAINTEXT);
-	// TLS is covered by the in-process tests (internal/server, internal/cli).
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+c.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "STRATA_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "STRATA_JOIN_TOKEN="+c.joinToken)
+	if c.plaintext {
+		return append(env, "STRATA_INSECURE_PLAINTEXT=1")
+	}
+	f := pki.CertFiles(c.tlsDir, pki.RoleCLI)
+	return append(env, "STRATA_CACERT="+f.CA, "STRATA_CLIENT_CERT="+f.Cert, "STRATA_CLIENT_KEY="+f.Key)
+}
+
+// daemonEnv is the environment of `strata <command>`: a server or an
+// agent gets its role's certificate; dev makes its own.
+func (c *cell) daemonEnv(command string) []string {
+	env := c.credentialEnv()
+	role := map[string]pki.Role{"server": pki.RoleServer, "agent": pki.RoleAgent}[command]
+	if c.plaintext || role == "" {
+		return env
+	}
+	f := pki.CertFiles(c.tlsDir, role)
+	return append(env, "STRATA_TLS_CA="+f.CA, "STRATA_TLS_CERT="+f.Cert, "STRATA_TLS_KEY="+f.Key)
 }
 
 func freeAddr(t *testing.T) string {
@@ -128,8 +226,9 @@ func freeAddr(t *testing.T) string {
 func newCell(t *testing.T, ttl time.Duration) *cell {
 	t.Helper()
 	c := &cell{t: t, dir: t.TempDir(), ttl: ttl, agents: map[string]*proc{}}
+	c.tlsDir = newTLSDir(t, c.dir)
 	c.httpAddr = freeAddr(t)
-	c.addr = "http://" + c.httpAddr
+	c.addr = c.url(c.httpAddr)
 	c.startServer()
 	t.Cleanup(c.shutdown)
 	return c
@@ -143,7 +242,7 @@ func (c *cell) spawn(args ...string) *proc {
 		bin = c.bin
 	}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = c.credentialEnv()
+	p.cmd.Env = c.daemonEnv(args[0])
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
@@ -190,7 +289,7 @@ func (c *cell) shutdown() {
 	// Stop every workload so tasks and cgroups go away, then the daemons.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cl := api.NewClient(c.addr)
+	cl := c.newClient(c.addr)
 	if list, _, err := cl.Workloads(ctx, nil); err == nil {
 		for _, w := range list {
 			cl.StopWorkload(ctx, w.Name, false)

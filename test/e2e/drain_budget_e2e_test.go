@@ -43,7 +43,7 @@ type availabilityWatch struct {
 func (c *cell) watchAvailability(workload string, replicas int) *availabilityWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &availabilityWatch{cancel: cancel, done: make(chan struct{})}
-	cl := api.NewClient(c.addr)
+	cl := c.newClient(c.addr)
 	go func() {
 		defer close(w.done)
 		var index uint64

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/strata-dev/strata/api"
 )
 
 // TestLeaderFailoverLatency is a benchmark, not a timed test: it runs only
@@ -48,7 +46,7 @@ func TestLeaderFailoverLatency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cl := api.NewClient(c.addr)
+			cl := c.newClient(c.addr)
 			for i := 0; ctx.Err() == nil; i++ {
 				doc := fmt.Sprintf("apiVersion: strata.dev/v1\nkind: CellConfig\ntimeWindows:\n  - {name: w%d-%d, start: \"09:00\", end: \"17:00\", timeZone: UTC}\n", w, i%50)
 				sent := time.Now()
@@ -106,7 +104,7 @@ func waitHealthy(t *testing.T, c *cell, specs []serverSpec) {
 	t.Helper()
 	c.eventually(60*time.Second, "every server ready", func() error {
 		for i, s := range specs {
-			resp, err := http.Get("http://" + s.httpAddr + "/v1/status/ready")
+			resp, err := c.httpClient(10 * time.Second).Get(c.url(s.httpAddr) + "/v1/status/ready")
 			if err != nil {
 				return fmt.Errorf("server %d: %v", i+1, err)
 			}
@@ -115,7 +113,7 @@ func waitHealthy(t *testing.T, c *cell, specs []serverSpec) {
 				return fmt.Errorf("server %d: %s", i+1, resp.Status)
 			}
 		}
-		conf, err := api.NewClient(c.addr).RaftConfiguration(context.Background(), nil)
+		conf, err := c.newClient(c.addr).RaftConfiguration(context.Background(), nil)
 		if err != nil || len(conf.Servers) != len(specs) {
 			return fmt.Errorf("configuration %+v %v", conf, err)
 		}

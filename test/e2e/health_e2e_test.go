@@ -19,9 +19,9 @@ import (
 // cache makes the second quick) and removes it when it ends.
 func healthServer(t *testing.T) string {
 	t.Helper()
-	// Tasks run as nobody with a private /tmp: the binary goes where
-	// they can see and enter it.
-	dir, err := os.MkdirTemp("/var/tmp", "strata-e2e-healthserver")
+	// Tasks run as nobody with private /tmp and /var/tmp: the binary goes
+	// where they can see and enter it.
+	dir, err := os.MkdirTemp("/var/lib", "strata-e2e-healthserver")
 	if err == nil {
 		err = os.Chmod(dir, 0o755)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +28,7 @@ func (c *cell) agentHealth(httpAddr string) (agentCell, error) {
 	var out struct {
 		Cell agentCell `json:"cell"`
 	}
-	resp, err := http.Get(httpAddr + "/v1/agent/health")
+	resp, err := c.agentHTTPClient().Get(httpAddr + "/v1/agent/health")
 	if err != nil {
 		return out.Cell, err
 	}
@@ -107,7 +106,7 @@ func TestEmptyServerDoesNotWipeTheCell(t *testing.T) {
 		return nil
 	})
 	c.eventually(10*time.Second, "the move in the new cell's events", func() error {
-		events, _, err := api.NewClient(c.addr).Events(context.Background(), "", nil)
+		events, _, err := c.newClient(c.addr).Events(context.Background(), "", nil)
 		if err != nil {
 			return err
 		}
@@ -193,7 +192,7 @@ func TestLostAgentDataDirLeavesNothing(t *testing.T) {
 		return nil
 	})
 	c.eventually(10*time.Second, "the cell's events tell it", func() error {
-		events, _, err := api.NewClient(c.addr).Events(context.Background(), "", nil)
+		events, _, err := c.newClient(c.addr).Events(context.Background(), "", nil)
 		if err != nil {
 			return err
 		}

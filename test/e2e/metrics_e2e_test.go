@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // The shipped observability, checked on a live cell of real processes:
@@ -56,17 +58,21 @@ spec:
           command: ["/bin/sh", "-c", "while true; do :; done"]
           resources: {cpu: 100m, memory: 32Mi}
 `), "--wait", "--timeout", "60s")
-	return c, "http://" + agentAddr
+	return c, c.url(agentAddr)
 }
 
 func TestMetricsPassPromtool(t *testing.T) {
 	promtool := promTool(t, "promtool")
 	c, agent := metricsCell(t)
-	for _, target := range []struct{ who, url, must string }{
-		{"server", c.addr + "/metrics", "strata_scheduler_placements_total"},
-		{"agent", agent + "/metrics", "strata_task_cpu_allocated_cores"},
+	// The server's API trusts the CLI; an agent's serves servers only.
+	for _, target := range []struct {
+		who, url, must string
+		client         *http.Client
+	}{
+		{"server", c.addr + "/metrics", "strata_scheduler_placements_total", c.httpClient(30 * time.Second)},
+		{"agent", agent + "/metrics", "strata_task_cpu_allocated_cores", c.agentHTTPClient()},
 	} {
-		body := httpGetBody(t, target.url)
+		body := httpGetBody(t, target.client, target.url)
 		if !strings.Contains(body, target.must) {
 			t.Fatalf("the %s's metrics lack %s", target.who, target.must)
 		}
@@ -91,14 +97,21 @@ func TestPrometheusScrapesACell(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "strata.rules.yml"), rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A TLS cell, as deployed: Prometheus trusts the cell's CA and shows
+	// the agents a server certificate (their API serves servers only).
+	srv := pki.CertFiles(c.tlsDir, pki.RoleServer)
 	config := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [strata.rules.yml]
 scrape_configs:
   - job_name: strata-server
+    scheme: https
+    tls_config: {ca_file: %q}
     static_configs: [{targets: [%q]}]
   - job_name: strata-agent
+    scheme: https
+    tls_config: {ca_file: %q, cert_file: %q, key_file: %q}
     static_configs: [{targets: [%q]}]
-`, strings.TrimPrefix(c.addr, "http://"), strings.TrimPrefix(agent, "http://"))
+`, srv.CA, strings.TrimPrefix(c.addr, "https://"), srv.CA, srv.Cert, srv.Key, strings.TrimPrefix(agent, "https://"))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -209,9 +222,9 @@ func documentedMetrics(t *testing.T, path string) map[string]bool {
 	return out
 }
 
-func httpGetBody(t *testing.T, u string) string {
+func httpGetBody(t *testing.T, client *http.Client, u string) string {
 	t.Helper()
-	resp, err := http.Get(u)
+	resp, err := client.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (c *cell) counts(allocID string) []int {
 
 func (c *cell) alloc(id string) *api.Allocation {
 	c.t.Helper()
-	a, err := api.NewClient(c.addr).Allocation(context.Background(), id)
+	a, err := c.newClient(c.addr).Allocation(context.Background(), id)
 	if err != nil {
 		c.t.Fatalf("allocation %s: %v", id, err)
 	}
@@ -127,7 +127,7 @@ func TestMigrateCounterKeepsMemory(t *testing.T) {
 	if out := c.mustStrata("nodes"); !strings.Contains(out, "CHECKPOINT") || strings.Count(out, "criu 4.") != 2 {
 		t.Fatalf("strata nodes does not show both nodes can checkpoint:\n%s", out)
 	}
-	nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+	nodes, _, err := c.newClient(c.addr).Nodes(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,9 @@ func TestMigrateFallsBackToRestart(t *testing.T) {
 	criuPath := needCriu(t)
 	c := newCell(t, 10*time.Second)
 	broken := filepath.Join(c.dir, "criu-no-dump")
-	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = dump ]; then echo 'Error (test): this criu does not dump' >&2; exit 1; fi\nexec %s \"$@\"\n", criuPath)
+	// It dumps the agent's probe (a sleep) and no task: the node says it
+	// can checkpoint, and the move meets the failure.
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = dump ] && [ \"$(cat /proc/$3/comm)\" != sleep ]; then echo 'Error (test): this criu does not dump' >&2; exit 1; fi\nexec %s \"$@\"\n", criuPath)
 	if err := os.WriteFile(broken, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -38,12 +38,13 @@ func startClusterWith(t *testing.T, n int, serverArgs []string) (*cell, []server
 func startClusterFrom(t *testing.T, n int, bin string, serverArgs []string) (*cell, []serverSpec) {
 	t.Helper()
 	c := &cell{t: t, dir: t.TempDir(), ttl: 5 * time.Second, agents: map[string]*proc{}, serverArgs: serverArgs, bin: bin}
+	c.tlsDir = newTLSDir(t, c.dir)
 	t.Cleanup(c.shutdown)
 	specs := make([]serverSpec, n)
 	var addrs []string
 	for i := range specs {
 		specs[i] = serverSpec{dataDir: filepath.Join(c.dir, fmt.Sprintf("server%d", i+1)), httpAddr: freeAddr(t), raftAddr: freeAddr(t)}
-		addrs = append(addrs, "http://"+specs[i].httpAddr)
+		addrs = append(addrs, c.url(specs[i].httpAddr))
 	}
 	for i := 1; i < n; i++ {
 		specs[i].join = []string{specs[0].raftAddr}
@@ -54,7 +55,7 @@ func startClusterFrom(t *testing.T, n int, bin string, serverArgs []string) (*ce
 		c.servers[i] = c.startClusterServer(specs[i], n)
 	}
 	c.eventually(30*time.Second, "a cell of 3 voters", func() error {
-		conf, err := api.NewClient(c.addr).RaftConfiguration(context.Background(), nil)
+		conf, err := c.newClient(c.addr).RaftConfiguration(context.Background(), nil)
 		if err != nil || len(conf.Servers) != n {
 			return fmt.Errorf("%+v %v", conf, err)
 		}
@@ -77,7 +78,7 @@ func leaderIndex(t *testing.T, c *cell, specs []serverSpec) int {
 	t.Helper()
 	idx := -1
 	c.eventually(20*time.Second, "a leader", func() error {
-		conf, err := api.NewClient(c.addr).RaftConfiguration(context.Background(), nil)
+		conf, err := c.newClient(c.addr).RaftConfiguration(context.Background(), nil)
 		if err != nil {
 			return err
 		}
@@ -105,7 +106,7 @@ func TestThreeServerCell(t *testing.T) {
 	f := (l + 1) % 3
 
 	// A write through a follower only (the CLI pointed at it alone).
-	out, errOut, code := c.strataAt("http://"+specs[f].httpAddr, "run", "-f", c.writeSpec("web", fmt.Sprintf(sleeper, "web", 1)), "--wait", "--timeout", "60s")
+	out, errOut, code := c.strataAt(c.url(specs[f].httpAddr), "run", "-f", c.writeSpec("web", fmt.Sprintf(sleeper, "web", 1)), "--wait", "--timeout", "60s")
 	if code != 0 {
 		t.Fatalf("run through a follower: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -125,7 +126,7 @@ func TestThreeServerCell(t *testing.T) {
 
 	c.servers[l] = c.startClusterServer(specs[l], 3)
 	c.eventually(30*time.Second, "the killed server back and caught up", func() error {
-		resp, err := http.Get("http://" + specs[l].httpAddr + "/v1/workloads?stale")
+		resp, err := c.httpClient(10 * time.Second).Get(c.url(specs[l].httpAddr) + "/v1/workloads?stale")
 		if err != nil {
 			return err
 		}
@@ -136,7 +137,7 @@ func TestThreeServerCell(t *testing.T) {
 		}
 		return nil
 	})
-	conf, err := api.NewClient(c.addr).RaftConfiguration(context.Background(), nil)
+	conf, err := c.newClient(c.addr).RaftConfiguration(context.Background(), nil)
 	if err != nil || len(conf.Servers) != 3 {
 		t.Fatalf("configuration after the rejoin: %+v %v", conf, err)
 	}

@@ -21,10 +21,10 @@ func TestNetPartitionAtMostOnce(t *testing.T) {
 	n := faultnet.New(t)
 	sHost := n.AddHost("s")
 	agentHosts := map[string]*faultnet.Host{"n1": n.AddHost("n1"), "n2": n.AddHost("n2")}
-	serverAddr := "http://" + sHost.Addr(4680)
+	serverAddr := sHost.URL(4680)
 	sHost.Start("server", strataBin, "server", "--data-dir", filepath.Join(n.Dir(), "server"),
 		"--http-addr", sHost.Addr(4680), "--heartbeat-ttl", partitionTTL.String())
-	cl := api.NewClient(serverAddr)
+	cl := api.NewClientFor([]string{serverAddr})
 	cl.HTTP = sHost.HTTPClient(10 * time.Second)
 	ctx := context.Background()
 	faultnet.Eventually(t, 20*time.Second, "the server answers", func() error {

@@ -18,13 +18,13 @@ func (c *cell) startDev(dir, httpAddr string) {
 	c.t.Helper()
 	c.server = &proc{log: &syncBuffer{}}
 	c.server.cmd = exec.Command(strataBin, "dev", "--data-dir", dir, "--http-addr", httpAddr)
-	c.server.cmd.Env = c.credentialEnv()
+	c.server.cmd.Env = c.daemonEnv("dev")
 	c.server.cmd.Stdout, c.server.cmd.Stderr = c.server.log, c.server.log
 	if err := c.server.cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
 	c.eventually(30*time.Second, "dev node ready", func() error {
-		nodes, _, err := api.NewClient(c.addr).Nodes(context.Background(), nil)
+		nodes, _, err := c.newClient(c.addr).Nodes(context.Background(), nil)
 		if err != nil || len(nodes) != 1 || nodes[0].Status != api.NodeReady {
 			return fmt.Errorf("nodes %v %v", nodes, err)
 		}
@@ -34,9 +34,8 @@ func (c *cell) startDev(dir, httpAddr string) {
 
 // lengthenLog commits n small writes (cell configurations) from several
 // clients, so that a restarted server has a long log to replay.
-func lengthenLog(t *testing.T, addr string, n int) {
+func lengthenLog(t *testing.T, cl *api.Client, n int) {
 	t.Helper()
-	cl := api.NewClient(addr)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for w := range 16 {
@@ -67,10 +66,11 @@ func lengthenLog(t *testing.T, addr string, n int) {
 func TestDevRestartKeepsTasks(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dev")
 	httpAddr := freeAddr(t)
-	c := &cell{t: t, dir: t.TempDir(), addr: "http://" + httpAddr, agents: map[string]*proc{}}
+	// strata dev makes its own CA and certificates in its data dir.
+	c := &cell{t: t, dir: t.TempDir(), addr: "https://" + httpAddr, agents: map[string]*proc{}, tlsDir: filepath.Join(dir, "tls")}
 	t.Cleanup(c.shutdown)
 	c.startDev(dir, httpAddr)
-	lengthenLog(t, c.addr, 6000)
+	lengthenLog(t, c.newClient(c.addr), 6000)
 	// Placed last, so a partly replayed log does not list it yet.
 	c.mustStrata("run", "-f", c.writeSpec("steady", fmt.Sprintf(sleeper, "steady", 1)), "--wait", "--timeout", "60s")
 	run := runningAllocs(c.allocs("steady"))

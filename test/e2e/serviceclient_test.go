@@ -48,7 +48,7 @@ type serviceClient struct {
 // the registry answered them.
 func (c *cell) watchService(service string, requesters int, pace, lag time.Duration) *serviceClient {
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &serviceClient{t: c.t, api: api.NewClient(c.addr), service: service, cancel: cancel, lag: lag,
+	sc := &serviceClient{t: c.t, api: c.newClient(c.addr), service: service, cancel: cancel, lag: lag,
 		minListed: -1, answers: map[string]int{}}
 	sc.done.Add(1 + requesters)
 	go sc.watch(ctx)

@@ -37,7 +37,9 @@ func TestUIRunsAWorkload(t *testing.T) {
 	c := newCell(t, 10*time.Second)
 	c.startAgent("ui-a")
 	c.startAgent("ui-b")
-	b := uitest.New(t, 1400, 1000)
+	// The cell serves HTTPS with its own CA, which the test's browser does
+	// not know (TestUIOverTLS covers the UI's TLS).
+	b := uitest.New(t, 1400, 1000, "ignore-certificate-errors")
 	b.Open(c.addr + "/")
 	b.WaitText("#view", "2 ready", 20*time.Second)
 

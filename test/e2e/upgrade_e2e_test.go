@@ -50,7 +50,7 @@ func TestRollingUpgrade(t *testing.T) {
 		c.stop(c.servers[i])
 		c.servers[i] = c.startClusterServer(specs[i], len(specs))
 		c.eventually(60*time.Second, fmt.Sprintf("server %d back on the new binary, three voters and a leader", i+1), func() error {
-			conf, err := api.NewClient(c.addr).RaftConfiguration(context.Background(), nil)
+			conf, err := c.newClient(c.addr).RaftConfiguration(context.Background(), nil)
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ func TestRollingUpgrade(t *testing.T) {
 			if len(conf.Servers) != 3 || leaders != 1 {
 				return fmt.Errorf("%+v", conf.Servers)
 			}
-			_, _, err = api.NewClient("http://"+specs[i].httpAddr).Workloads(context.Background(), &api.Query{Stale: true})
+			_, _, err = c.newClient(c.url(specs[i].httpAddr)).Workloads(context.Background(), &api.Query{Stale: true})
 			return err
 		})
 		name := fmt.Sprintf("after%d", step+1)

@@ -55,12 +55,14 @@ func (h *Host) DialContext(ctx context.Context, network, addr string) (net.Conn,
 const dialTimeout = 3 * time.Second
 
 // HTTPClient returns a client whose connections start on h, each request
-// bounded by timeout (0: none). Connections are not reused across
+// bounded by timeout (0: none), trusting the cell's servers over TLS with
+// a CLI certificate (Net.ClientTLS). Connections are not reused across
 // requests, so a cut applies to the next request at once instead of
 // waiting for a pooled connection to time out.
 func (h *Host) HTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext:       h.DialContext,
 		DisableKeepAlives: true,
+		TLSClientConfig:   h.net.ClientTLS(),
 	}}
 }

@@ -2,11 +2,13 @@ package faultnet
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/nodeauth"
+	"github.com/strata-dev/strata/internal/pki"
 )
 
 // namePrefix starts the name of every namespace this package makes.
@@ -61,13 +64,76 @@ type Net struct {
 	procs []*Process
 	// joinToken is the cell's join token, given to every process (Env).
 	joinToken string
+	// tlsDir holds the cell's CA and its servers', agents' and CLI's
+	// certificates: the cells on the network run TLS, agents joining
+	// over mutual TLS, as in production. plaintext is for a test about
+	// plaintext (SetPlaintext).
+	tlsDir    string
+	plaintext bool
 }
 
 // Env is the environment of every process started on the network: the
 // credentials of the cell under test (STRATA_JOIN_TOKEN for its servers
-// and agents, and STRATA_INSECURE_PLAINTEXT: the fault tests run plaintext), kept here only, so that tests need not pass them.
+// and agents; the CLI's CA and certificate), kept here only, so that
+// tests need not pass them. A `strata server` or `strata agent` also gets
+// its role's certificate (daemonEnv).
 func (n *Net) Env() []string {
-	return append(os.Environ(), "STRATA_JOIN_TOKEN="+n.joinToken, "STRATA_INSECURE_PLAINTEXT=1")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "STRATA_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "STRATA_JOIN_TOKEN="+n.joinToken)
+	if n.plaintext {
+		return append(env, "STRATA_INSECURE_PLAINTEXT=1")
+	}
+	f := n.TLSFiles(pki.RoleCLI)
+	return append(env, "STRATA_CACERT="+f.CA, "STRATA_CLIENT_CERT="+f.Cert, "STRATA_CLIENT_KEY="+f.Key)
+}
+
+// daemonEnv is Env for the command line argv: a server or an agent gets
+// its role's certificate.
+func (n *Net) daemonEnv(argv []string) []string {
+	env := n.Env()
+	if n.plaintext || len(argv) < 2 {
+		return env
+	}
+	role, ok := map[string]pki.Role{"server": pki.RoleServer, "agent": pki.RoleAgent}[argv[1]]
+	if !ok {
+		return env
+	}
+	f := n.TLSFiles(role)
+	return append(env, "STRATA_TLS_CA="+f.CA, "STRATA_TLS_CERT="+f.Cert, "STRATA_TLS_KEY="+f.Key)
+}
+
+// SetPlaintext runs the network's cells without TLS, for a test about
+// plaintext; call it before starting any process.
+func (n *Net) SetPlaintext() { n.plaintext = true }
+
+// TLSFiles are the cell's CA and role's certificate and key.
+func (n *Net) TLSFiles(role pki.Role) pki.Files { return pki.CertFiles(n.tlsDir, role) }
+
+// URL is the address of an API at hostport, with the cell's scheme.
+func (n *Net) URL(hostport string) string {
+	if n.plaintext {
+		return "http://" + hostport
+	}
+	return "https://" + hostport
+}
+
+// ClientTLS is the TLS configuration of the test's clients of the cell's
+// servers: the cell's CA and a CLI certificate; nil when plaintext.
+func (n *Net) ClientTLS() *tls.Config {
+	if n.plaintext {
+		return nil
+	}
+	f := n.TLSFiles(pki.RoleCLI)
+	cfg, err := f.ClientConfig(pki.RoleServer)
+	if err != nil {
+		n.t.Fatalf("faultnet: the cell's CLI TLS: %v", err)
+	}
+	return cfg
 }
 
 // JoinToken is the join token of the cell under test.
@@ -89,6 +155,10 @@ func New(t testing.TB) *Net {
 		t.Fatal(err)
 	}
 	n.dir = dir
+	n.tlsDir = filepath.Join(dir, "tls")
+	if err := pki.EnsureDev(n.tlsDir); err != nil {
+		t.Fatalf("faultnet: the cell's TLS credentials: %v", err)
+	}
 	t.Cleanup(n.teardown)
 	n.must("ip", "netns", "add", n.sw)
 	n.must("ip", "-n", n.sw, "link", "add", "br0", "type", "bridge")
@@ -114,6 +184,10 @@ func (h *Host) Name() string { return h.name }
 
 // IP is the host's address on the bridge.
 func (h *Host) IP() string { return h.ip }
+
+// URL is the address of an API at port on the host, with the cell's
+// scheme.
+func (h *Host) URL(port int) string { return h.net.URL(h.Addr(port)) }
 
 // Addr is host:port on the host's address.
 func (h *Host) Addr(port int) string { return net.JoinHostPort(h.ip, strconv.Itoa(port)) }

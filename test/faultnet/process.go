@@ -54,7 +54,7 @@ func (p *Process) start() error {
 	// nsenter execs the program, so the pid is the program's own.
 	args := append([]string{"--net=/run/netns/" + p.host.ns, "--"}, p.argv...)
 	cmd := exec.Command("nsenter", args...)
-	cmd.Env = p.host.net.Env()
+	cmd.Env = p.host.net.daemonEnv(p.argv)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -10,8 +10,9 @@ import (
 )
 
 // How the scenarios start servers and agents and reach the API, in one
-// place: a cell that needs other flags (TLS, tokens) changes these
-// functions only.
+// place: a cell that needs other flags changes these functions only. The
+// cell runs TLS (faultnet gives each daemon its role's certificate and
+// the test's clients a CLI one).
 
 // Ports every server uses on its own host.
 const (
@@ -64,8 +65,8 @@ func (c *Cell) ServerURLs() []string {
 	return out
 }
 
-// URL is the server's API address.
-func (s *Server) URL() string { return "http://" + s.Host.Addr(httpPort) }
+// URL is the server's API address (https: the cell runs TLS, faultnet.Net).
+func (s *Server) URL() string { return s.Host.URL(httpPort) }
 
 // ClientOptions shape an API client of the test.
 type ClientOptions struct {
@@ -107,6 +108,7 @@ func (c *Cell) transport() *http.Transport {
 	c.transportOnce.Do(func() {
 		c.pool = &http.Transport{
 			DialContext:         c.ClientHost.DialContext,
+			TLSClientConfig:     c.Net.ClientTLS(),
 			MaxIdleConnsPerHost: 32,
 			IdleConnTimeout:     30 * time.Second,
 		}

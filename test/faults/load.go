@@ -136,7 +136,8 @@ const (
 // returns how it ended.
 func (l *Load) Do(client *api.Client, w int, in history.Input) Outcome {
 	defer l.ops.Add(1)
-	call := l.rec.Invoke(w, strings.TrimPrefix(client.Addr(), "http://"), in)
+	server := strings.TrimPrefix(strings.TrimPrefix(client.Addr(), "http://"), "https://")
+	call := l.rec.Invoke(w, server, in)
 	sent := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.OpTimeout)
 	defer cancel()

@@ -61,6 +61,11 @@ func TestDefaultProfileDecisions(t *testing.T) {
 		{"unshare", auditArch, unix.SYS_UNSHARE, 0, eperm},
 		{"ptrace", auditArch, unix.SYS_PTRACE, 0, eperm},
 		{"bpf", auditArch, unix.SYS_BPF, 0, eperm},
+		// io_uring runs operations the filter never sees, and its kernel
+		// code is among the most exploited (issue 18 defect 13).
+		{"io_uring_setup", auditArch, unix.SYS_IO_URING_SETUP, 0, eperm},
+		{"io_uring_enter", auditArch, unix.SYS_IO_URING_ENTER, 0, eperm},
+		{"io_uring_register", auditArch, unix.SYS_IO_URING_REGISTER, 0, eperm},
 		{"clone3", auditArch, unix.SYS_CLONE3, 0, enosys},
 		{"clone for a thread", auditArch, unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_THREAD | unix.CLONE_SIGHAND, retAllow},
 		{"clone for fork", auditArch, unix.SYS_CLONE, uint32(unix.SIGCHLD), retAllow},

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -304,4 +305,55 @@ func DirSize(dir string) (int64, error) {
 		return 0, nil
 	}
 	return n, err
+}
+
+// probeDumpTimeout bounds ProbeDump.
+const probeDumpTimeout = 20 * time.Second
+
+// ProbeDump dumps, leaving it running, a sleeping process of uid and gid
+// in a session of its own — a task as a move would dump one — and says
+// why criu could not; "" when it could. `criu check` passing is not
+// enough: on a host that withholds CAP_SYS_RESOURCE from the agent (some
+// containers and VMs), criu cannot read another user's process's rlimits
+// (`Can't get rlimit 0: Operation not permitted`) and every dump of a
+// non-root task fails.
+func ProbeDump(ctx context.Context, criuPath string, uid, gid int) string {
+	sleep, err := osexec.LookPath("sleep")
+	if err != nil {
+		return "no sleep command to dump: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeDumpTimeout)
+	defer cancel()
+	proc := osexec.Command(sleep, "60")
+	proc.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	if err := proc.Start(); err != nil {
+		return fmt.Sprintf("start a process of uid %d to dump: %v", uid, err)
+	}
+	defer func() {
+		proc.Process.Kill()
+		proc.Wait()
+	}()
+	dir, err := os.MkdirTemp("", "strata-criu-probe-")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(dir)
+	if err := Run(ctx, DumpArgs(criuPath, proc.Process.Pid, dir, true), dir, DumpLog); err != nil {
+		return fmt.Sprintf("criu cannot dump a task of uid %d here: %v", uid, err)
+	}
+	return ""
+}
+
+var dumpProbed sync.Map // "path uid gid" -> reason
+
+// ProbeDumpOnce is ProbeDump, run once per criu path and user in a process
+// (agents of one test process share it).
+func ProbeDumpOnce(ctx context.Context, criuPath string, uid, gid int) string {
+	key := fmt.Sprintf("%s %d %d", criuPath, uid, gid)
+	if v, ok := dumpProbed.Load(key); ok {
+		return v.(string)
+	}
+	why := ProbeDump(ctx, criuPath, uid, gid)
+	dumpProbed.Store(key, why)
+	return why
 }

@@ -48,6 +48,18 @@ type TaskConfig struct {
 	// it accepts; empty: the parent's (docs/hardware.md).
 	Mems []int
 
+	// Fenced: the task's group needs a lease fence (atMostOnce,
+	// disconnect.stopAfter). The agent writes the fence into TaskDir
+	// (LeaseFile) before the start; the driver's watcher enforces it, and
+	// a missing lease file means stop (FenceWatch).
+	Fenced bool
+
+	// RootVeto, when set, says why the task may not run as root (uid 0,
+	// gid 0, group 0) whatever the node allows: its namespace does not
+	// allow root tasks (api.Allocation.AllowRootTasks). CheckRoot applies
+	// it to the ids the driver resolved.
+	RootVeto string
+
 	LogMaxBytes int64 // size of one log file before it rotates
 	LogMaxFiles int   // files kept per stream, the live one included
 

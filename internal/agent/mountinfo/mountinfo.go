@@ -1,17 +1,20 @@
 // Package mountinfo reads a process's mount table (/proc/<pid>/mountinfo):
 // what a task's mount namespace holds, for criu's external mounts, and
-// what a failed restore left mounted.
+// what a failed restore left mounted. The parsing and unescaping are
+// moby's (github.com/moby/sys/mountinfo, already in the module graph
+// through containerd); this package keeps the few fields the agent uses
+// and the queries on them.
 package mountinfo
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	moby "github.com/moby/sys/mountinfo"
 )
 
 // Entry is one line of a mountinfo file.
@@ -34,49 +37,15 @@ func Read(proc string) ([]Entry, error) {
 
 // Parse reads mountinfo lines from r; what names the file in errors.
 func Parse(r io.Reader, what string) ([]Entry, error) {
-	var out []Entry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
-			return nil, fmt.Errorf("mountinfo of %s: malformed line %q", what, sc.Text())
-		}
-		id, err1 := strconv.Atoi(fields[0])
-		parent, err2 := strconv.Atoi(fields[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("mountinfo of %s: malformed line %q", what, sc.Text())
-		}
-		out = append(out, Entry{ID: id, Parent: parent, Root: Unescape(fields[3]),
-			Point: Unescape(fields[4]), FSType: fields[sep+1]})
+	infos, err := moby.GetMountsFromReader(r, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mountinfo of %s: %w", what, err)
 	}
-	return out, sc.Err()
-}
-
-// Unescape undoes mountinfo's octal escapes (\040 for a space).
-func Unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+	out := make([]Entry, len(infos))
+	for i, m := range infos {
+		out[i] = Entry{ID: m.ID, Parent: m.Parent, Root: m.Root, Point: m.Mountpoint, FSType: m.FSType}
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return out, nil
 }
 
 // Below returns the mount points of entries strictly under dir, deepest

@@ -20,6 +20,15 @@ func (q *Queue[E]) Push(e E) { heap.Push(&q.h, e) }
 // Pop removes and returns the least event; the queue must not be empty.
 func (q *Queue[E]) Pop() E { return heap.Pop(&q.h).(E) }
 
+// Peek returns the least event without removing it; ok=false when the
+// queue is empty.
+func (q *Queue[E]) Peek() (e E, ok bool) {
+	if len(q.h.es) == 0 {
+		return e, false
+	}
+	return q.h.es[0], true
+}
+
 // Len is the number of events queued.
 func (q *Queue[E]) Len() int { return len(q.h.es) }
 

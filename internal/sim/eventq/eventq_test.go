@@ -23,11 +23,17 @@ func TestPopsInOrder(t *testing.T) {
 	}
 	sort.SliceStable(want, func(i, j int) bool { return want[i].time < want[j].time })
 	for i, w := range want {
+		if top, ok := q.Peek(); !ok || top != w {
+			t.Fatalf("peek %d = %v, %v, want %v", i, top, ok, w)
+		}
 		if got := q.Pop(); got != w {
 			t.Fatalf("pop %d = %v, want %v", i, got, w)
 		}
 	}
 	if q.Len() != 0 {
 		t.Fatalf("len %d after popping all", q.Len())
+	}
+	if _, ok := q.Peek(); ok {
+		t.Fatal("peek on an empty queue")
 	}
 }

@@ -48,6 +48,8 @@ type Placer struct {
 	// policies is built from it and the cluster on the first Place.
 	target   []trace.Pod
 	policies map[string]scheduler.Policy
+	// forecast, when set, is each node's forecast (forecasts.go).
+	forecast func(node int) (api.NodeForecast, bool)
 }
 
 var (
@@ -109,7 +111,7 @@ func (p *Placer) PlaceAll(c *cluster.Cluster, pods []*trace.Pod) []cluster.Place
 	}
 	p.sync(c)
 	if p.policies == nil {
-		p.policies = map[string]scheduler.Policy{fgd.Name: fgd.New(fgdConfig(c, p.target))}
+		p.policies = p.policiesFor(c)
 	}
 	first := pods[0]
 	if ex := c.Excluder(first); ex != nil {

@@ -140,15 +140,14 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	if !d.CanCheckpoint() {
 		return nil, fmt.Errorf("checkpoint %s: no working criu for containerd's runc on this node", id)
 	}
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-t.done:
+	if e.Exited() {
 		return nil, fmt.Errorf("checkpoint %s: the task has ended", id)
-	default:
 	}
+	t := e.Data
 	if why := t.cannotCheckpoint(); why != "" {
 		return nil, fmt.Errorf("checkpoint %s: %s", id, why)
 	}
@@ -232,11 +231,7 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 		// runc destroys a container its dump ended; should its cgroup
 		// still be frozen (v1), the killed processes could not die. Off
 		// the move's critical path: the image is complete.
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.resumeContainer(t.containerID)
-		}()
+		d.tasks.Go(func() { d.resumeContainer(t.containerID) })
 	}
 	took := time.Since(start)
 	size, err := criu.DirSize(dir)
@@ -268,7 +263,7 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 	}
 	ctx, cancel := context.WithTimeout(d.namespaced(ctx), restoreTimeout)
 	defer cancel()
-	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+	if why := drivers.FenceBeforeStart(cfg.TaskDir, cfg.Fenced); why != "" {
 		return nil, fmt.Errorf("restore %s: %s", cfg.ID, why)
 	}
 	for _, f := range []string{fencedFile, startedFile} {
@@ -285,17 +280,12 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 		return nil, fmt.Errorf("restore %s: %w", cfg.ID, err)
 	}
 	id := containerID(cfg.ID)
-	d.mu.Lock()
-	if old, ok := d.tasks[cfg.ID]; ok {
-		select {
-		case <-old.done:
-			delete(d.tasks, cfg.ID) // the copy the dump ended
-		default:
-			d.mu.Unlock()
+	if old, err := d.tasks.Get(cfg.ID); err == nil {
+		if !old.Exited() {
 			return nil, fmt.Errorf("restore %s: the task still runs here", cfg.ID)
 		}
+		d.tasks.Delete(cfg.ID) // the copy the dump ended
 	}
-	d.mu.Unlock()
 	defer d.markStarting(id)()
 	// criu's restorer runs in the container's cgroup, which runc limits
 	// before criu starts: under a small CPU quota a restore of 100 MiB
@@ -364,10 +354,11 @@ func (d *Driver) containerForRestore(ctx context.Context, cfg *drivers.TaskConfi
 
 // ResumeTask continues the processes of a container restored stopped.
 func (d *Driver) ResumeTask(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
+	t := e.Data
 	// Continue whatever happens to the quota: a committed task must run.
 	// Without its quota it runs unthrottled, which is logged.
 	if err := d.putBackCPU(id); err != nil {
@@ -382,11 +373,11 @@ func (d *Driver) ResumeTask(id string) error {
 // putBackCPU gives a restored task its CPU quota back (lifted while criu
 // restored it), once.
 func (d *Driver) putBackCPU(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	return t.putBackCPU.Run()
+	return e.Data.putBackCPU.Run()
 }
 
 // setCPUQuota sets the container's CFS quota to milli CPUs through

@@ -83,10 +83,13 @@ type Driver struct {
 	ctx    context.Context // namespaced; cancelled by Close
 	cancel context.CancelFunc
 
+	// tasks are the containers the driver watches, with their monitors.
+	tasks *drivers.Table[*task]
+
 	mu       sync.Mutex
-	tasks    map[string]*task
 	starting map[string]bool // container ids StartTask is creating
-	wg       sync.WaitGroup
+	// resizing serializes Resize (resize.go).
+	resizing sync.Mutex
 }
 
 type task struct {
@@ -95,13 +98,19 @@ type task struct {
 	group       cgroup.Group // nil when the cgroup cannot be read
 	oomBefore   uint64
 	memoryMax   int64
-	hugePages   bool          // the task has huge pages (not checkpointed)
-	done        chan struct{} // closed once result is set
-	result      *drivers.ExitResult
+	hugePages   bool // the task has huge pages (not checkpointed)
 	// putBackCPU sets the CPU quota of a task restored without it
 	// (checkpoint.go).
 	putBackCPU drivers.Undo
 }
+
+var (
+	_ drivers.Driver       = (*Driver)(nil)
+	_ drivers.Checkpointer = (*Driver)(nil)
+	_ drivers.Resizer      = (*Driver)(nil)
+	_ drivers.Runner       = (*Driver)(nil)
+	_ drivers.Closer       = (*Driver)(nil)
+)
 
 // New connects to the daemon and returns a driver when it answers within
 // DialTimeout; otherwise an error saying why (the agent then does not
@@ -171,7 +180,7 @@ func New(cfg Config) (*Driver, error) {
 		log:    cfg.Logger.With("driver", Name),
 		noSwap: swapAccounted(v, cfg.CgroupRoot),
 		ctx:    ctx, cancel: cancel,
-		tasks: map[string]*task{}, starting: map[string]bool{},
+		tasks: drivers.NewTable[*task](), starting: map[string]bool{},
 	}
 	if cfg.CriuPath != "" {
 		opts, err := writeRuncWrapper(cfg.StateDir, cfg.CriuPath)
@@ -183,14 +192,21 @@ func New(cfg Config) (*Driver, error) {
 		}
 	}
 	d.log.Info("containerd driver ready", "socket", cfg.Socket, "version", ver.Version, "namespace", cfg.Namespace)
-	if cfg.ImageGCInterval > 0 {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.gcLoop()
-		}()
-	}
 	return d, nil
+}
+
+// Run collects leftover containers and unused images every
+// ImageGCInterval until ctx is done or the driver closes
+// (drivers.Runner).
+func (d *Driver) Run(ctx context.Context) {
+	if d.cfg.ImageGCInterval <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(d.ctx, cancel)
+	defer stop()
+	d.gcLoop(namespaces.WithNamespace(ctx, d.cfg.Namespace))
 }
 
 func (d *Driver) now() time.Time { return d.cfg.Now() }
@@ -210,10 +226,11 @@ func swapAccounted(v cgroup.Version, root string) bool {
 	return err == nil
 }
 
-// Close stops watching tasks and the collector; containers keep running.
+// Close stops watching tasks and the collector and waits for every
+// goroutine of the driver; containers keep running.
 func (d *Driver) Close() error {
 	d.cancel()
-	d.wg.Wait()
+	d.tasks.Close()
 	return d.client.Close()
 }
 
@@ -238,7 +255,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err := d.removeContainer(ctx, id); err != nil {
 		return nil, fmt.Errorf("start %s: clear old container: %w", cfg.ID, err)
 	}
-	if why := fenceBeforeStart(cfg.TaskDir); why != "" {
+	if why := drivers.FenceBeforeStart(cfg.TaskDir, cfg.Fenced); why != "" {
 		return nil, fmt.Errorf("start %s: %s", cfg.ID, why)
 	}
 	for _, f := range []string{fencedFile, startedFile} {
@@ -286,7 +303,7 @@ func (d *Driver) createContainer(ctx context.Context, cfg *drivers.TaskConfig, i
 	id := containerID(cfg.ID)
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
 	if err := writeLogConfig(cfg.TaskDir, logConfig{MaxBytes: cfg.LogMaxBytes, MaxFiles: cfg.LogMaxFiles,
-		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel}); err != nil {
+		CgroupVersion: int(d.version), CgroupRoot: d.cfg.CgroupRoot, CgroupRel: rel, Fenced: cfg.Fenced}); err != nil {
 		return nil, "", limits{}, err
 	}
 	lim := limitsOf(cfg, d.noSwap)
@@ -331,7 +348,7 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 			return nil, err
 		}
 	}
-	tr := &task{containerID: id, done: make(chan struct{}), hugePages: hp.HugePages2Mi > 0 || hp.HugePages1Gi > 0}
+	tr := &task{containerID: id, hugePages: hp.HugePages2Mi > 0 || hp.HugePages1Gi > 0}
 	if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, rel); err == nil {
 		tr.group = g
 		tr.oomBefore, _ = g.OOMKills()
@@ -361,25 +378,20 @@ func (d *Driver) runTask(ctx context.Context, cfg *drivers.TaskConfig, container
 }
 
 func (d *Driver) track(t *task, exitCh <-chan client.ExitStatus) {
-	d.mu.Lock()
-	d.tasks[t.handle.ID] = t
-	d.mu.Unlock()
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.monitor(t, exitCh)
-	}()
+	e := d.tasks.Put(t.handle.ID, t)
+	d.tasks.Go(func() { d.monitor(e, exitCh) })
 }
 
 // monitor waits for the task's exit and publishes the result. When the
 // daemon goes away the wait is taken up again until the driver closes.
-func (d *Driver) monitor(t *task, exitCh <-chan client.ExitStatus) {
+func (d *Driver) monitor(e *drivers.Entry[*task], exitCh <-chan client.ExitStatus) {
+	t := e.Data
 	for {
 		if exitCh != nil {
 			select {
 			case st := <-exitCh:
 				if st.Error() == nil {
-					d.finish(t, st)
+					d.finish(e, st)
 					return
 				}
 				d.log.Warn("lost the wait on a task; retrying", "task", t.handle.ID, "err", st.Error())
@@ -395,8 +407,7 @@ func (d *Driver) monitor(t *task, exitCh <-chan client.ExitStatus) {
 		var err error
 		exitCh, err = d.rewait(t.containerID)
 		if errors.Is(err, drivers.ErrTaskNotFound) {
-			t.result = &drivers.ExitResult{ExitCode: -1, Err: "container task disappeared from containerd", FinishedAt: time.Now()}
-			close(t.done)
+			e.Exit(&drivers.ExitResult{ExitCode: -1, Err: "container task disappeared from containerd", FinishedAt: time.Now()})
 			return
 		}
 		if err != nil {
@@ -426,7 +437,8 @@ func (d *Driver) rewait(id string) (<-chan client.ExitStatus, error) {
 // finish turns containerd's exit status into the agent's result: runc
 // reports a death by signal N as 128+N; an exit with the group's OOM-kill
 // counter raised is an OOM kill.
-func (d *Driver) finish(t *task, st client.ExitStatus) {
+func (d *Driver) finish(e *drivers.Entry[*task], st client.ExitStatus) {
+	t := e.Data
 	code := int(st.ExitCode())
 	res := &drivers.ExitResult{ExitCode: code, FinishedAt: st.ExitTime()}
 	if code > 128 && code <= 128+64 {
@@ -442,8 +454,7 @@ func (d *Driver) finish(t *task, st client.ExitStatus) {
 		res.Fenced = true
 		d.log.Warn("task stopped at its lease fence", "task", t.handle.ID, "why", strings.TrimSpace(why))
 	}
-	t.result = res
-	close(t.done)
+	e.Exit(res)
 	d.log.Info("task exited", "task", t.handle.ID, "result", res.Describe())
 }
 
@@ -451,10 +462,7 @@ func (d *Driver) finish(t *task, st client.ExitStatus) {
 // process. A task that exited meanwhile is recovered too: containerd keeps
 // its exit status until DestroyTask deletes it.
 func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
-	d.mu.Lock()
-	_, known := d.tasks[h.ID]
-	d.mu.Unlock()
-	if known {
+	if d.tasks.Has(h.ID) {
 		return nil
 	}
 	id := containerID(h.ID)
@@ -462,7 +470,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", h.ID, err)
 	}
-	t := &task{handle: *h, containerID: id, done: make(chan struct{})}
+	t := &task{handle: *h, containerID: id}
 	if g, err := cgroup.Open(d.version, d.cfg.CgroupRoot, h.Cgroup); err == nil && h.Cgroup != "" {
 		// The count before start is lost with the old agent; a new
 		// container cgroup starts at zero.
@@ -473,45 +481,24 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	return nil
 }
 
-func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
-	}
-	return t, nil
-}
+func (d *Driver) lookup(id string) (*drivers.Entry[*task], error) { return d.tasks.Get(id) }
 
-// WaitTask blocks until the task ends or ctx is done.
+// WaitTask blocks until the task ends, ctx is done or the driver closes.
 func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error) {
-	t, err := d.lookup(id)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-t.done:
-		r := *t.result
-		return &r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-d.ctx.Done():
-		return nil, errors.New("containerd driver closed")
-	}
+	return d.tasks.Wait(ctx, id)
 }
 
 // StopTask sends SIGTERM to the container's processes, waits up to
 // timeout, then SIGKILLs all of them; it returns once the exit is known.
 func (d *Driver) StopTask(id string, timeout time.Duration) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-t.done:
+	if e.Exited() {
 		return nil
-	default:
 	}
+	t := e.Data
 	ctx := d.ctx
 	ct, err := d.loadTask(ctx, t.containerID)
 	if err != nil {
@@ -521,7 +508,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(timeout):
 	}
@@ -530,7 +517,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("stop %s: containerd did not report the exit", id)
@@ -549,19 +536,18 @@ func (d *Driver) loadTask(ctx context.Context, id string) (client.Task, error) {
 // snapshot, and forgets the task. The task directory (logs) is kept; the
 // image stays until the collector finds it unused for ImageGCGrace.
 func (d *Driver) DestroyTask(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
+	t := e.Data
 	if err := d.removeContainer(d.ctx, t.containerID); err != nil {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
 	if err := cgroup.ReleaseHugePages(d.version, d.cfg.CgroupRoot, t.handle.Cgroup); err != nil {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
-	d.mu.Lock()
-	delete(d.tasks, id)
-	d.mu.Unlock()
+	d.tasks.Delete(id)
 	return nil
 }
 

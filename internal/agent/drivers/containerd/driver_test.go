@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 	"github.com/strata-dev/strata/internal/agent/drivers/containerd/ctrtest"
+	"github.com/strata-dev/strata/internal/agent/drivers/driverstest"
 	"github.com/strata-dev/strata/internal/agent/logs"
 )
 
@@ -315,5 +317,34 @@ func removeCgroupTree(rel string) {
 		for i := len(dirs) - 1; i >= 0; i-- {
 			os.Remove(dirs[i])
 		}
+	}
+}
+
+// TestCloseEndsEveryGoroutine: the driver's monitors, its collector (Run)
+// and its client's connections end when it closes (issue 17); the
+// container runs on.
+func TestCloseEndsEveryGoroutine(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	baseline := runtime.NumGoroutine()
+	d := e.driver()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); d.Run(ctx) }()
+	cfg := newTask(t, ArchivePrefix+archive, "sleep", "300").build()
+	start(t, d, cfg)
+	d.Close()
+	<-ran // Run returns once the driver closed, even with ctx live
+	cancel()
+	driverstest.NoGoroutinesLeft(t, baseline, 10*time.Second)
+	if taskStatus(t, e.socket, e.ns, containerID(cfg.ID)) != client.Running {
+		t.Fatal("the container stopped with its driver")
+	}
+	again := e.driver()
+	if err := again.RecoverTask(&drivers.TaskHandle{ID: cfg.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.StopTask(cfg.ID, time.Second); err != nil {
+		t.Fatal(err)
 	}
 }

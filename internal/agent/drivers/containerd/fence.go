@@ -20,10 +20,6 @@ import (
 // SIGTERM at StopAt and SIGKILL at KillAt, and leaves fencedFile behind so
 // that the driver reports the exit as fenced.
 
-// fenceTick is how often the fence is read, as the exec shim does: well
-// inside the 250 ms the agent leaves before its lease can end.
-const fenceTick = 50 * time.Millisecond
-
 // fencedFile, in the task directory, says the fence stopped the task.
 const fencedFile = "containerd-fenced"
 
@@ -34,10 +30,15 @@ const fencedFile = "containerd-fenced"
 // none; so SIGTERM waits for it, while SIGKILL at KillAt does not.
 const startedFile = "containerd-started"
 
-// fenceWatch enforces the fence until done is closed; it returns at once
-// for a task without a lease file.
+// fenceWatch enforces the fence until done is closed, as the exec shim
+// does (drivers.WatchFence): SIGTERM to every process of the container's
+// cgroup once it runs (startedFile), SIGKILL of the cgroup; fencedFile
+// tells the driver.
 func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
-	if _, ok, _ := drivers.ReadLeaseFence(taskDir); !ok || cfg.CgroupRel == "" {
+	if cfg.CgroupRel == "" {
+		return
+	}
+	if _, ok, _ := drivers.ReadLeaseFence(taskDir); !ok && !cfg.Fenced {
 		return
 	}
 	group, err := cgroup.Open(cgroup.Version(cfg.CgroupVersion), cfg.CgroupRoot, cfg.CgroupRel)
@@ -45,37 +46,21 @@ func fenceWatch(taskDir string, cfg logConfig, done <-chan struct{}) {
 		fmt.Fprintf(os.Stderr, "strata __containerd-log: cannot enforce the lease fence: %v\n", err)
 		return
 	}
-	tick := time.NewTicker(fenceTick)
-	defer tick.Stop()
-	termSent := false
-	for {
-		// An unreadable file keeps the last fence: the agent rewrites it
-		// atomically, so this is a transient error at worst.
-		if f, ok, err := drivers.ReadLeaseFence(taskDir); err == nil && ok {
-			now := drivers.BootClock()
-			switch {
-			case now >= f.KillAt:
-				markFenced(taskDir, f)
-				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", f.Why)
-				group.Kill(time.Second)
-				return
-			case now >= f.StopAt && !termSent && exists(filepath.Join(taskDir, startedFile)):
-				markFenced(taskDir, f)
-				termSent = true
-				fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", f.Why)
-				if pids, err := group.Procs(); err == nil {
-					for _, pid := range pids {
-						syscall.Kill(pid, syscall.SIGTERM)
-					}
+	started := func() bool { return exists(filepath.Join(taskDir, startedFile)) }
+	drivers.WatchFence(taskDir, cfg.Fenced, started, nil, done, func(step drivers.FenceStep, why string) {
+		markFenced(taskDir, why)
+		if step == drivers.FenceTerm {
+			fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): stopping the container\n", why)
+			if pids, err := group.Procs(); err == nil {
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGTERM)
 				}
 			}
-		}
-		select {
-		case <-done:
 			return
-		case <-tick.C:
 		}
-	}
+		fmt.Fprintf(os.Stderr, "strata __containerd-log: lease fence reached (%s): killing the container\n", why)
+		group.Kill(time.Second)
+	})
 }
 
 func exists(path string) bool {
@@ -83,8 +68,8 @@ func exists(path string) bool {
 	return err == nil
 }
 
-func markFenced(taskDir string, f drivers.LeaseFence) {
-	os.WriteFile(filepath.Join(taskDir, fencedFile), []byte(f.Why+"\n"), 0o644)
+func markFenced(taskDir, why string) {
+	os.WriteFile(filepath.Join(taskDir, fencedFile), []byte(why+"\n"), 0o644)
 }
 
 // fencedWhy reports whether the fence stopped the task, and why.
@@ -94,15 +79,4 @@ func fencedWhy(taskDir string) (string, bool) {
 		return "", false
 	}
 	return string(data), true
-}
-
-// fenceBeforeStart says why a task must not start when its fence has
-// already reached its stop time (the copy it protects against may run
-// elsewhere); empty: start it.
-func fenceBeforeStart(taskDir string) string {
-	f, ok, err := drivers.ReadLeaseFence(taskDir)
-	if err != nil || !ok || drivers.BootClock() < f.StopAt {
-		return ""
-	}
-	return fmt.Sprintf("not started: the lease fence was reached before the task could start (%s)", f.Why)
 }

@@ -68,6 +68,45 @@ func TestLeaseFenceHoldsWithoutTheAgent(t *testing.T) {
 	}
 }
 
+// TestLeaseFileGoneStopsAFencedContainer is issue 18 defect 4 for
+// containers: the log process stopped checking when the lease file was
+// missing. A fenced container whose task directory is lost (the agent's
+// data dir, while no agent runs) is stopped at once; a fenced task whose
+// lease file is missing does not start.
+func TestLeaseFileGoneStopsAFencedContainer(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	first := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `trap "exit 0" TERM; while true; do sleep 0.1; done`)
+	b.cfg.Fenced = true
+	cfg := b.build()
+	now := drivers.BootClock()
+	if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: now + time.Hour, KillAt: now + time.Hour, Why: "lease"}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, first, cfg)
+	first.Close() // no agent
+	lost := time.Now()
+	if err := os.RemoveAll(cfg.TaskDir); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "container stopped without its lease file", func() bool {
+		return taskStatus(t, e.socket, e.ns, containerID(cfg.ID)) == client.Stopped
+	})
+	if took := time.Since(lost); took > 3*time.Second {
+		t.Errorf("stopped %s after its lease file went, want at once", took)
+	}
+
+	d := e.driver()
+	b = newTask(t, ArchivePrefix+archive, "true")
+	b.cfg.Fenced = true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := d.StartTask(ctx, b.build()); err == nil || !strings.Contains(err.Error(), "lease file is gone") {
+		t.Fatalf("StartTask of a fenced task without a lease file = %v, want a refusal", err)
+	}
+}
+
 func TestFenceAlreadyPastRefusesToStart(t *testing.T) {
 	e := newEnv(t)
 	archive := ctrtest.BusyboxArchive(t)

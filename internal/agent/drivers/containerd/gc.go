@@ -124,11 +124,13 @@ func (d *Driver) SweepContainers(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	d.mu.Lock()
 	tracked := map[string]bool{}
-	for _, t := range d.tasks {
-		tracked[t.containerID] = true
+	for _, id := range d.tasks.IDs() {
+		if e, err := d.tasks.Get(id); err == nil {
+			tracked[e.Data.containerID] = true
+		}
 	}
+	d.mu.Lock()
 	for id := range d.starting {
 		tracked[id] = true
 	}
@@ -157,19 +159,19 @@ func (d *Driver) SweepContainers(ctx context.Context) ([]string, error) {
 	return removed, nil
 }
 
-func (d *Driver) gcLoop() {
+func (d *Driver) gcLoop(ctx context.Context) {
 	t := time.NewTicker(d.cfg.ImageGCInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-d.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if _, err := d.SweepContainers(d.ctx); err != nil && d.ctx.Err() == nil {
+		if _, err := d.SweepContainers(ctx); err != nil && ctx.Err() == nil {
 			d.log.Warn("container sweep failed", "err", err)
 		}
-		if _, err := d.CollectImages(d.ctx); err != nil && d.ctx.Err() == nil {
+		if _, err := d.CollectImages(ctx); err != nil && ctx.Err() == nil {
 			d.log.Warn("image collection failed", "err", err)
 		}
 	}

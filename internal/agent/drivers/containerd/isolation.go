@@ -19,21 +19,28 @@ import (
 // policy, secrets as variables, the task's own directory.
 
 // ErrRootNotAllowed is wrapped by StartTask when the container would run
-// as uid 0 (its image's user or the task's) on a node that does not allow
-// root tasks; the task names another user, or the node allows root.
-var ErrRootNotAllowed = errors.New("root tasks are not allowed on this node (--allow-root-tasks)")
+// as root (uid 0, gid 0 or group 0, from its image's user or the task's)
+// where root tasks are not allowed (drivers.CheckRoot).
+var ErrRootNotAllowed = drivers.ErrRootNotAllowed
 
-// withRootPolicy runs last: it refuses a spec whose process is uid 0
-// unless the node allows root tasks, the rule exec tasks follow.
-func withRootPolicy(user string, allowRoot bool) oci.SpecOpts {
+// withRootPolicy runs last: it applies the root policy exec tasks follow
+// to the ids of the final spec (the image's user when the task names
+// none: an image without one runs as uid 0), additional groups included.
+func withRootPolicy(user string, allowRoot bool, veto string) oci.SpecOpts {
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		if s.Process != nil && s.Process.User.UID == 0 && !allowRoot {
-			if user == "" {
-				user = "the image's user"
-			}
-			return fmt.Errorf("task user %q is uid 0: %w", user, ErrRootNotAllowed)
+		if s.Process == nil {
+			return errors.New("spec has no process")
 		}
-		return nil
+		who := fmt.Sprintf("task user %q", user)
+		if user == "" {
+			who = "the image's user (the task names none)"
+		}
+		u := s.Process.User
+		groups := make([]int, len(u.AdditionalGids))
+		for i, g := range u.AdditionalGids {
+			groups[i] = int(g)
+		}
+		return drivers.CheckRoot(who, int(u.UID), int(u.GID), groups, allowRoot, veto)
 	}
 }
 

@@ -22,7 +22,8 @@ func TestRootPolicyAndUser(t *testing.T) {
 	e.noRoot = true
 	rootImage := ctrtest.BusyboxArchive(t)
 	d := e.driver()
-	for _, c := range []struct{ name, user string }{{"image's user is root", ""}, {"task asks for root", "0"}} {
+	for _, c := range []struct{ name, user string }{{"image's user is root", ""}, {"task asks for root", "0"},
+		{"uid 0 spelled 00", "00"}, {"gid 0", "65534:0"}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
 			b.cfg.Task.User = c.user
@@ -39,6 +40,35 @@ func TestRootPolicyAndUser(t *testing.T) {
 	}
 	b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
 	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	wait(t, d, cfg.ID)
+	eventually(t, "id -u output", func() bool { return readLog(t, cfg.TaskDir, "stdout") == "65534\n" })
+}
+
+// TestNamespaceVetoOnContainers is issue 18 defect 3: on a node that
+// allows root tasks, a task of a namespace that does not (RootVeto) ran
+// as uid 0 when its image named no user. The veto holds on the ids of the
+// final spec: the image's user, the task's in any spelling, the group.
+func TestNamespaceVetoOnContainers(t *testing.T) {
+	e := newEnv(t)
+	rootImage := ctrtest.BusyboxArchive(t)
+	d := e.driver()                                                 // allows root tasks
+	for _, user := range []string{"", "0", "00", "+0", "65534:0"} { // the test image has no /etc/passwd: ids only
+		t.Run("user="+user, func(t *testing.T) {
+			b := newTask(t, ArchivePrefix+rootImage, "id")
+			b.cfg.Task.User = user
+			b.cfg.RootVeto = `namespace "locked" does not allow root tasks`
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := d.StartTask(ctx, b.build()); !errors.Is(err, ErrRootNotAllowed) || !strings.Contains(err.Error(), `namespace "locked"`) {
+				t.Fatalf("StartTask = %v, want ErrRootNotAllowed naming the namespace", err)
+			}
+		})
+	}
+	b := newTask(t, ArchivePrefix+rootImage, "id", "-u")
+	b.cfg.Task.User = "65534:65534"
+	b.cfg.RootVeto = `namespace "locked" does not allow root tasks`
 	cfg := b.build()
 	start(t, d, cfg)
 	wait(t, d, cfg.ID)
@@ -121,5 +151,63 @@ func TestTaskDirectoryIsMountedAtLocal(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("task dir owned by %d mode %v, want 65534 and 0700", st.Uid, fi.Mode().Perm())
+	}
+}
+
+// TestContainersRunUnderSeccomp is issue 18 defect 7: containers ran with
+// no seccomp filter (`Seccomp: 0`) and a non-root container made a user
+// namespace (`unshare -U -r`) and mounted a tmpfs in it. They run under
+// containerd's default profile now, whose rules follow the container's
+// capabilities: none of these for a non-root task.
+func TestContainersRunUnderSeccomp(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `grep '^Seccomp:' /proc/self/status
+		if unshare -U -r true 2>/dev/null; then echo userns=allowed; else echo userns=denied; fi
+		if unshare -U -r mount -t tmpfs x /tmp 2>/dev/null; then echo mount=allowed; else echo mount=denied; fi`)
+	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	if res := wait(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result %+v; stderr %q", res, readLog(t, cfg.TaskDir, "stderr"))
+	}
+	var out string
+	eventually(t, "the report", func() bool {
+		out = readLog(t, cfg.TaskDir, "stdout")
+		return strings.Contains(out, "mount=")
+	})
+	for _, want := range []string{"Seccomp:\t2", "userns=denied", "mount=denied"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("container reports %q, want %q", out, want)
+		}
+	}
+}
+
+// TestScratchDirectoriesAreBoundedTmpfs (issue 18 defect 9): a
+// container's /tmp and /var/tmp were its writable layer, on the node's
+// disk with no bound. They are tmpfs of the task's memory limit now, as
+// its /dev/shm, all gone with the container.
+func TestScratchDirectoriesAreBoundedTmpfs(t *testing.T) {
+	e := newEnv(t)
+	archive := ctrtest.BusyboxArchive(t)
+	d := e.driver()
+	b := newTask(t, ArchivePrefix+archive, "sh", "-c", `for d in /tmp /var/tmp /dev/shm; do
+		echo "$d=$(stat -f -c %T $d) $(df -k $d | tail -1 | awk '{print $2}') $(stat -c %a $d)"; done`).mem(32 << 20)
+	b.cfg.Task.User = "65534:65534"
+	cfg := b.build()
+	start(t, d, cfg)
+	if res := wait(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result %+v; stderr %q", res, readLog(t, cfg.TaskDir, "stderr"))
+	}
+	var out string
+	eventually(t, "the report", func() bool {
+		out = readLog(t, cfg.TaskDir, "stdout")
+		return strings.Contains(out, "/dev/shm=")
+	})
+	for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if want := dir + "=tmpfs 32768 1777\n"; !strings.Contains(out, want) {
+			t.Errorf("container reports %q, want %q", out, want)
+		}
 	}
 }

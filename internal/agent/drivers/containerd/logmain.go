@@ -28,6 +28,8 @@ type logConfig struct {
 	CgroupVersion int    `json:"cgroupVersion"`
 	CgroupRoot    string `json:"cgroupRoot"`
 	CgroupRel     string `json:"cgroupRel"`
+	// Fenced: the task runs under a lease fence (drivers.TaskConfig.Fenced).
+	Fenced bool `json:"fenced,omitempty"`
 }
 
 func writeLogConfig(taskDir string, c logConfig) error {

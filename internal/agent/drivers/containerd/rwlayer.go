@@ -25,6 +25,17 @@ import (
 // frozen (so it matches the memory), and the target unpacks it into the
 // upperdir of the new container's snapshot before criu runs.
 
+// Why not containerd's archive package (archive.WriteDiff, archive.Apply
+// with OverlayConvertWhiteout), which does this for image layers: the
+// layer comes from another node and is unpacked as root into a snapshot
+// the restored task runs on, so it is treated as untrusted with rules that
+// package does not have (it restores any device node and any extended
+// attribute, and has no bound on entries or bytes): every name once and
+// created exclusively, only whiteout devices, only overlay and user
+// attributes, bounds on entries and size on both sides (readRWLayer). And
+// the source tars the upperdir as overlay keeps it (whiteout devices, the
+// opaque attribute), which WriteDiff would rediff against the image.
+
 // rwLayerFile is the writable layer's tar in a checkpoint image.
 const rwLayerFile = "rootfs-diff.tar"
 

@@ -187,7 +187,7 @@ func TestLayerLeavesSocketsOut(t *testing.T) {
 }
 
 // TestContainerMovesWithItsWritableLayer: a container that keeps a file
-// open in its writable layer (a log in /tmp) and removed a file of its
+// open in its writable layer (a log at /log: /tmp is a tmpfs) and removed a file of its
 // image moves: without the layer criu cannot reopen the file on the
 // target; with it the counter goes on, the file holds what it held, and
 // the removed file stays removed.
@@ -198,7 +198,7 @@ func TestContainerMovesWithItsWritableLayer(t *testing.T) {
 	if src.cfg.Snapshotter != "" && src.cfg.Snapshotter != "overlayfs" {
 		t.Skipf("snapshotter %s keeps no upper directory", src.cfg.Snapshotter)
 	}
-	script := `exec 3>>/tmp/log; rm /bin/true; ` + strings.Replace(counterScript, "echo $i;", "echo $i; echo $i >&3;", 1)
+	script := `exec 3>>/log; rm /bin/true; ` + strings.Replace(counterScript, "echo $i;", "echo $i; echo $i >&3;", 1)
 	cfg := newTask(t, ArchivePrefix+archive, "sh", "-c", script).build()
 	start(t, src, cfg)
 	eventually(t, "the counter to pass 10", func() bool { return lastCount(t, cfg.TaskDir) >= 10 })
@@ -228,13 +228,13 @@ func TestContainerMovesWithItsWritableLayer(t *testing.T) {
 	if err != nil || upper == "" {
 		t.Fatalf("upper dir of the restored container: %q, %v", upper, err)
 	}
-	log, err := os.ReadFile(filepath.Join(upper, "tmp", "log"))
+	log, err := os.ReadFile(filepath.Join(upper, "log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Fields(string(log))
 	if len(lines) < before || lines[0] != "1" {
-		t.Fatalf("/tmp/log in the restored container holds %d lines from %q; the source had counted to %d", len(lines), lines[0], before)
+		t.Fatalf("/log in the restored container holds %d lines from %q; the source had counted to %d", len(lines), lines[0], before)
 	}
 	var wh unix.Stat_t
 	if err := unix.Lstat(filepath.Join(upper, "bin", "true"), &wh); err != nil || wh.Mode&unix.S_IFMT != unix.S_IFCHR {

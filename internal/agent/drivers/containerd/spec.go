@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/containerd/containerd/v2/contrib/seccomp"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -166,11 +167,38 @@ func specOpts(cfg *drivers.TaskConfig, img oci.Image, cgroupRel string, l limits
 		// containerd's default, a namespace of its own with loopback.
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, oci.WithHostResolvconf)
 	}
-	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg))
+	opts = append(opts, oci.WithCgroup("/"+cgroupRel), withLimits(l), withHardware(cfg), withScratch(drivers.ScratchBytes(l.MemoryBytes)))
 	for _, dev := range l.Devices {
 		opts = append(opts, oci.WithLinuxDevice(dev, "rwm"))
 	}
-	return append(opts, withRootPolicy(cfg.Task.User, allowRoot), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)))
+	// containerd's default seccomp profile (Docker's), last: its rules
+	// follow the spec's capabilities (no user namespaces, mounts or
+	// clone namespace flags without CAP_SYS_ADMIN; io_uring refused), so
+	// it is computed on the final spec. The exec driver's own profile
+	// (confine) is classic BPF loaded by its init; runc takes the OCI
+	// form, which this is.
+	return append(opts, withRootPolicy(cfg.Task.User, allowRoot, cfg.RootVeto), withSandbox(filepath.Join(cfg.TaskDir, sandboxName)),
+		seccomp.WithDefaultProfile())
+}
+
+// withScratch gives the container a tmpfs of size bytes at each scratch
+// directory (drivers.ScratchDirs), in place of its image's writable layer
+// (/tmp, /var/tmp) and containerd's fixed 64 MiB /dev/shm.
+func withScratch(size int64) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		mounts := s.Mounts[:0]
+		for _, m := range s.Mounts {
+			if !slices.Contains(drivers.ScratchDirs, m.Destination) {
+				mounts = append(mounts, m)
+			}
+		}
+		for _, dir := range drivers.ScratchDirs {
+			mounts = append(mounts, specs.Mount{Destination: dir, Type: "tmpfs", Source: "tmpfs",
+				Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(size, 10)}})
+		}
+		s.Mounts = mounts
+		return nil
+	}
 }
 
 func withLimits(l limits) oci.SpecOpts {

@@ -41,15 +41,14 @@ func (d *Driver) CheckpointTask(ctx context.Context, id, dir string, leaveRunnin
 	if !d.CanCheckpoint() {
 		return nil, fmt.Errorf("checkpoint %s: %w: no working criu on this node", id, ErrNoCheckpoint)
 	}
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-t.done:
+	if e.Exited() {
 		return nil, fmt.Errorf("checkpoint %s: the task has ended", id)
-	default:
 	}
+	t := e.Data
 	if t.handle.PID <= 0 {
 		return nil, fmt.Errorf("checkpoint %s: no task pid", id)
 	}
@@ -174,10 +173,11 @@ func (d *Driver) RestoreTask(ctx context.Context, cfg *drivers.TaskConfig, dir s
 
 // ResumeTask continues every process of a task restored stopped.
 func (d *Driver) ResumeTask(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
+	t := e.Data
 	if err := d.putBackCPU(id); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
@@ -190,9 +190,9 @@ func (d *Driver) ResumeTask(id string) error {
 // putBackCPU gives a restored task its CPU quota back (lifted while criu
 // restored it), once.
 func (d *Driver) putBackCPU(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	return t.putBackCPU.Run()
+	return e.Data.putBackCPU.Run()
 }

@@ -128,7 +128,11 @@ func TestCheckpointRestoreKeepsMemory(t *testing.T) {
 	if got := lastCount(t, cfg.TaskDir); got != before {
 		t.Errorf("a stopped task counted: %d -> %d", before, got)
 	}
-	inGroup, err := d.tasks[h2.ID].group.Procs()
+	e, err := d.tasks.Get(h2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inGroup, err := e.Data.group.Procs()
 	if err != nil || len(inGroup) == 0 {
 		t.Fatalf("restored task's cgroup holds %v (%v), want its processes", inGroup, err)
 	}
@@ -185,7 +189,7 @@ func TestRestoreFailureIsReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "restore failed") {
 		t.Fatalf("RestoreTask of a damaged image = %v, want a restore failure", err)
 	}
-	if _, known := d.tasks[cfg.ID]; known {
+	if d.tasks.Has(cfg.ID) {
 		t.Error("the driver still tracks the failed restore")
 	}
 }

@@ -17,8 +17,9 @@ import (
 // open, as the agent does for the node's GPUs it was not assigned.
 func TestTaskSeesOnlyItsGPUs(t *testing.T) {
 	d := newTestDriver(t)
-	// Under /var/tmp: a task has a private /tmp, but sees the rest of the host.
-	dir, err := os.MkdirTemp("/var/tmp", "strata-devtest-")
+	// Under /var/lib: a task has private /tmp and /var/tmp, but sees the
+	// rest of the host.
+	dir, err := os.MkdirTemp("/var/lib", "strata-devtest-")
 	if err != nil {
 		t.Skip(err)
 	}

@@ -66,21 +66,31 @@ type Driver struct {
 	version cgroup.Version
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	tasks  map[string]*task
-	closed chan struct{}
-	once   sync.Once
+	// tasks are the tasks the driver watches, with their monitors.
+	tasks *drivers.Table[*task]
+	once  sync.Once
+	// resizing serializes Resize (resize.go).
+	resizing sync.Mutex
 }
 
 type task struct {
 	handle drivers.TaskHandle
 	group  cgroup.Group
-	done   chan struct{} // closed once result is set
-	result *drivers.ExitResult
+	// shim is the shim this agent process started, to reap; nil for a
+	// task re-attached after an agent restart (init reaps its shim).
+	shim *os.Process
 	// putBackCPU, set while a restored task waits for ResumeTask, puts
 	// its CPU quota back (checkpoint.go).
 	putBackCPU drivers.Undo
 }
+
+var (
+	_ drivers.Driver       = (*Driver)(nil)
+	_ drivers.Checkpointer = (*Driver)(nil)
+	_ drivers.Resizer      = (*Driver)(nil)
+	_ drivers.OrphanFinder = (*Driver)(nil)
+	_ drivers.Closer       = (*Driver)(nil)
+)
 
 // New returns a driver for the cgroup hierarchy found under cfg.CgroupRoot.
 func New(cfg Config) (*Driver, error) {
@@ -106,7 +116,7 @@ func New(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec driver: %w", err)
 	}
-	return &Driver{cfg: cfg, version: v, log: cfg.Logger.With("driver", Name), tasks: map[string]*task{}, closed: make(chan struct{})}, nil
+	return &Driver{cfg: cfg, version: v, log: cfg.Logger.With("driver", Name), tasks: drivers.NewTable[*task]()}, nil
 }
 
 // CgroupVersion reports the hierarchy the driver uses.
@@ -134,7 +144,7 @@ type restoreLaunch struct {
 // launch starts the task cfg under a new shim: its command, or with
 // restore, criu restoring it from an image.
 func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *restoreLaunch) (*drivers.TaskHandle, error) {
-	if _, err := d.taskUser(cfg.Task); err != nil {
+	if _, err := d.taskUser(cfg); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	rel := cgroup.TaskRef{AllocID: cfg.AllocID, Task: cfg.Name}.Rel(d.cfg.CgroupParent)
@@ -211,11 +221,12 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	shimPID, err := d.launchShim(cfg.TaskDir)
+	shim, err := d.launchShim(cfg.TaskDir)
 	if err != nil {
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
+	shimPID := shim.Pid
 	start, _ := taskfile.ProcStart(shimPID)
 	h := drivers.TaskHandle{
 		ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir,
@@ -225,7 +236,8 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	info, err := d.awaitStart(ctx, cfg.TaskDir, shimPID, start)
 	if err != nil {
 		// Do not leave a half-started task: the shim may still run it.
-		syscall.Kill(shimPID, syscall.SIGKILL)
+		shim.Kill()
+		shim.Wait()
 		group.Kill(5 * time.Second)
 		group.Remove()
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
@@ -234,7 +246,7 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
-	t := d.track(h, group)
+	t := d.track(h, group, shim)
 	if putBackCPU != nil {
 		t.putBackCPU.Set(putBackCPU)
 	}
@@ -242,34 +254,10 @@ func (d *Driver) launch(ctx context.Context, cfg *drivers.TaskConfig, restore *r
 	return &h, nil
 }
 
-func (d *Driver) launchShim(taskDir string) (int, error) {
-	devNull, err := os.Open(os.DevNull)
-	if err != nil {
-		return 0, err
-	}
-	defer devNull.Close()
-	logFile, err := os.OpenFile(filepath.Join(taskDir, shimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("open shim log: %w", err)
-	}
-	defer logFile.Close()
-	argv := append(append([]string(nil), d.cfg.ShimCommand...), taskDir)
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Dir:   taskDir,
-		Env:   os.Environ(),
-		Files: []*os.File{devNull, logFile, logFile},
-		// A session of its own: the shim survives the agent, its signals
-		// and its terminal.
-		Sys: &syscall.SysProcAttr{Setsid: true},
-	})
-	if err != nil {
-		return 0, fmt.Errorf("launch shim: %w", err)
-	}
-	pid := proc.Pid
-	// Reap the shim if it exits while this agent lives; after an agent
-	// restart it is init's (or the subreaper's) to reap.
-	go proc.Wait()
-	return pid, nil
+// launchShim starts the task's shim in a session of its own; the task's
+// monitor reaps it.
+func (d *Driver) launchShim(taskDir string) (*os.Process, error) {
+	return taskfile.LaunchShim(append(append([]string(nil), d.cfg.ShimCommand...), taskDir), taskDir, shimLog)
 }
 
 // awaitStart waits for the shim's run.json (or, for a task that could not
@@ -302,53 +290,30 @@ func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, st
 	}
 }
 
-func (d *Driver) track(h drivers.TaskHandle, group cgroup.Group) *task {
-	t := &task{handle: h, group: group, done: make(chan struct{})}
-	d.mu.Lock()
-	d.tasks[h.ID] = t
-	d.mu.Unlock()
-	go d.monitor(t)
+func (d *Driver) track(h drivers.TaskHandle, group cgroup.Group, shim *os.Process) *task {
+	t := &task{handle: h, group: group, shim: shim}
+	e := d.tasks.Put(h.ID, t)
+	d.tasks.Go(func() { d.monitor(e) })
 	return t
 }
 
-// monitor waits for the shim's exit.json, or for the shim to vanish without
-// one, and publishes the result.
-func (d *Driver) monitor(t *task) {
-	exitPath := filepath.Join(t.handle.TaskDir, exitFile)
-	ticker := time.NewTicker(d.cfg.Poll)
-	defer ticker.Stop()
-	for {
-		var res drivers.ExitResult
-		ok, err := taskfile.ReadJSON(exitPath, &res)
-		if err == nil && ok {
-			t.result = &res
-			close(t.done)
-			return
-		}
-		if !taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
-			// The shim may have written exit.json just before exiting.
-			if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
-				t.result = &res
-			} else {
-				t.result = &drivers.ExitResult{ExitCode: -1, Err: "task shim exited without a result", FinishedAt: time.Now()}
-			}
-			close(t.done)
-			return
-		}
-		select {
-		case <-ticker.C:
-		case <-d.closed:
-			return
-		}
-	}
+// monitor publishes the task's result from its shim's exit.json (or the
+// shim's vanishing) and reaps a shim this agent started.
+func (d *Driver) monitor(e *drivers.Entry[*task]) {
+	t := e.Data
+	taskfile.WatchShim(taskfile.ShimWatch{ExitPath: filepath.Join(t.handle.TaskDir, exitFile),
+		ShimPID: t.handle.ShimPID, ShimStart: t.handle.ShimStart, Shim: t.shim, Poll: d.cfg.Poll,
+		Lost: "task shim exited without a result"}, e.Exit, d.tasks.Closed())
 }
 
-// Close stops watching tasks; the tasks themselves keep running. The
-// driver's own cgroup parent (not the shared default) is removed when no
-// task cgroup is left in it: an agent with no tasks leaves no cgroup behind.
+// Close stops watching tasks and waits for every goroutine of the driver;
+// the tasks themselves keep running (a shim that ends afterwards is
+// reaped by whoever reaps this process's children). The driver's own
+// cgroup parent (not the shared default) is removed when no task cgroup is
+// left in it: an agent with no tasks leaves no cgroup behind.
 func (d *Driver) Close() error {
+	d.tasks.Close()
 	d.once.Do(func() {
-		close(d.closed)
 		if d.cfg.CgroupParent == cgroup.Parent {
 			return // shared by every driver that names no parent of its own
 		}
@@ -365,10 +330,7 @@ func (d *Driver) Close() error {
 // task whose shim has died since is recovered too: WaitTask then returns its
 // exit.json, or a lost-shim result.
 func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
-	d.mu.Lock()
-	_, known := d.tasks[h.ID]
-	d.mu.Unlock()
-	if known {
+	if d.tasks.Has(h.ID) {
 		return nil
 	}
 	if _, err := os.Stat(h.TaskDir); err != nil {
@@ -378,35 +340,17 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", h.ID, err)
 	}
-	d.track(*h, group)
+	d.track(*h, group, nil)
 	d.log.Info("task recovered", "task", h.ID, "pid", h.PID, "shim_pid", h.ShimPID,
 		"shim_alive", taskfile.SameProcess(h.ShimPID, h.ShimStart))
 	return nil
 }
 
-func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
-	}
-	return t, nil
-}
+func (d *Driver) lookup(id string) (*drivers.Entry[*task], error) { return d.tasks.Get(id) }
 
-// WaitTask blocks until the task ends or ctx is done.
+// WaitTask blocks until the task ends, ctx is done or the driver closes.
 func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error) {
-	t, err := d.lookup(id)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-t.done:
-		r := *t.result
-		return &r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return d.tasks.Wait(ctx, id)
 }
 
 // StopTask sends SIGTERM to the task's init, which passes it to every
@@ -415,20 +359,19 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, 
 // the whole namespace) and everything in its cgroup. It returns once
 // the shim has reported the exit.
 func (d *Driver) StopTask(id string, timeout time.Duration) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-t.done:
+	t := e.Data
+	if e.Exited() {
 		return nil
-	default:
 	}
 	if err := signalTask(&t.handle, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(timeout):
 	}
@@ -438,7 +381,7 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("stop %s: shim did not report the exit", id)
@@ -448,19 +391,17 @@ func (d *Driver) StopTask(id string, timeout time.Duration) error {
 // DestroyTask kills whatever is left in the task's cgroup, removes the
 // cgroup and forgets the task. The task directory (logs) is kept.
 func (d *Driver) DestroyTask(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	if err := t.group.Kill(10 * time.Second); err != nil {
+	if err := e.Data.group.Kill(10 * time.Second); err != nil {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
-	if err := t.group.Remove(); err != nil {
+	if err := e.Data.group.Remove(); err != nil {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
-	d.mu.Lock()
-	delete(d.tasks, id)
-	d.mu.Unlock()
+	d.tasks.Delete(id)
 	return nil
 }
 

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
+	"github.com/strata-dev/strata/internal/agent/drivers/driverstest"
 )
 
 func TestMain(m *testing.M) {
@@ -137,5 +140,39 @@ func TestOOMKilledUnderMemoryLimit(t *testing.T) {
 	}
 	if got, want := res.Describe(), "OOM killed (memory limit 32MiB)"; got != want {
 		t.Errorf("Describe = %q, want %q", got, want)
+	}
+}
+
+// TestCloseEndsEveryGoroutine: the monitors of the driver's tasks end when
+// it closes (issue 17) while the tasks run on; a new driver re-attaches.
+func TestCloseEndsEveryGoroutine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for cgroups")
+	}
+	baseline := runtime.NumGoroutine()
+	d := newTestDriver(t)
+	var handles []*drivers.TaskHandle
+	for _, name := range []string{"one", "two"} {
+		cfg := taskConfig(t, name, api.Resources{}, "sleep", "300")
+		h, err := d.StartTask(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles = append(handles, h)
+	}
+	d.Close()
+	driverstest.NoGoroutinesLeft(t, baseline, 5*time.Second)
+	again := newTestDriver(t)
+	for _, h := range handles {
+		if syscall.Kill(h.PID, 0) != nil {
+			t.Fatalf("task %s ended with its driver", h.ID)
+		}
+		if err := again.RecoverTask(h); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.StopTask(h.ID, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		again.DestroyTask(h.ID)
 	}
 }

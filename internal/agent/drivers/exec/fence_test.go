@@ -135,14 +135,14 @@ func TestFenceWatchDuringTheStart(t *testing.T) {
 			var fenced atomic.Bool
 			running, done := make(chan struct{}), make(chan struct{})
 			defer close(done)
-			go fenceWatch(dir, cmd.Process.Pid, nil, running, done, &fenced)
+			go fenceWatch(dir, true, cmd.Process.Pid, nil, running, done, &fenced)
 			if tc.startsLater {
 				// Nothing to poll for: the check is that nothing happens
 				// over several looks of the watch.
 				select {
 				case st := <-exited:
 					t.Fatalf("signalled before the command ran: %v", st)
-				case <-time.After(5 * fenceTick):
+				case <-time.After(5 * drivers.FenceTick):
 				}
 				if fenced.Load() {
 					t.Fatal("fenced before the command ran")
@@ -160,4 +160,74 @@ func TestFenceWatchDuringTheStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShimStopsAFencedTaskWhoseLeaseFileIsGone is issue 18 defect 4: an
+// agent cut off from its cell lost its data dir, and the shim, finding
+// no lease file, stopped checking: the copy ran on past the lease, beside
+// its replacement. A fenced task (TaskConfig.Fenced) whose lease file
+// disappears, alone or with its whole directory, is stopped at once;
+// SIGKILL follows after the grace its last fence gave. A fenced task
+// whose lease file is missing when it would start does not start.
+func TestShimStopsAFencedTaskWhoseLeaseFileIsGone(t *testing.T) {
+	d := newTestDriver(t)
+	for _, tc := range []struct {
+		name string
+		lose func(taskDir string) error
+	}{
+		{"lease file removed", func(dir string) error { return os.Remove(filepath.Join(dir, drivers.LeaseFile)) }},
+		{"data dir lost", func(dir string) error { return os.RemoveAll(dir) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, "amo", api.Resources{}, "/bin/sleep", "60")
+			cfg.Fenced = true
+			far := drivers.BootClock() + time.Hour
+			if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: far, KillAt: far + 2*time.Second, Why: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := d.StartTask(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := time.Now()
+			if err := tc.lose(cfg.TaskDir); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r, err := d.WaitTask(ctx, h.ID)
+			if err != nil {
+				t.Fatalf("the task ran on without its lease file: %v", err)
+			}
+			took := time.Since(lost)
+			if syscall.Kill(h.PID, 0) == nil {
+				t.Errorf("pid %d lives on after its shim ended", h.PID)
+			}
+			switch {
+			case took > 2*time.Second:
+				t.Errorf("ended %s after its lease file went, want at once", took)
+			case tc.name == "data dir lost":
+				// exit.json had nowhere to go: the shim's end is all there is.
+			case !r.Fenced || r.Signal != int(syscall.SIGTERM):
+				t.Errorf("ended %+v, want fenced by SIGTERM", r)
+			}
+			d.DestroyTask(h.ID)
+		})
+	}
+	t.Run("missing before the start", func(t *testing.T) {
+		cfg := taskConfig(t, "amo", api.Resources{}, "sh", "-c", "echo ran")
+		cfg.Fenced = true
+		h, err := d.StartTask(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := wait(t, d, h.ID)
+		d.DestroyTask(h.ID)
+		if !r.Fenced || !strings.Contains(r.Err, "not started") {
+			t.Errorf("exit %+v, want fenced, not started", r)
+		}
+		if out, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "stdout.log")); len(out) > 0 {
+			t.Errorf("the command ran: %q", out)
+		}
+	})
 }

@@ -28,10 +28,16 @@ type spec struct {
 	GID        int      `json:"gid"`
 	SandboxDir string   `json:"sandboxDir"` // the task's own directory, owned by UID; the only one under HidePaths it sees
 	HidePaths  []string `json:"hidePaths"`  // covered by an empty tmpfs in the task's mount namespace
-	CgroupDirs []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
+	// ScratchBytes is the size of each scratch tmpfs (drivers.ScratchDirs:
+	// /tmp, /var/tmp, /dev/shm), world-writable and sticky.
+	ScratchBytes int64    `json:"scratchBytes,omitempty"`
+	CgroupDirs   []string `json:"cgroupDirs"` // bound read-only under CgroupRoot in the task's mount namespace
 	// IsolatedNetwork gives the task a network namespace of its own, with
 	// loopback only (spec network: isolated).
 	IsolatedNetwork bool `json:"isolatedNetwork,omitempty"`
+	// Fenced: the task runs under a lease fence (drivers.TaskConfig.Fenced),
+	// which the shim enforces; a missing lease file then means stop.
+	Fenced bool `json:"fenced,omitempty"`
 	// Secrets are written to a tmpfs at SandboxDir/secrets, 0400, owned by UID.
 	Secrets []secretFile `json:"secrets,omitempty"`
 

@@ -26,6 +26,7 @@ func report(t *testing.T, d *Driver, mutate func(*api.Task), script string) (map
 	for k, v := range cfg.Task.Env { // as the agent does
 		cfg.Env[k] = v
 	}
+	cfg.Resources = cfg.Task.Resources
 	h := start(t, d, cfg)
 	res := wait(t, d, h.ID)
 	out, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "stdout.log"))
@@ -107,7 +108,6 @@ func TestTaskUser(t *testing.T) {
 		{"nobody", "65534", "65534"},
 		{"4242", "4242", "4242"},
 		{"4242:100", "4242", "100"},
-		{"nobody:0", "65534", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.user, func(t *testing.T) {
@@ -119,9 +119,14 @@ func TestTaskUser(t *testing.T) {
 	}
 }
 
+// rootSpellings are users that resolve to uid 0 or gid 0 on every node
+// (issue 18 defect 3: "00" and "65534:0" ran as root where text was
+// compared).
+var rootSpellings = []string{"root", "0", "00", "+0", "root:root", "0:65534", "65534:0", "nobody:0", "nobody:root", "nobody:00"}
+
 func TestRootTaskOnlyWhereAllowed(t *testing.T) {
 	d := newTestDriver(t)
-	for _, user := range []string{"root", "0", "root:root"} {
+	for _, user := range rootSpellings {
 		cfg := taskConfig(t, "root", api.Resources{}, "true")
 		cfg.Task.User = user
 		if _, err := d.StartTask(t.Context(), cfg); !errors.Is(err, ErrRootNotAllowed) {
@@ -135,6 +140,15 @@ func TestRootTaskOnlyWhereAllowed(t *testing.T) {
 	}
 
 	d.cfg.AllowRootTasks = true
+	// The node allows root, the allocation's namespace does not: its veto
+	// holds on the ids the node resolves, whatever the spelling.
+	for _, user := range rootSpellings {
+		cfg := taskConfig(t, "vetoed", api.Resources{}, "true")
+		cfg.Task.User, cfg.RootVeto = user, `namespace "locked" does not allow root tasks`
+		if _, err := d.StartTask(t.Context(), cfg); !errors.Is(err, ErrRootNotAllowed) || !strings.Contains(err.Error(), `namespace "locked"`) {
+			t.Errorf("user %q under the namespace's veto: StartTask error %v, want ErrRootNotAllowed naming the namespace", user, err)
+		}
+	}
 	kv, _ := report(t, d, func(tk *api.Task) { tk.User = "root" }, statusFields+
 		`kill -0 1 2>/dev/null || echo "killinit=denied"; mount -t tmpfs x /mnt 2>/dev/null || echo "mount=denied"`)
 	mask := fmt.Sprintf("%016x", confine.AllowedMask())
@@ -242,5 +256,31 @@ func TestTaskInheritsOnlyStdio(t *testing.T) {
 	// 0-2 and ls's own open directory.
 	if got := strings.Fields(string(out)); strings.Join(got, " ") != "0 1 2 3" {
 		t.Errorf("the command holds fds %v, want 0 1 2 and its own 3", got)
+	}
+}
+
+// TestScratchDirectoriesArePrivateAndBounded is issue 18 defect 9's
+// second half: tasks wrote to the host's /var/tmp and /dev/shm, shared by
+// every tenant, and the files outlived `stop --purge`. /tmp, /var/tmp and
+// /dev/shm are the task's own tmpfs now, each bounded by its memory limit
+// (whose cgroup its pages are charged to), gone with the task.
+func TestScratchDirectoriesArePrivateAndBounded(t *testing.T) {
+	d := newTestDriver(t)
+	token := fmt.Sprintf("strata-scratch-%d", time.Now().UnixNano())
+	kv, _ := report(t, d, func(tk *api.Task) {
+		tk.Env = map[string]string{"TOKEN": token}
+		tk.Resources.MemoryBytes = 32 << 20
+	}, `for d in /tmp /var/tmp /dev/shm; do
+			echo "$d=$(stat -f -c %T $d) $(df -k $d | tail -1 | awk '{print $2}') $(stat -c %a $d)"
+			echo x > $d/$TOKEN || echo "$d=unwritable"
+		done`)
+	for _, dir := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if want := "tmpfs 32768 1777"; kv[dir] != want {
+			t.Errorf("%s inside the task: %q, want %q (a private tmpfs of the memory limit, sticky)", dir, kv[dir], want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, token)); err == nil {
+			os.Remove(filepath.Join(dir, token))
+			t.Errorf("the task's file is in the host's %s", dir)
+		}
 	}
 }

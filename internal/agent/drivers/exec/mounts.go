@@ -4,19 +4,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-dev/strata/internal/agent/drivers"
 )
 
 // setupMounts builds the task's view of the file system in the init's
 // fresh mount namespace (nothing here propagates back to the host):
 //
-//   - every path of HidePaths (the agent's allocation directories, /tmp)
-//     is covered by an empty tmpfs: the task sees no other task's files
-//     or logs, and gets a private /tmp; the host's mounts below them
+//   - every path of HidePaths (the agent's allocation directories, /tmp,
+//     /var/tmp, /dev/shm) is covered by an empty tmpfs: the task sees no
+//     other task's files or logs, and gets private scratch directories
+//     bounded by ScratchBytes; the host's mounts below them
 //     (other software's, mounted and unmounted at any time) are detached
 //     from the task's namespace first;
 //   - its own directory (SandboxDir) is bound back at the same path;
@@ -59,15 +63,31 @@ func setupMounts(s *spec) error {
 	if err := detachBelow(s.HidePaths, []string{s.SandboxDir, exe}); err != nil {
 		return err
 	}
+	// The host's own mounts at the scratch directories (a tmpfs at
+	// /dev/shm, a /tmp of its own) leave the namespace rather than stay
+	// below the task's: nothing of them is reachable, and a checkpoint
+	// finds one mount per point.
+	for _, p := range s.HidePaths {
+		if slices.Contains(drivers.ScratchDirs, p) {
+			for range 16 { // stacked mounts, one by one
+				if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+					break // EINVAL: no mount left at p
+				}
+			}
+		}
+	}
 	for _, p := range s.HidePaths {
 		if _, err := os.Stat(p); err != nil {
 			continue // already covered by an earlier one, or absent
 		}
-		mode := "0755"
-		if p == "/tmp" {
-			mode = "1777"
+		opts := "mode=0755"
+		if slices.Contains(drivers.ScratchDirs, p) {
+			opts = "mode=1777"
+			if s.ScratchBytes > 0 {
+				opts += ",size=" + strconv.FormatInt(s.ScratchBytes, 10)
+			}
 		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+mode); err != nil {
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("cover %s: %w", p, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"github.com/strata-dev/strata/internal/agent/mountinfo"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,20 +120,6 @@ func TestTopmostPicksTheLastMountAtAPoint(t *testing.T) {
 	own := b.mount(host, "/proc", "proc", "/")
 	if top := topmost(b.mounts); top["/proc"].ID != own || top["/"].ID != root {
 		t.Errorf("topmost = %+v, want /proc %d", top, own)
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{
-		`/mnt/a\040b`: "/mnt/a b",
-		`/tab\011x`:   "/tab\tx",
-		`/plain`:      "/plain",
-		`/trail\04`:   `/trail\04`,
-		`/back\134s`:  `/back\s`,
-	} {
-		if got := mountinfo.Unescape(in); got != want {
-			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -23,19 +23,8 @@ import (
 // the host, StopOrphan ends one, and RecoverTask adopts one (its Handle).
 
 // Orphan is a task of this driver on the host that the agent has no record
-// of: its cgroup under the driver's parent, its shim, or both.
-type Orphan struct {
-	AllocID string
-	Task    string // empty: an allocation cgroup with no task cgroup in it
-	// Handle re-attaches to the task (RecoverTask) when ShimAlive: the
-	// shim's pid and start time, the task's pid, cgroup and directory.
-	Handle    drivers.TaskHandle
-	ShimAlive bool
-	PIDs      []int // the processes in its cgroup
-}
-
-// ID is the driver's task id, "<alloc>/<task>".
-func (o *Orphan) ID() string { return o.AllocID + "/" + o.Task }
+// of (drivers.Orphan).
+type Orphan = drivers.Orphan
 
 // FindOrphans lists the tasks whose cgroup lies under the driver's parent,
 // or whose shim runs a task directory under allocsDir, for which known

@@ -102,7 +102,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 		return &drivers.ExitResult{ExitCode: -1, Err: err.Error()}
 	}
 	defer statusR.Close()
-	if why := fenceBeforeStart(taskDir); why != "" {
+	if why := drivers.FenceBeforeStart(taskDir, s.Fenced); why != "" {
 		outW.Close()
 		errW.Close()
 		devNull.Close()
@@ -170,7 +170,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 	}
 	var fenced atomic.Bool
 	running, taskDone := make(chan struct{}), make(chan struct{})
-	go fenceWatch(taskDir, pid, group, running, taskDone, &fenced)
+	go fenceWatch(taskDir, s.Fenced, pid, group, running, taskDone, &fenced)
 	// Whatever a stage wrote before failing is also on its stderr (the log).
 	io.Copy(io.Discard, syncR)
 	close(running)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/agent/cgroup"
 	"github.com/strata-dev/strata/internal/agent/drivers"
 )
@@ -16,16 +15,14 @@ const (
 	secretsName = "secrets" // under the sandbox: the tmpfs holding secret files
 )
 
-// taskUser resolves the user a task runs as and applies the root policy.
-func (d *Driver) taskUser(t *api.Task) (taskUser, error) {
-	u, err := resolveUser(t.User)
+// taskUser resolves the user a task runs as and applies the root policy
+// to the ids (the task's only group is its gid: taskmain sets no other).
+func (d *Driver) taskUser(cfg *drivers.TaskConfig) (taskUser, error) {
+	u, err := resolveUser(cfg.Task.User)
 	if err != nil {
 		return u, err
 	}
-	if u.UID == 0 && !d.cfg.AllowRootTasks {
-		return u, fmt.Errorf("task user %q: %w", t.User, ErrRootNotAllowed)
-	}
-	return u, nil
+	return u, drivers.CheckRoot(fmt.Sprintf("task user %q", cfg.Task.User), u.UID, u.GID, nil, d.cfg.AllowRootTasks, cfg.RootVeto)
 }
 
 // taskSpec prepares the task's directories and describes everything the
@@ -33,7 +30,7 @@ func (d *Driver) taskUser(t *api.Task) (taskUser, error) {
 // (spec, logs, exit status) becomes root's alone, 0700; the task gets
 // TaskDir/local, 0700 and owned by its user.
 func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel string) (*spec, error) {
-	u, err := d.taskUser(cfg.Task)
+	u, err := d.taskUser(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +88,7 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 	if tasksRoot == "" {
 		tasksRoot = filepath.Dir(filepath.Dir(cfg.TaskDir))
 	}
-	hide := []string{"/tmp"}
+	hide := append([]string(nil), drivers.ScratchDirs...)
 	if tasksRoot != "/" && tasksRoot != "." {
 		hide = append([]string{tasksRoot}, hide...)
 	}
@@ -113,5 +110,7 @@ func (d *Driver) taskSpec(cfg *drivers.TaskConfig, group cgroup.Group, rel strin
 		CgroupDirs:      group.Dirs(),
 		Secrets:         files,
 		IsolatedNetwork: cfg.Task.Network == "isolated",
+		Fenced:          cfg.Fenced,
+		ScratchBytes:    drivers.ScratchBytes(cfg.Resources.MemoryBytes),
 	}, nil
 }

@@ -1,19 +1,20 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"os/user"
 	"strconv"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/agent/drivers"
 )
 
 // DefaultUser is the user a task runs as when its spec names none.
 const DefaultUser = "nobody"
 
-// ErrRootNotAllowed is returned by StartTask for a task that would run as
-// uid 0 on a node whose driver does not allow root tasks.
-var ErrRootNotAllowed = errors.New("root tasks are not allowed on this node (agent flag --allow-root-tasks)")
+// ErrRootNotAllowed is wrapped by StartTask for a task that would run as
+// uid 0 or gid 0 where root tasks are not allowed (drivers.CheckRoot).
+var ErrRootNotAllowed = drivers.ErrRootNotAllowed
 
 // taskUser is the resolved identity a task runs as.
 type taskUser struct {

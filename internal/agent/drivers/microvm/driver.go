@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
@@ -56,17 +55,20 @@ type Driver struct {
 	host *Host
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	tasks  map[string]*task
-	closed chan struct{}
-	once   sync.Once
+	// tasks are the VMs the driver watches, with their monitors.
+	tasks *drivers.Table[*task]
 }
 
 type task struct {
 	handle drivers.TaskHandle
-	done   chan struct{} // closed once result is set
-	result *drivers.ExitResult
+	shim   *os.Process // reaped by the monitor; nil after an agent restart
 }
+
+var (
+	_ drivers.Driver  = (*Driver)(nil)
+	_ drivers.Labeler = (*Driver)(nil)
+	_ drivers.Closer  = (*Driver)(nil)
+)
 
 // New finds qemu, the guest kernel and busybox, and chooses the
 // accelerator. Its error wraps ErrNotAvailable when the node cannot run
@@ -107,7 +109,7 @@ func New(cfg Config) (*Driver, error) {
 			cfg.BootTimeout = 30 * time.Second
 		}
 	}
-	d := &Driver{cfg: cfg, host: h, log: cfg.Logger.With("driver", Name), tasks: map[string]*task{}, closed: make(chan struct{})}
+	d := &Driver{cfg: cfg, host: h, log: cfg.Logger.With("driver", Name), tasks: drivers.NewTable[*task]()}
 	d.log.Info("micro-VM driver ready", "qemu", h.QEMU, "kernel", h.Kernel, "busybox", h.Busybox, "accel", h.Accel, "why", h.AccelReason)
 	return d, nil
 }
@@ -201,18 +203,21 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	s := shimSpec{
 		QEMUArgv: machine.argv(), BootedMarker: g.bootedMarker(), ExitMarker: g.exitMarker(), StopLine: g.stopLine(),
 		BootTimeout: d.cfg.BootTimeout, LogMaxBytes: cfg.LogMaxBytes, LogMaxFiles: cfg.LogMaxFiles,
+		Fenced: cfg.Fenced,
 	}
 	if err := taskfile.WriteJSON(filepath.Join(cfg.TaskDir, specFile), s); err != nil {
 		return nil, err
 	}
-	shimPID, err := d.launchShim(cfg.TaskDir)
+	shim, err := taskfile.LaunchShim(append(append([]string(nil), d.cfg.ShimCommand...), cfg.TaskDir), cfg.TaskDir, shimLog)
 	if err != nil {
 		return nil, err
 	}
+	shimPID := shim.Pid
 	shimStart, _ := taskfile.ProcStart(shimPID)
 	info, err := d.awaitStart(ctx, cfg.TaskDir, shimPID, shimStart)
 	if err != nil {
-		syscall.Kill(shimPID, syscall.SIGKILL) // qemu follows (Pdeathsig)
+		shim.Kill() // qemu follows (Pdeathsig)
+		shim.Wait()
 		return nil, err
 	}
 	h := drivers.TaskHandle{ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir, ShimPID: shimPID, ShimStart: shimStart,
@@ -220,34 +225,10 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	if h.StartedAt.IsZero() {
 		h.StartedAt = time.Now()
 	}
-	d.track(h)
+	d.track(h, shim)
 	d.log.Info("micro-VM started", "task", cfg.ID, "qemu_pid", h.PID, "shim_pid", shimPID, "accel", machine.Accel,
 		"vcpus", machine.VCPUs, "memory_mib", machine.MemoryMiB, "initrd_bytes", size)
 	return &h, nil
-}
-
-func (d *Driver) launchShim(taskDir string) (int, error) {
-	devNull, err := os.Open(os.DevNull)
-	if err != nil {
-		return 0, err
-	}
-	defer devNull.Close()
-	logFile, err := os.OpenFile(filepath.Join(taskDir, shimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("open shim log: %w", err)
-	}
-	defer logFile.Close()
-	argv := append(append([]string(nil), d.cfg.ShimCommand...), taskDir)
-	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Dir: taskDir, Env: os.Environ(),
-		Files: []*os.File{devNull, logFile, logFile},
-		Sys:   &syscall.SysProcAttr{Setsid: true}, // outlives the agent
-	})
-	if err != nil {
-		return 0, fmt.Errorf("launch shim: %w", err)
-	}
-	go proc.Wait() // reap it while this agent lives
-	return proc.Pid, nil
 }
 
 // awaitStart waits for the shim's run.json (or exit.json when qemu could
@@ -277,117 +258,66 @@ func (d *Driver) awaitStart(ctx context.Context, taskDir string, shimPID int, st
 	}
 }
 
-func (d *Driver) track(h drivers.TaskHandle) {
-	t := &task{handle: h, done: make(chan struct{})}
-	d.mu.Lock()
-	d.tasks[h.ID] = t
-	d.mu.Unlock()
-	go d.monitor(t)
+func (d *Driver) track(h drivers.TaskHandle, shim *os.Process) {
+	e := d.tasks.Put(h.ID, &task{handle: h, shim: shim})
+	d.tasks.Go(func() {
+		taskfile.WatchShim(taskfile.ShimWatch{ExitPath: filepath.Join(h.TaskDir, exitFile),
+			ShimPID: h.ShimPID, ShimStart: h.ShimStart, Shim: shim, Poll: d.cfg.Poll,
+			Lost: "micro-VM shim exited without a result"}, e.Exit, d.tasks.Closed())
+	})
 }
 
-// monitor waits for exit.json, or for the shim to vanish without one.
-func (d *Driver) monitor(t *task) {
-	exitPath := filepath.Join(t.handle.TaskDir, exitFile)
-	ticker := time.NewTicker(d.cfg.Poll)
-	defer ticker.Stop()
-	for {
-		var res drivers.ExitResult
-		if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
-			t.result = &res
-			close(t.done)
-			return
-		}
-		if !taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
-			if ok, err := taskfile.ReadJSON(exitPath, &res); err == nil && ok {
-				t.result = &res
-			} else {
-				t.result = &drivers.ExitResult{ExitCode: -1, Err: "micro-VM shim exited without a result", FinishedAt: time.Now()}
-			}
-			close(t.done)
-			return
-		}
-		select {
-		case <-ticker.C:
-		case <-d.closed:
-			return
-		}
-	}
-}
-
-// Close stops watching tasks; the VMs keep running.
+// Close stops watching tasks and waits for the driver's goroutines; the
+// VMs keep running.
 func (d *Driver) Close() error {
-	d.once.Do(func() { close(d.closed) })
+	d.tasks.Close()
 	return nil
 }
 
 // RecoverTask re-attaches to a VM started by an earlier agent process.
 func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
-	d.mu.Lock()
-	_, known := d.tasks[h.ID]
-	d.mu.Unlock()
-	if known {
+	if d.tasks.Has(h.ID) {
 		return nil
 	}
 	if _, err := os.Stat(h.TaskDir); err != nil {
 		return fmt.Errorf("recover %s: %w", h.ID, drivers.ErrTaskNotFound)
 	}
-	d.track(*h)
+	d.track(*h, nil)
 	d.log.Info("micro-VM recovered", "task", h.ID, "qemu_pid", h.PID, "shim_alive", taskfile.SameProcess(h.ShimPID, h.ShimStart))
 	return nil
 }
 
-func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
-	}
-	return t, nil
-}
-
-// WaitTask blocks until the task ends or ctx is done.
+// WaitTask blocks until the task ends, ctx is done or the driver closes.
 func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error) {
-	t, err := d.lookup(id)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-t.done:
-		r := *t.result
-		return &r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return d.tasks.Wait(ctx, id)
 }
 
 // StopTask asks the guest to stop (the shim passes SIGTERM on to the
 // guest's init, which sends SIGTERM to the command), waits up to timeout,
 // then kills qemu. It returns once the shim has reported the exit.
 func (d *Driver) StopTask(id string, timeout time.Duration) error {
-	t, err := d.lookup(id)
+	e, err := d.tasks.Get(id)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-t.done:
+	if e.Exited() {
 		return nil
-	default:
 	}
+	t := e.Data
 	if taskfile.SameProcess(t.handle.ShimPID, t.handle.ShimStart) {
 		if err := syscall.Kill(t.handle.ShimPID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("stop %s: %w", id, err)
 		}
 	}
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(timeout):
 	}
 	d.log.Info("guest did not stop in time, killing qemu", "task", id, "grace", timeout)
 	d.killVMM(t)
 	select {
-	case <-t.done:
+	case <-e.Done():
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("stop %s: shim did not report the exit", id)
@@ -405,16 +335,15 @@ func (d *Driver) killVMM(t *task) {
 // DestroyTask makes sure no VM is left, removes the task's initramfs and
 // forgets the task. The logs are kept.
 func (d *Driver) DestroyTask(id string) error {
-	t, err := d.lookup(id)
+	e, err := d.tasks.Get(id)
 	if err != nil {
 		return err
 	}
+	t := e.Data
 	d.killVMM(t)
 	if err := os.Remove(filepath.Join(t.handle.TaskDir, initrdFile)); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("destroy %s: %w", id, err)
 	}
-	d.mu.Lock()
-	delete(d.tasks, id)
-	d.mu.Unlock()
+	d.tasks.Delete(id)
 	return nil
 }

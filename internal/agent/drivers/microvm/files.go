@@ -31,6 +31,9 @@ type shimSpec struct {
 	BootTimeout  time.Duration `json:"bootTimeout"`
 	LogMaxBytes  int64         `json:"logMaxBytes"`
 	LogMaxFiles  int           `json:"logMaxFiles"`
+	// Fenced: the task runs under a lease fence (drivers.TaskConfig.Fenced),
+	// which the shim enforces (fence.go).
+	Fenced bool `json:"fenced,omitempty"`
 }
 
 // runInfo is the shim's report that qemu started.

@@ -13,6 +13,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Image reference schemes the driver reads without a registry or daemon.
@@ -25,44 +27,30 @@ const (
 // driver cannot read (a registry reference, say).
 var ErrUnsupportedImage = errors.New("unsupported image reference")
 
-// OCI media types the driver understands.
+// OCI media types the driver understands: the image-spec's, and
+// Docker's schema 2 ones that registries still serve.
 const (
-	mediaIndex        = "application/vnd.oci.image.index.v1+json"
-	mediaManifest     = "application/vnd.oci.image.manifest.v1+json"
+	mediaIndex        = ocispec.MediaTypeImageIndex
+	mediaManifest     = ocispec.MediaTypeImageManifest
 	mediaDockerList   = "application/vnd.docker.distribution.manifest.list.v2+json"
 	mediaDockerManif  = "application/vnd.docker.distribution.manifest.v2+json"
-	mediaLayerTar     = "application/vnd.oci.image.layer.v1.tar"
-	mediaLayerGzip    = "application/vnd.oci.image.layer.v1.tar+gzip"
+	mediaLayerTar     = ocispec.MediaTypeImageLayer
+	mediaLayerGzip    = ocispec.MediaTypeImageLayerGzip
 	mediaDockerLayer  = "application/vnd.docker.image.rootfs.diff.tar.gzip"
 	maxJSONBlobBytes  = 4 << 20
 	maxLayerCount     = 128
 	digestAlgoSHA256  = "sha256:"
-	annotationRefName = "org.opencontainers.image.ref.name"
+	annotationRefName = ocispec.AnnotationRefName
 )
 
-type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Digest      string            `json:"digest"`
-	Size        int64             `json:"size"`
-	Platform    *platform         `json:"platform,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-type platform struct {
-	Architecture string `json:"architecture"`
-	OS           string `json:"os"`
-}
-
-type indexJSON struct {
-	MediaType string       `json:"mediaType"`
-	Manifests []descriptor `json:"manifests"`
-}
-
-type manifestJSON struct {
-	MediaType string       `json:"mediaType"`
-	Config    descriptor   `json:"config"`
-	Layers    []descriptor `json:"layers"`
-}
+// The layout's documents are the image-spec's types
+// (github.com/opencontainers/image-spec/specs-go/v1).
+type (
+	descriptor   = ocispec.Descriptor
+	indexJSON    = ocispec.Index
+	manifestJSON = ocispec.Manifest
+	configJSON   = ocispec.Image
+)
 
 // ImageConfig is the part of an OCI image config the guest init uses.
 type ImageConfig struct {
@@ -72,10 +60,9 @@ type ImageConfig struct {
 	WorkingDir string   `json:"WorkingDir"`
 }
 
-type configJSON struct {
-	Architecture string      `json:"architecture"`
-	OS           string      `json:"os"`
-	Config       ImageConfig `json:"config"`
+// imageConfigOf keeps what the guest init uses of an image's config.
+func imageConfigOf(c ocispec.ImageConfig) ImageConfig {
+	return ImageConfig{Entrypoint: c.Entrypoint, Cmd: c.Cmd, Env: c.Env, WorkingDir: c.WorkingDir}
 }
 
 // blobStore opens the blobs of one OCI image layout.
@@ -158,7 +145,7 @@ func resolve(ref string, store blobStore) (*image, error) {
 	if cfg.Architecture != "" && cfg.Architecture != "amd64" {
 		return nil, fmt.Errorf("image is for architecture %q; the microvm driver boots amd64 guests", cfg.Architecture)
 	}
-	return &image{ref: ref, store: store, config: cfg.Config, layers: m.Layers}, nil
+	return &image{ref: ref, store: store, config: imageConfigOf(cfg.Config), layers: m.Layers}, nil
 }
 
 // pickManifest follows nested indexes to the first linux/amd64 (or
@@ -238,7 +225,7 @@ func blobPath(digest string) (string, error) {
 // openVerified opens a blob whose size and sha256 are checked as it is read:
 // the final Read reports a mismatch instead of io.EOF.
 func openVerified(store blobStore, d descriptor) (io.ReadCloser, error) {
-	p, err := blobPath(d.Digest)
+	p, err := blobPath(string(d.Digest))
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +254,7 @@ func (v *verifiedReader) Read(p []byte) (int, error) {
 		if v.want.Size > 0 && v.n != v.want.Size {
 			return n, fmt.Errorf("blob %s: %d bytes, the manifest says %d", v.want.Digest, v.n, v.want.Size)
 		}
-		if got := digestAlgoSHA256 + hex.EncodeToString(v.h.Sum(nil)); got != v.want.Digest {
+		if got := digestAlgoSHA256 + hex.EncodeToString(v.h.Sum(nil)); got != string(v.want.Digest) {
 			return n, fmt.Errorf("blob %s: content has digest %s (corrupt image)", v.want.Digest, got)
 		}
 	}

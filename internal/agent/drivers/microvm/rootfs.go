@@ -12,6 +12,12 @@ import (
 	"strings"
 )
 
+// Why not containerd's archive package (archive.Apply): it unpacks a layer
+// into a directory on the host, as root, to be mounted; a micro-VM's root
+// file system is a cpio archive streamed into the guest's initramfs, never
+// written out on the host. The layers are flattened here from their
+// headers (flatTree) and their files copied straight into the cpio.
+
 // Whiteout names of the OCI layer format: ".wh.NAME" removes NAME of the
 // layers below; ".wh..wh..opq" in a directory hides everything the layers
 // below put in it.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,6 +78,10 @@ func runShim(taskDir string) *drivers.ExitResult {
 	if err != nil {
 		return failed("console pipe: %v", err)
 	}
+	if why := drivers.FenceBeforeStart(taskDir, s.Fenced); why != "" {
+		fmt.Fprintf(os.Stderr, "strata microvm shim: %s\n", why)
+		return &drivers.ExitResult{ExitCode: -1, Err: why, Fenced: true}
+	}
 	cmd := exec.Command(s.QEMUArgv[0], s.QEMUArgv[1:]...)
 	cmd.Dir = taskDir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, consoleW, qemuErr
@@ -118,6 +123,11 @@ func runShim(taskDir string) *drivers.ExitResult {
 			cmd.Process.Kill()
 		}
 	}()
+	var fenced atomic.Bool
+	vmDone := make(chan struct{})
+	defer close(vmDone)
+	go fenceWatch(taskDir, s.Fenced, booted, vmDone, &fenced,
+		func() { io.WriteString(inW, s.StopLine+"\n") }, func() { cmd.Process.Kill() })
 	go func() {
 		for sig := range sigs {
 			if sig == syscall.SIGTERM {
@@ -135,7 +145,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 		fmt.Fprintf(os.Stderr, "strata microvm shim: copy console: %v\n", copyErr)
 	}
 	if code, ok := copier.ExitCode(); ok {
-		return &drivers.ExitResult{ExitCode: code}
+		return &drivers.ExitResult{ExitCode: code, Fenced: fenced.Load()}
 	}
 	mu.Lock()
 	timedOut := bootTimedOut
@@ -144,7 +154,7 @@ func runShim(taskDir string) *drivers.ExitResult {
 		return failed("micro-VM did not reach userspace within %s (see the task's logs)", s.BootTimeout)
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return &drivers.ExitResult{Signal: int(ws.Signal()), ExitCode: 128 + int(ws.Signal())}
+		return &drivers.ExitResult{Signal: int(ws.Signal()), ExitCode: 128 + int(ws.Signal()), Fenced: fenced.Load()}
 	}
 	if waitErr != nil {
 		msg := qemuErr.last()

@@ -262,7 +262,8 @@ func TestMicroVMThatDoesNotBoot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := *d.host
-			broken := &Driver{cfg: d.cfg, host: &host, log: d.log, tasks: map[string]*task{}, closed: make(chan struct{})}
+			broken := &Driver{cfg: d.cfg, host: &host, log: d.log, tasks: drivers.NewTable[*task]()}
+			t.Cleanup(func() { broken.Close() })
 			tc.tweak(broken)
 			cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/true")
 			h, err := broken.StartTask(context.Background(), cfg)
@@ -295,4 +296,34 @@ func TestProbeBootMeasuresABoot(t *testing.T) {
 	if _, err := probeBoot(context.Background(), d.host, AccelTCG, time.Millisecond); err == nil {
 		t.Error("a probe with 1ms to boot succeeded")
 	}
+}
+
+// TestMicroVMLeaseFence: a fenced micro-VM task had no fence watcher at
+// all (an atMostOnce group on this driver ran past its lease; found
+// looking for siblings of issue 18 defect 4). Its shim now enforces the
+// fence as the exec shim does: the guest's command is stopped when the
+// lease file is gone, and the exit says fenced.
+func TestMicroVMLeaseFence(t *testing.T) {
+	d := newVMDriver(t)
+	image := busyboxImage(t, d)
+	cfg := vmTask(t, image, api.Resources{CPUMilli: 1000, MemoryBytes: 128 << 20}, "/bin/sh", "-c",
+		`trap 'echo got TERM; exit 3' TERM; echo ready; while true; do sleep 1; done`)
+	cfg.Fenced = true
+	far := drivers.BootClock() + time.Hour
+	if err := drivers.WriteLeaseFence(cfg.TaskDir, drivers.LeaseFence{StopAt: far, KillAt: far + 30*time.Second, Why: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.StartTask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollLog(t, cfg.TaskDir, "ready", vmLimit)
+	if err := os.Remove(filepath.Join(cfg.TaskDir, drivers.LeaseFile)); err != nil {
+		t.Fatal(err)
+	}
+	res := waitResult(t, d, h.ID, time.Minute)
+	if !res.Fenced || res.ExitCode != 3 {
+		t.Fatalf("result %+v, want fenced, exit code 3; log:\n%s", res, readLog(t, cfg.TaskDir))
+	}
+	d.DestroyTask(h.ID)
 }

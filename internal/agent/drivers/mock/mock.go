@@ -10,7 +10,6 @@ package mock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,23 +26,33 @@ const Name = "mock"
 
 // Driver runs fake tasks. It is safe for concurrent use.
 type Driver struct {
-	mu    sync.Mutex
-	tasks map[string]*task
-	// Starts counts StartTask calls per task id, for tests.
+	tasks *drivers.Table[*task]
+
+	mu sync.Mutex
+	// starts counts StartTask calls per task id, for tests.
 	starts map[string]int
 }
 
 type task struct {
-	handle drivers.TaskHandle
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
-	result *drivers.ExitResult
+	stop chan struct{}
+	once sync.Once
 }
+
+var (
+	_ drivers.Driver = (*Driver)(nil)
+	_ drivers.Closer = (*Driver)(nil)
+)
 
 // New returns an empty mock driver.
 func New() *Driver {
-	return &Driver{tasks: map[string]*task{}, starts: map[string]int{}}
+	return &Driver{tasks: drivers.NewTable[*task](), starts: map[string]int{}}
+}
+
+// Close ends the fake tasks' goroutines; their tasks are gone with them
+// (a mock task lives only as long as its Driver).
+func (d *Driver) Close() error {
+	d.tasks.Close()
+	return nil
 }
 
 // StartTask starts a fake task configured by its environment.
@@ -79,34 +88,34 @@ func (d *Driver) StartTask(_ context.Context, cfg *drivers.TaskConfig) (*drivers
 			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 		}
 	}
-	t := &task{
-		handle: drivers.TaskHandle{ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir, StartedAt: time.Now()},
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-	}
+	h := drivers.TaskHandle{ID: cfg.ID, Driver: Name, TaskDir: cfg.TaskDir, StartedAt: time.Now()}
+	t := &task{stop: make(chan struct{})}
+	e := d.tasks.Put(cfg.ID, t)
 	d.mu.Lock()
-	d.tasks[cfg.ID] = t
 	d.starts[cfg.ID]++
 	d.mu.Unlock()
 	oom := env["MOCK_OOM"] == "true"
-	go func() {
+	memory := cfg.Resources.MemoryBytes
+	d.tasks.Go(func() {
 		var timer <-chan time.Time
 		if runFor >= 0 {
 			timer = time.After(runFor)
 		}
+		var res *drivers.ExitResult
 		select {
 		case <-timer:
-			t.result = &drivers.ExitResult{ExitCode: code, OOMKilled: oom, MemoryMax: cfg.Resources.MemoryBytes}
+			res = &drivers.ExitResult{ExitCode: code, OOMKilled: oom, MemoryMax: memory}
 			if oom {
-				t.result.Signal, t.result.ExitCode = int(syscall.SIGKILL), 137
+				res.Signal, res.ExitCode = int(syscall.SIGKILL), 137
 			}
 		case <-t.stop:
-			t.result = &drivers.ExitResult{Signal: int(syscall.SIGTERM), ExitCode: 143}
+			res = &drivers.ExitResult{Signal: int(syscall.SIGTERM), ExitCode: 143}
+		case <-d.tasks.Closed():
+			return
 		}
-		t.result.FinishedAt = time.Now()
-		close(t.done)
-	}()
-	h := t.handle
+		res.FinishedAt = time.Now()
+		e.Exit(res)
+	})
 	return &h, nil
 }
 
@@ -117,55 +126,33 @@ func (d *Driver) Starts(id string) int {
 	return d.starts[id]
 }
 
-func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
-	}
-	return t, nil
-}
-
 // RecoverTask succeeds only for tasks this Driver value started.
 func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
-	_, err := d.lookup(h.ID)
+	_, err := d.tasks.Get(h.ID)
 	return err
 }
 
 // WaitTask blocks until the fake task ends or ctx is done.
 func (d *Driver) WaitTask(ctx context.Context, id string) (*drivers.ExitResult, error) {
-	t, err := d.lookup(id)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-t.done:
-		r := *t.result
-		return &r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return d.tasks.Wait(ctx, id)
 }
 
 // StopTask ends the fake task as if it obeyed SIGTERM.
 func (d *Driver) StopTask(id string, _ time.Duration) error {
-	t, err := d.lookup(id)
+	e, err := d.tasks.Get(id)
 	if err != nil {
 		return err
 	}
-	t.once.Do(func() { close(t.stop) })
-	<-t.done
+	e.Data.once.Do(func() { close(e.Data.stop) })
+	select {
+	case <-e.Done():
+	case <-d.tasks.Closed():
+	}
 	return nil
 }
 
 // DestroyTask forgets the task.
 func (d *Driver) DestroyTask(id string) error {
-	if _, err := d.lookup(id); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
-		return err
-	}
-	d.mu.Lock()
-	delete(d.tasks, id)
-	d.mu.Unlock()
+	d.tasks.Delete(id)
 	return nil
 }

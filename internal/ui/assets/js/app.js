@@ -11,6 +11,7 @@ import run from './views/run.js';
 import { allocationList, allocationDetail } from './views/allocations.js';
 import { nodeList, nodeDetail } from './views/nodes.js';
 import events from './views/events.js';
+import { incidentList, incidentDetail } from './views/incidents.js';
 
 // Routes: #/name/param/... -> the view and its parameters.
 const routes = [
@@ -23,7 +24,9 @@ const routes = [
   [/^allocations\/([^/]+)$/, allocationDetail, 'allocations'],
   [/^nodes$/, nodeList, 'nodes'],
   [/^nodes\/([^/]+)$/, nodeDetail, 'nodes'],
-  [/^events$/, events, 'events'],
+  [/^events(?:\/([^/]+))?$/, events, 'events'],
+  [/^incidents$/, incidentList, 'incidents'],
+  [/^incidents\/([^/]+)$/, incidentDetail, 'incidents'],
 ];
 
 let current = null;

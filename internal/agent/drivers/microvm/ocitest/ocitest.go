@@ -10,8 +10,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -19,6 +17,10 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	digest "github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // File is one member of a layer. Type is a tar type flag (default regular
@@ -68,18 +70,11 @@ func BusyboxLayer(busybox string) (Layer, error) {
 	return l, nil
 }
 
-type descriptor struct {
-	MediaType string `json:"mediaType"`
-	Digest    string `json:"digest"`
-	Size      int64  `json:"size"`
-}
-
 // blobs maps digests to contents.
-type blobs map[string][]byte
+type blobs map[digest.Digest][]byte
 
-func (b blobs) add(mediaType string, data []byte) descriptor {
-	sum := sha256.Sum256(data)
-	d := descriptor{MediaType: mediaType, Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(len(data))}
+func (b blobs) add(mediaType string, data []byte) ocispec.Descriptor {
+	d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(data), Size: int64(len(data))}
 	b[d.Digest] = data
 	return d
 }
@@ -124,19 +119,20 @@ func layerTar(l Layer) ([]byte, error) {
 	return z.Bytes(), nil
 }
 
-// layout builds the files of an OCI image layout, by relative path.
+// layout builds the files of an OCI image layout, by relative path, with
+// the image-spec's types.
 func layout(img Image) (map[string][]byte, error) {
 	b := blobs{}
-	var layers []descriptor
-	var diffIDs []string
+	var layers []ocispec.Descriptor
+	var diffIDs []digest.Digest
 	for i, l := range img.Layers {
 		data, err := layerTar(l)
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		mt := "application/vnd.oci.image.layer.v1.tar"
+		mt := ocispec.MediaTypeImageLayer
 		if l.Gzip {
-			mt += "+gzip"
+			mt = ocispec.MediaTypeImageLayerGzip
 		}
 		d := b.add(mt, data)
 		if img.CorruptLayer == i+1 {
@@ -147,23 +143,22 @@ func layout(img Image) (map[string][]byte, error) {
 		layers = append(layers, d)
 		diffIDs = append(diffIDs, d.Digest) // not checked by the driver
 	}
-	cfg, _ := json.Marshal(map[string]any{
-		"architecture": "amd64", "os": "linux",
-		"config": map[string]any{"Entrypoint": img.Entrypoint, "Cmd": img.Cmd, "Env": img.Env, "WorkingDir": img.WorkingDir},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": diffIDs},
-	})
-	cd := b.add("application/vnd.oci.image.config.v1+json", cfg)
-	man, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": cd, "layers": layers})
-	md := b.add("application/vnd.oci.image.manifest.v1+json", man)
-	idx, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-		"manifests": []any{map[string]any{"mediaType": md.MediaType, "digest": md.Digest, "size": md.Size,
-			"platform": map[string]string{"architecture": "amd64", "os": "linux"}}}})
+	amd64 := ocispec.Platform{Architecture: "amd64", OS: "linux"}
+	cfg, _ := json.Marshal(ocispec.Image{Platform: amd64,
+		Config: ocispec.ImageConfig{Entrypoint: img.Entrypoint, Cmd: img.Cmd, Env: img.Env, WorkingDir: img.WorkingDir},
+		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: diffIDs}})
+	cd := b.add(ocispec.MediaTypeImageConfig, cfg)
+	man, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cd, Layers: layers})
+	md := b.add(ocispec.MediaTypeImageManifest, man)
+	md.Platform = &amd64
+	idx, _ := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageIndex,
+		Manifests: []ocispec.Descriptor{md}})
 	files := map[string][]byte{
 		"oci-layout": []byte(`{"imageLayoutVersion":"1.0.0"}`),
 		"index.json": idx,
 	}
 	for dg, data := range b {
-		files["blobs/sha256/"+dg[len("sha256:"):]] = data
+		files["blobs/sha256/"+dg.Encoded()] = data
 	}
 	return files, nil
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package anomaly
+
+const raceDetector = false

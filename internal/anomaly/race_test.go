@@ -1,0 +1,7 @@
+//go:build race
+
+package anomaly
+
+// raceDetector: the race detector slows the harness about fivefold; its
+// tests run fewer seeds under it.
+const raceDetector = true

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rollouts
+
+const raceDetector = false
