@@ -24,7 +24,8 @@ type simHorizontalFlags struct {
 	plotPath     string
 	plotFrom     string
 	scaleIn      time.Duration
-	idleScaleIn  time.Duration
+	settle       time.Duration
+	risk         float64
 	spare        int
 	active       float64
 	forecastOnly bool
@@ -53,13 +54,17 @@ p50/p99, scale-outs and scale-ins. AFTER IDLE (underProvisionedAfterIdle) counts
 under-provisioned minutes that follow 5 or more minutes without an arrival: cold
 starts a forecast can see coming; the others fall inside traffic.
   strata    Strata's autoscaler (internal/autopilot/horizontal; docs/autoscaling.md):
-            learns the daily and weekly cycle in 15-minute slots, keeps a replica
-            warm ahead of the slots it expects busy (allowing for the measured
-            start-up time), scales to zero in slots it expects idle, and reacts
-            to the work in flight with one spare and a scale-in delay.
-  baseline  the Kubernetes HPA rule: 70 % busy target, 10 % tolerance, scale-up
-            at most ×2 (or +4) per sync, 300 s scale-down window; at zero
-            replicas it activates one when work arrives.
+            keeps the work in flight plus the fewest spares whose rise within a
+            start-up time was exceeded in at most --risk of the past moments like
+            now (work in flight, arrivals of the last minute and 15 minutes, the
+            daily/weekly forecast level in 15-minute slots); learns both from what
+            it has seen; scales to zero when no rise is expected; never scales in
+            below the peak in flight of the last --scale-in-delay nor below a count
+            decided within the last --settle.
+  baseline  the Kubernetes HPA rule (its replica calculator, autoscaling/v2 default
+            behaviour): 70 % busy target on the ready replicas, 10 % tolerance,
+            starting replicas idle on a scale-up, at most ×2 (or +4) per sync, 300 s
+            scale-down window; at zero replicas it activates one when work arrives.
 
 --until drops requests from a time on (design on early days); --score-from
 scores only from a time on while both still learn from everything before
@@ -90,9 +95,10 @@ scores only from a time on while both still learn from everything before
 	fl.StringVar(&f.scoreFrom, "score-from", "", "score only from this time on (UTC); the autoscalers still learn from before")
 	fl.StringVar(&f.plotPath, "plot", "", "write a PNG of work in flight against each policy's replicas over a week")
 	fl.StringVar(&f.plotFrom, "plot-from", "", "first day of the plotted week (default: the last 7 days of the replay)")
-	fl.DurationVar(&f.scaleIn, "scale-in-delay", d.ScaleInDelay, "Strata: in a busy slot, hold the peak in flight this long before scaling in")
-	fl.DurationVar(&f.idleScaleIn, "idle-scale-in-delay", d.IdleScaleInDelay, "Strata: the same in a slot forecast idle")
-	fl.IntVar(&f.spare, "spare", d.Spare, "Strata: replicas kept above the work in flight while work flows")
+	fl.Float64Var(&f.risk, "risk", d.Risk, "Strata: share of past moments like now whose rise within a start-up time may exceed the spares (lower: fewer waits, more replica-hours)")
+	fl.DurationVar(&f.scaleIn, "scale-in-delay", d.ScaleInDelay, "Strata: never scale in below the peak in flight of this last span")
+	fl.DurationVar(&f.settle, "settle", d.Settle, "Strata: never scale in below a count decided within this last span")
+	fl.IntVar(&f.spare, "spare", d.Spare, "Strata: replicas the reactive rule keeps above the work in flight (what --forecast-only acts on)")
 	fl.Float64Var(&f.active, "active-arrivals", d.ActiveArrivals, "Strata: forecast arrivals per 15-minute slot from which the slot is busy")
 	fl.BoolVar(&f.forecastOnly, "forecast-only", false, "Strata: act on the reactive rule only and report what the forecast would have set")
 	fl.Float64Var(&f.hpaTarget, "hpa-target", 0.7, "baseline: the HPA's busy target (to trace its own trade-off curve)")
@@ -160,7 +166,7 @@ func runSimHorizontal(ctx context.Context, g *globals, f *simHorizontalFlags) er
 	}
 	cfg := horizontal.DefaultConfig()
 	cfg.Min, cfg.Max, cfg.ScaleToZero, cfg.Sync = f.min, f.max, f.min == 0, f.sync
-	cfg.ScaleInDelay, cfg.IdleScaleInDelay, cfg.Spare, cfg.ActiveArrivals = f.scaleIn, f.idleScaleIn, f.spare, f.active
+	cfg.ScaleInDelay, cfg.Settle, cfg.Risk, cfg.Spare, cfg.ActiveArrivals = f.scaleIn, f.settle, f.risk, f.spare, f.active
 	if f.forecastOnly {
 		cfg.Mode = horizontal.ModeForecastOnly
 	}

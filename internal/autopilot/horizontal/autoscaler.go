@@ -1,42 +1,47 @@
 package horizontal
 
 import (
-	"github.com/strata-dev/strata/internal/autopilot/slots"
-
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/strata-dev/strata/internal/autopilot/slots"
 )
 
 // startupMemory is how many measured start-ups an autoscaler keeps.
 const startupMemory = 64
 
 // Autoscaler decides one group's replica count. It learns the group's
-// daily and weekly cycle from the telemetry it is shown, keeps replicas
-// warm ahead of the slots the forecast says are busy (allowing for the
-// replicas' measured start-up time), lets them go when the forecast says
-// the group goes idle (to zero, when allowed), reacts to work the forecast
-// missed, and holds when its telemetry is missing or stale.
+// daily and weekly cycle and how far its work rises within a start-up time
+// from the telemetry it is shown; it keeps as many replicas as the work in
+// flight plus the spares that rise calls for, scales in when the rise it
+// expects falls (to zero, when allowed and the chance of a request within
+// a start-up time is below the risk), and holds when its telemetry is
+// missing or stale.
 //
 // Its memory is fixed: the seasonal profile (about 32 KiB with the default
-// 15-minute slots, 7 days and 3 weeks), 64 start-up times, and one recent
-// peak per decision of the last ScaleInDelay. It is soft state: a new
-// Autoscaler starts from the reactive rule alone and its forecast fills in
-// over the following day. Not safe for concurrent use; it never reads the
-// clock.
+// 15-minute slots, 7 days and 3 weeks), the rise model (about 48 KiB), 64
+// start-up times, and a few numbers per decision of the last quarter of an
+// hour. It is soft state: a new Autoscaler starts from the reactive rule
+// (the work in flight plus one spare) and learns again over the following
+// hours (the rise) and day (the forecast). Not safe for concurrent use; it
+// never reads the clock.
 type Autoscaler struct {
 	cfg      Config
 	profile  *seasonalProfile
+	rise     *riseModel
 	startups []float64 // ring of measured start-up times
 	nextUp   int
-	recent   []peakAt
+	arrivals []countAt // arrivals per decision, the last quarter of an hour
+	peaks    []countAt // peak work in flight per decision, the last ScaleInDelay
+	targets  []countAt // counts decided before the delays, the last Settle
 }
 
-type peakAt struct {
-	at   int64
-	peak int
+type countAt struct {
+	at    int64
+	count int
 }
 
 // New makes an autoscaler; cfg is completed with defaults and must
@@ -46,7 +51,8 @@ func New(cfg Config) (*Autoscaler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Autoscaler{cfg: cfg, profile: newSeasonalProfile(int64(cfg.Slot/time.Second), cfg.Days, cfg.Weeks)}, nil
+	return &Autoscaler{cfg: cfg, profile: newSeasonalProfile(int64(cfg.Slot/time.Second), cfg.Days, cfg.Weeks),
+		rise: newRiseModel(cfg.LearnHalfLife.Seconds())}, nil
 }
 
 // Config is the autoscaler's configuration, defaults filled in.
@@ -65,28 +71,32 @@ func (a *Autoscaler) Decide(t Telemetry) Decision {
 	a.learn(t)
 	lead := a.startupLead() + cfg.Sync
 	f := a.forecast(t.Now, lead)
+	m := moment{inFlight: t.InFlight, lastMinute: a.arrivedWithin(t.Now, 60), lastQuarter: a.arrivedWithin(t.Now, 900), level: f.replicas}
+	a.rise.expect(m, t.Now+int64(lead/time.Second))
+	sp := a.rise.spares(m, cfg.Risk, t.Now)
 
-	d := Decision{Forecast: f.replicas}
-	d.Reactive = t.InFlight
+	d := Decision{Forecast: t.InFlight + sp.replicas, Reactive: t.InFlight}
 	if t.InFlight > 0 {
 		d.Reactive += cfg.Spare
 	}
-	delay := cfg.IdleScaleInDelay
-	if f.active {
-		delay = cfg.ScaleInDelay
+	want, src := d.Forecast, SourceForecast
+	if sp.replicas == 0 || sp.prior {
+		src = SourceReactive
 	}
-	recent := 0
-	for _, p := range a.recent {
-		if time.Duration(t.Now-p.at)*time.Second < delay {
-			recent = max(recent, p.peak)
-		}
+	if cfg.Mode == ModeForecastOnly {
+		want, src = d.Reactive, SourceReactive
 	}
-	want, src := d.Reactive, SourceReactive
-	if recent > want {
-		want, src = recent, SourceRecent
+	// The delays before a scale-in: the peak work in flight of the last
+	// ScaleInDelay, and any count decided within the last Settle.
+	peak := highest(a.peaks, t.Now, cfg.ScaleInDelay)
+	settled := highest(a.targets, t.Now, cfg.Settle)
+	a.targets = remember(a.targets, countAt{t.Now, want}, t.Now, cfg.Settle)
+	held := ""
+	if peak > want {
+		want, src, held = peak, SourceRecent, fmt.Sprintf("held at the peak of %d in flight over the last %v", peak, cfg.ScaleInDelay)
 	}
-	if cfg.Mode == ModeForecast && f.replicas > want {
-		want, src = f.replicas, SourceForecast
+	if settled > want {
+		want, src, held = settled, SourceRecent, fmt.Sprintf("held at %d, decided within the last %v", settled, cfg.Settle)
 	}
 	if want == 0 {
 		src = SourceIdle
@@ -99,7 +109,7 @@ func (a *Autoscaler) Decide(t Telemetry) Decision {
 		src = SourceBounds
 	}
 	d.Source = src
-	d.Reason = a.explain(d, t, recent, delay, f, lead)
+	d.Reason = a.explain(d, t, m, sp, f, lead, held)
 	return d
 }
 
@@ -114,11 +124,12 @@ func (a *Autoscaler) stale(t Telemetry) string {
 	return ""
 }
 
-// learn folds a decision's telemetry into the profile, the start-up times
-// and the recent peaks.
+// learn folds a decision's telemetry into the profile, the rise model, the
+// start-up times, the recent arrivals and the recent peaks.
 func (a *Autoscaler) learn(t Telemetry) {
 	peak := max(t.PeakInFlight, t.InFlight)
 	a.profile.observe(t.Now, peak, t.Arrivals, t.BusySeconds)
+	a.rise.observe(t.Now, peak)
 	for _, s := range t.StartupSeconds {
 		if len(a.startups) < startupMemory {
 			a.startups = append(a.startups, s)
@@ -127,13 +138,44 @@ func (a *Autoscaler) learn(t Telemetry) {
 		}
 		a.nextUp = (a.nextUp + 1) % startupMemory
 	}
-	keep := a.recent[:0]
-	for _, p := range a.recent {
-		if time.Duration(t.Now-p.at)*time.Second < max(a.cfg.ScaleInDelay, a.cfg.IdleScaleInDelay) {
-			keep = append(keep, p)
+	a.arrivals = remember(a.arrivals, countAt{t.Now, t.Arrivals}, t.Now, quarterHour)
+	a.peaks = remember(a.peaks, countAt{t.Now, peak}, t.Now, a.cfg.ScaleInDelay)
+}
+
+// quarterHour is the longest span of arrivals a moment counts.
+const quarterHour = 15 * time.Minute
+
+// remember appends c to the counts and forgets those older than span.
+func remember(counts []countAt, c countAt, now int64, span time.Duration) []countAt {
+	keep := counts[:0]
+	for _, x := range counts {
+		if time.Duration(now-x.at)*time.Second < span {
+			keep = append(keep, x)
 		}
 	}
-	a.recent = append(keep, peakAt{at: t.Now, peak: peak})
+	return append(keep, c)
+}
+
+// highest is the largest count of the last span.
+func highest(counts []countAt, now int64, span time.Duration) int {
+	h := 0
+	for _, x := range counts {
+		if time.Duration(now-x.at)*time.Second < span {
+			h = max(h, x.count)
+		}
+	}
+	return h
+}
+
+// arrivedWithin counts the arrivals of the decisions of the last seconds.
+func (a *Autoscaler) arrivedWithin(now, seconds int64) int {
+	n := 0
+	for _, x := range a.arrivals {
+		if now-x.at < seconds {
+			n += x.count
+		}
+	}
+	return n
 }
 
 // startupLead is the start-up time the autoscaler allows for: the
@@ -182,32 +224,40 @@ func (a *Autoscaler) forecast(now int64, lead time.Duration) forecastAhead {
 	return out
 }
 
-func (a *Autoscaler) explain(d Decision, t Telemetry, recent int, delay time.Duration, f forecastAhead, lead time.Duration) string {
+func (a *Autoscaler) explain(d Decision, t Telemetry, m moment, sp spares, f forecastAhead, lead time.Duration, held string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d replicas (%s): ", d.Replicas, d.Source)
-	var parts []string
+	rise := fmt.Sprintf("%d in flight + %d spare for the rise within %v (start-up allowed for): ", t.InFlight, sp.replicas, lead.Round(time.Second))
+	switch {
+	case sp.prior:
+		rise += fmt.Sprintf("no moment with %d in flight seen yet, so the reactive rule's belief: a rise of one", t.InFlight)
+	case sp.replicas == 0:
+		rise += fmt.Sprintf("the work rose in %.1f%% of %.0f moments like this", 100*sp.exceeded, sp.seen)
+	default:
+		rise += fmt.Sprintf("it rose by more than %d in %.1f%% of %.0f moments like this, by more than %d in %.1f%%", sp.replicas, 100*sp.exceeded, sp.seen, sp.replicas-1, 100*sp.below)
+	}
+	rise += fmt.Sprintf(" (risk %.0f%%)", 100*a.cfg.Risk)
+	if a.cfg.Mode == ModeForecastOnly {
+		rise = fmt.Sprintf("%d in flight + %d spare (reactive); the forecast would set %d: ", t.InFlight, d.Reactive-t.InFlight, d.Forecast) + rise + " [forecast-only: not acted on]"
+	}
+	parts := []string{rise, fmt.Sprintf("%d arrival(s) in the last minute, %d in 15 min", m.lastMinute, m.lastQuarter)}
 	if f.days > 0 {
 		state := "idle"
 		if f.active {
 			state = "busy"
 		}
-		fc := fmt.Sprintf("forecast %s for the next %v (start-up allowed for): %.1f arrivals and %.2f in flight a slot, p%.0f of %d day(s)",
-			state, lead.Round(time.Second), f.arrivals, f.load, 100*a.cfg.Quantile, f.days)
+		fc := fmt.Sprintf("forecast %s: %.1f arrivals and %.2f in flight a slot, p%.0f of %d day(s)", state, f.arrivals, f.load, 100*a.cfg.Quantile, f.days)
 		if f.weeks > 0 {
 			fc += fmt.Sprintf(" and %d week(s)", f.weeks)
-		}
-		fc += fmt.Sprintf(" → %d", f.replicas)
-		if a.cfg.Mode == ModeForecastOnly {
-			fc += " [forecast-only: not acted on]"
 		}
 		parts = append(parts, fc)
 	} else {
 		parts = append(parts, "no forecast yet (under a day of history)")
 	}
-	parts = append(parts, fmt.Sprintf("%d in flight, %d waiting", t.InFlight, t.Waiting))
-	if recent > 0 {
-		parts = append(parts, fmt.Sprintf("peak %d in the last %v", recent, delay))
+	if held != "" {
+		parts = append(parts, held)
 	}
+	parts = append(parts, fmt.Sprintf("%d waiting", t.Waiting))
 	b.WriteString(strings.Join(parts, "; "))
 	return b.String()
 }

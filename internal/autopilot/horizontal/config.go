@@ -44,16 +44,27 @@ type Config struct {
 	WeeklyWeight float64
 
 	// ActiveArrivals: a slot whose forecast arrivals reach this many is
-	// busy (default 3), and keeps at least one replica warm.
+	// busy (default 3): its forecast level is at least one replica.
 	ActiveArrivals float64
 
-	// Spare replicas are kept above the work in flight while work flows
-	// (default 1).
+	// Risk is the share of past moments like the present one in which the
+	// work in flight rose, within a start-up time, above the spares kept
+	// (default 0.06): the fewest spares with at most this share are kept.
+	// Lower buys fewer waits for more replica-hours.
+	Risk float64
+	// LearnHalfLife is the half-life of those moments' weight (default 3
+	// days): older moments count less, so the spares follow the workload.
+	LearnHalfLife time.Duration
+
+	// Spare replicas are kept above the work in flight by the reactive
+	// rule, which forecast-only mode acts on (default 1).
 	Spare int
-	// ScaleInDelay: in a busy slot a scale-in never goes below the
-	// highest work in flight of this last span (default 10 min);
-	// IdleScaleInDelay is the same in an idle slot (default 3 min).
-	ScaleInDelay, IdleScaleInDelay time.Duration
+	// ScaleInDelay: a scale-in never goes below the highest work in flight
+	// of this last span (default 2 min), so a busy spell's level outlasts
+	// its short lulls; Settle: nor below any count decided within this
+	// last span (default 1 min), so the count does not churn from one sync
+	// to the next (each start costs a start-up of replica time).
+	ScaleInDelay, Settle time.Duration
 
 	// StartupPrior is the start-up time assumed before any replica of
 	// the group was seen starting (default 60 s); StartupQuantile of the
@@ -69,8 +80,9 @@ type Config struct {
 // DefaultConfig is what a group gets when it names nothing but its bounds.
 func DefaultConfig() Config {
 	return Config{Mode: ModeForecast, Sync: 15 * time.Second, Slot: 15 * time.Minute, Days: 7, Weeks: 3,
-		Quantile: 0.5, DayHalfLife: 2, WeeklyWeight: 0.5, ActiveArrivals: 3, Spare: 1,
-		ScaleInDelay: 10 * time.Minute, IdleScaleInDelay: 3 * time.Minute,
+		Quantile: 0.5, DayHalfLife: 2, WeeklyWeight: 0.5, ActiveArrivals: 3,
+		Risk: 0.06, LearnHalfLife: 72 * time.Hour, Spare: 1,
+		ScaleInDelay: 2 * time.Minute, Settle: time.Minute,
 		StartupPrior: 60 * time.Second, StartupQuantile: 0.9}
 }
 
@@ -84,7 +96,7 @@ func (c Config) WithDefaults() Config {
 		c.Mode = d.Mode
 	}
 	for _, f := range []struct{ v, def *time.Duration }{{&c.Sync, &d.Sync}, {&c.Slot, &d.Slot},
-		{&c.ScaleInDelay, &d.ScaleInDelay}, {&c.IdleScaleInDelay, &d.IdleScaleInDelay}, {&c.StartupPrior, &d.StartupPrior}} {
+		{&c.ScaleInDelay, &d.ScaleInDelay}, {&c.Settle, &d.Settle}, {&c.LearnHalfLife, &d.LearnHalfLife}, {&c.StartupPrior, &d.StartupPrior}} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
@@ -98,7 +110,7 @@ func (c Config) WithDefaults() Config {
 		}
 	}
 	for _, f := range []struct{ v, def *float64 }{{&c.Quantile, &d.Quantile}, {&c.DayHalfLife, &d.DayHalfLife},
-		{&c.WeeklyWeight, &d.WeeklyWeight}, {&c.StartupQuantile, &d.StartupQuantile}, {&c.ActiveArrivals, &d.ActiveArrivals}} {
+		{&c.WeeklyWeight, &d.WeeklyWeight}, {&c.StartupQuantile, &d.StartupQuantile}, {&c.ActiveArrivals, &d.ActiveArrivals}, {&c.Risk, &d.Risk}} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
@@ -134,8 +146,10 @@ func (c Config) Validate() error {
 		return bad("spare", "must be ≥ 0, got %d", c.Spare)
 	case c.ScaleInDelay < 0:
 		return bad("scaleInDelay", "must be ≥ 0, got %v", c.ScaleInDelay)
-	case c.IdleScaleInDelay < 0:
-		return bad("idleScaleInDelay", "must be ≥ 0, got %v", c.IdleScaleInDelay)
+	case c.Settle < 0:
+		return bad("settle", "must be ≥ 0, got %v", c.Settle)
+	case c.LearnHalfLife < time.Minute:
+		return bad("learnHalfLife", "must be at least 1m, got %v", c.LearnHalfLife)
 	case c.ActiveArrivals < 0:
 		return bad("activeArrivals", "must be ≥ 0, got %v", c.ActiveArrivals)
 	case c.StartupPrior < 0:
@@ -146,7 +160,7 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"quantile", c.Quantile}, {"weeklyWeight", c.WeeklyWeight}, {"startupQuantile", c.StartupQuantile}} {
+	}{{"quantile", c.Quantile}, {"weeklyWeight", c.WeeklyWeight}, {"startupQuantile", c.StartupQuantile}, {"risk", c.Risk}} {
 		if !(f.v > 0 && f.v <= 1) {
 			return bad(f.name, "want a share in (0, 1], got %v", f.v)
 		}

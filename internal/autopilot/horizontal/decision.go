@@ -15,10 +15,12 @@ type Decision struct {
 	Replicas int    `json:"replicas"`
 	Source   string `json:"source"`
 	Held     bool   `json:"held,omitempty"` // nothing changed for want of telemetry
-	// Forecast is the replica count the forecast asked for (in
-	// forecast-only mode: what it would have set).
+	// Forecast is the replica count the rise model asked for: the work in
+	// flight plus its spares (in forecast-only mode: what it would have
+	// set).
 	Forecast int `json:"forecast"`
-	// Reactive is what the work in flight asked for.
+	// Reactive is what the reactive rule asked for: the work in flight,
+	// plus Spare while there is any.
 	Reactive int    `json:"reactive"`
 	Reason   string `json:"reason"`
 }

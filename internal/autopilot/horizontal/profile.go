@@ -1,10 +1,10 @@
 package horizontal
 
 import (
-	"github.com/strata-dev/strata/internal/autopilot/slots"
-
 	"math"
 	"sort"
+
+	"github.com/strata-dev/strata/internal/autopilot/slots"
 )
 
 // seasonalProfile remembers, for every slot of the day and of the week,

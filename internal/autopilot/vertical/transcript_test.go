@@ -3,10 +3,11 @@ package vertical
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/autopilot/transcript"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata with what the code says now")
@@ -23,28 +24,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata w
 func TestTranscripts(t *testing.T) {
 	for _, name := range []string{"testdata/explain.txt"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
 			var task *Task
 			now := int64(0)
-			blocks := strings.Split(strings.TrimSpace(string(data)), "\n\n")
-			for _, block := range blocks {
-				cmd, _, _ := strings.Cut(block, "\n----")
-				cmd = strings.TrimSpace(cmd)
-				got := run(t, cmd, &task, &now)
-				fmt.Fprintf(&out, "%s\n----\n%s\n\n", cmd, got)
-				if want := strings.TrimSpace(strings.TrimPrefix(block[len(cmd):], "\n----")); !*rewrite && want != got {
-					t.Errorf("%s:\n got: %s\nwant: %s", cmd, got, want)
-				}
-			}
-			if *rewrite {
-				if err := os.WriteFile(name, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transcript.Run(t, name, *rewrite, func(cmd string) string { return run(t, cmd, &task, &now) })
 		})
 	}
 }

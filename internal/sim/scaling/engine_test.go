@@ -120,6 +120,14 @@ func TestHPARule(t *testing.T) {
 		{"scale-up at most doubles or adds four", horizontal.Telemetry{Now: 0, Ready: 1, Starting: 0, BusySeconds: 15, ReadySeconds: 15}, 2},
 		{"zero replicas, work waiting: activate one", horizontal.Telemetry{Now: 0, InFlight: 3, Waiting: 3}, 1},
 		{"only starting replicas: hold", horizontal.Telemetry{Now: 0, Starting: 2}, 2},
+		// Replicas still starting have no metric: the tolerance is the
+		// ready replicas' (0.66 / 0.7 is within 10 %), as the HPA's
+		// replica calculator does, not one diluted by the starting ones.
+		{"ready replicas within the tolerance, two starting: hold", horizontal.Telemetry{Now: 0, Ready: 4, Starting: 2, BusySeconds: 0.66 * 60, ReadySeconds: 60}, 6},
+		// On a scale-up the starting replicas count as idle; when that
+		// turns the scale-up into a scale-down the HPA holds.
+		{"starting replicas turn a scale-up into a scale-down: hold", horizontal.Telemetry{Now: 0, Ready: 2, Starting: 3, BusySeconds: 30, ReadySeconds: 30}, 5},
+		{"starting replicas, still short: ⌈busy / 0.7⌉", horizontal.Telemetry{Now: 0, Ready: 4, Starting: 1, BusySeconds: 60, ReadySeconds: 60}, 6},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,5 +144,15 @@ func TestHPARule(t *testing.T) {
 	}
 	if d := h.Decide(horizontal.Telemetry{Now: 400, Ready: 6, BusySeconds: 0, ReadySeconds: 90}); d.Replicas != 0 {
 		t.Fatalf("after the window: %d, want 0", d.Replicas)
+	}
+	// A sync with no ready replica to measure computes nothing, so it
+	// leaves no recommendation in the window (the HPA's metrics error).
+	h = NewHPA(0, 20)
+	h.Decide(horizontal.Telemetry{Now: 0, Ready: 4, BusySeconds: 60, ReadySeconds: 60})
+	if d := h.Decide(horizontal.Telemetry{Now: 100, Starting: 6}); d.Replicas != 6 {
+		t.Fatalf("nothing ready: %d, want 6 held", d.Replicas)
+	}
+	if d := h.Decide(horizontal.Telemetry{Now: 350, Ready: 6, BusySeconds: 0, ReadySeconds: 90}); d.Replicas != 0 {
+		t.Fatalf("the hold at 100 was no recommendation: %d, want 0", d.Replicas)
 	}
 }

@@ -10,15 +10,25 @@ import (
 // BaselineName is the baseline's row name.
 const BaselineName = "baseline"
 
-// HPA is the Kubernetes Horizontal Pod Autoscaler's rule, the baseline: on
-// every sync, desired = ⌈busy replicas / target⌉ from the utilisation since
-// the previous sync (replicas still starting count as idle, as the HPA
-// counts not-yet-ready pods when it scales up), no change while the ratio to
-// the target is within the tolerance, a scale-up at most doubles (or adds 4)
-// per sync, and a scale-down takes the highest recommendation of the
-// scale-down window. The HPA cannot measure a group with no replica: at
-// zero it scales to one when work arrives (the activation KEDA and the
-// HPAScaleToZero gate add), and to zero only when min is zero.
+// HPA is the Kubernetes Horizontal Pod Autoscaler's rule, the baseline, as
+// its replica calculator and autoscaling/v2 default behaviour apply it to a
+// per-pod metric (the busy share of a replica) every sync:
+//
+//   - the usage ratio is the ready replicas' mean busy share over the
+//     target; replicas still starting have no metric and are set aside;
+//   - with none starting, or a ratio at or under 1: no change while the
+//     ratio is within the tolerance, else ⌈ratio × ready⌉ (= ⌈busy/target⌉);
+//   - with some starting and a ratio over 1 (a scale-up), the starting ones
+//     count as idle: no change if that ratio is within the tolerance or
+//     turns the scale-up into a scale-down, else ⌈busy/target⌉;
+//   - a scale-up adds at most max(4 replicas, 100 %) per sync (the default
+//     scale-up policies, period 15 s); a scale-down takes the highest
+//     recommendation of the scale-down window (its stabilisation window),
+//     a sync that could not measure leaving no recommendation in it.
+//
+// The HPA cannot measure a group with no replica: at zero it scales to one
+// when work arrives (the activation KEDA and the HPAScaleToZero gate add),
+// and to zero only when min is zero.
 type HPA struct {
 	Min, Max        int
 	Target          float64 // busy share, default 0.7
@@ -42,47 +52,59 @@ func (h *HPA) Name() string { return BaselineName }
 
 func (h *HPA) Decide(t horizontal.Telemetry) horizontal.Decision {
 	current := t.Ready + t.Starting
-	desired, why := current, ""
-	switch util, ok := t.Utilisation(); {
-	case current == 0:
-		desired, why = 0, "no replica and no work"
-		if t.InFlight > 0 {
-			desired, why = 1, "work arrived at zero replicas: activate one"
-		}
-	case !ok:
-		why = "no ready replica to measure: hold"
-	default:
-		busy := util * float64(t.Ready)
-		ratio := busy / (float64(current) * h.Target)
-		if math.Abs(ratio-1) <= h.Tolerance {
-			why = fmt.Sprintf("utilisation %.0f%% within %.0f%% of the %.0f%% target", 100*busy/float64(current), 100*h.Tolerance, 100*h.Target)
-			break
-		}
-		desired = int(math.Ceil(busy/h.Target - 1e-9))
-		why = fmt.Sprintf("%.2f busy replicas at a %.0f%% target", busy, 100*h.Target)
-		if desired > current {
-			desired = min(desired, max(2*current, current+4))
-		}
-	}
-	// The scale-down window: the highest recommendation of its span wins.
-	h.recent = append(h.recent, recommendation{at: t.Now, desired: desired})
-	keep := h.recent[:0]
+	desired, why, measured := h.recommend(t, current)
 	final := desired
-	for _, r := range h.recent {
-		if t.Now-r.at <= h.ScaleDownWindow {
-			keep = append(keep, r)
-			final = max(final, r.desired)
+	if measured {
+		// The scale-down window: the highest recommendation of its span wins.
+		h.recent = append(h.recent, recommendation{at: t.Now, desired: desired})
+		keep := h.recent[:0]
+		for _, r := range h.recent {
+			if t.Now-r.at <= h.ScaleDownWindow {
+				keep = append(keep, r)
+				final = max(final, r.desired)
+			}
 		}
+		h.recent = keep
 	}
-	h.recent = keep
-	if final > desired && desired < current {
-		why += fmt.Sprintf("; held at %d by the %ds scale-down window", min(final, current), h.ScaleDownWindow)
-	}
-	if desired < current {
+	switch {
+	case desired > current:
+		final = min(desired, max(2*current, current+4))
+	case final > desired:
 		final = min(final, current)
-	} else {
-		final = desired
+		if final > desired {
+			why += fmt.Sprintf("; held at %d by the %ds scale-down window", final, h.ScaleDownWindow)
+		}
 	}
 	final = max(h.Min, min(h.Max, final))
 	return horizontal.Decision{Replicas: final, Source: horizontal.SourceReactive, Reactive: desired, Reason: why}
+}
+
+// recommend is the replica calculator's answer for this sync, and whether
+// it measured anything (a sync that did not leaves the window alone).
+func (h *HPA) recommend(t horizontal.Telemetry, current int) (int, string, bool) {
+	if current == 0 {
+		if t.InFlight > 0 {
+			return 1, "work arrived at zero replicas: activate one", true
+		}
+		return 0, "no replica and no work", true
+	}
+	util, ok := t.Utilisation()
+	if !ok || t.Ready == 0 {
+		return current, "no ready replica to measure: hold", false
+	}
+	busy := util * float64(t.Ready)
+	ratio := util / h.Target
+	need := int(math.Ceil(busy/h.Target - 1e-9))
+	if t.Starting == 0 || ratio <= 1 {
+		if math.Abs(ratio-1) <= h.Tolerance {
+			return current, fmt.Sprintf("ready replicas %.0f%% busy, within %.0f%% of the %.0f%% target", 100*util, 100*h.Tolerance, 100*h.Target), true
+		}
+		return need, fmt.Sprintf("%.2f busy replicas at a %.0f%% target", busy, 100*h.Target), true
+	}
+	// A scale-up with replicas starting: they count as idle.
+	diluted := busy / (float64(current) * h.Target)
+	if math.Abs(diluted-1) <= h.Tolerance || diluted < 1 {
+		return current, fmt.Sprintf("%.2f busy replicas: the %d starting cover the %.0f%% target", busy, t.Starting, 100*h.Target), true
+	}
+	return need, fmt.Sprintf("%.2f busy replicas at a %.0f%% target (%d starting counted idle)", busy, 100*h.Target, t.Starting), true
 }
