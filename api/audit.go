@@ -24,6 +24,16 @@ type AuditEntry struct {
 	Status    int    `json:"status"`
 	// Result is "ok", or the error code of a refused or failed request.
 	Result string `json:"result"`
+	// Unproven marks a refused request whose caller proved no identity
+	// (no valid token, no node's secret): such entries are kept apart from
+	// the rest, in a smaller bound of their own, so that anyone who can
+	// reach the API cannot push the authenticated history out.
+	Unproven bool `json:"unproven,omitempty"`
+	// Count is how many alike requests the entry stands for (0: one):
+	// unproven refusals of one source, request and result are aggregated,
+	// from Time to Until.
+	Count int       `json:"count,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Audit lists the audit log, oldest first: entries at or after since

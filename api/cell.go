@@ -17,8 +17,53 @@ type CellConfig struct {
 	// TimeWindows are the named windows that prefer and avoid rules may be
 	// restricted to, e.g. a power zone's peak hours.
 	TimeWindows []TimeWindow `json:"timeWindows,omitempty"`
+	// Limits bound what the cell holds (docs/limits.md); nil: the
+	// defaults.
+	Limits *CellLimits `json:"limits,omitempty"`
 
 	ModifyIndex uint64 `json:"modifyIndex"`
+}
+
+// CellLimits bound the workloads a cell stores and the replicas its
+// running workloads want, in all and in each namespace (a namespace's
+// quota may set its own); a registration past one is refused. A zero
+// field takes its default.
+type CellLimits struct {
+	Workloads int64 `json:"workloads,omitempty"`
+	Replicas  int64 `json:"replicas,omitempty"`
+	// NamespaceWorkloads and NamespaceReplicas bound each namespace
+	// whose quota sets none; zero: the cell's bounds.
+	NamespaceWorkloads int64 `json:"namespaceWorkloads,omitempty"`
+	NamespaceReplicas  int64 `json:"namespaceReplicas,omitempty"`
+}
+
+// The cell's default bounds (docs/limits.md): about 0.6 GB of a server's
+// memory in workloads (28 KB each, as measured), and as many replicas as
+// a server holds placed allocations of in about 0.5 GB (2 KB each).
+const (
+	DefaultCellWorkloads = 20000
+	DefaultCellReplicas  = 250000
+)
+
+// Effective is l with every zero field at its default.
+func (l *CellLimits) Effective() CellLimits {
+	var out CellLimits
+	if l != nil {
+		out = *l
+	}
+	if out.Workloads <= 0 {
+		out.Workloads = DefaultCellWorkloads
+	}
+	if out.Replicas <= 0 {
+		out.Replicas = DefaultCellReplicas
+	}
+	if out.NamespaceWorkloads <= 0 {
+		out.NamespaceWorkloads = out.Workloads
+	}
+	if out.NamespaceReplicas <= 0 {
+		out.NamespaceReplicas = out.Replicas
+	}
+	return out
 }
 
 // Window returns the named window, or nil.

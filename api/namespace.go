@@ -53,6 +53,12 @@ type Quota struct {
 	// MaxPriority is the highest priority a workload of the namespace may
 	// have; a workload above it is refused at submission.
 	MaxPriority *int `json:"maxPriority,omitempty"`
+	// Workloads bounds the workloads the namespace stores, and Replicas
+	// the replicas its running workloads want together: a submission
+	// past one is refused. Unset: the cell's bounds for namespaces
+	// (CellLimits).
+	Workloads *int64 `json:"workloads,omitempty"`
+	Replicas  *int64 `json:"replicas,omitempty"`
 }
 
 // CountsAgainstQuota reports whether a counts in its namespace's usage:
@@ -154,6 +160,9 @@ type NamespaceStatus struct {
 	Namespace
 	Usage     QuotaUsage `json:"usage"`
 	Workloads int        `json:"workloads"`
+	// Replicas is what the namespace's running workloads want together
+	// (quota.replicas bounds it).
+	Replicas int64 `json:"replicas"`
 }
 
 // QueryNamespace is the query parameter that names a request's namespace.

@@ -47,7 +47,12 @@ ACLs on, reading it needs the acl-admin capability.`,
 				{header: "FROM", cell: func(e *api.AuditEntry) string { return e.From }},
 				{header: "REQUEST", cell: func(e *api.AuditEntry) string { return e.Method + " " + e.Path }},
 				{header: "STATUS", cell: func(e *api.AuditEntry) string { return fmt.Sprint(e.Status) }},
-				{header: "RESULT", cell: func(e *api.AuditEntry) string { return e.Result }},
+				{header: "RESULT", cell: func(e *api.AuditEntry) string {
+					if e.Count > 1 { // aggregated refusals of callers who proved nothing
+						return fmt.Sprintf("%s ×%d until %s", e.Result, e.Count, e.Until.Local().Format(time.TimeOnly))
+					}
+					return e.Result
+				}},
 			})
 		},
 	}

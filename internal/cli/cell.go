@@ -70,7 +70,11 @@ func newCellSetCmd(g *globals) *cobra.Command {
 		Use:   "set -f FILE",
 		Short: "Replace the cell configuration with a CellConfig document",
 		Long: `Replace the cell configuration. The file is checked locally first, then by the
-server; nothing is written when either rejects it, and every bad field is named.`,
+server; nothing is written when either rejects it, and every bad field is named.
+
+The configuration holds the default scheduling policy, the named time windows,
+and the cell's limits: how many workloads it stores and how many replicas its
+running workloads want, in all and per namespace (docs/limits.md).`,
 		Example: "  strata cell set -f examples/cell.yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -99,6 +103,12 @@ func printCellConfig(w io.Writer, cfg *api.CellConfig) error {
 		policy = api.PolicyBinpack + " (unset)"
 	}
 	fmt.Fprintf(w, "Default policy:  %s\n", policy)
+	l, note := cfg.Limits.Effective(), ""
+	if cfg.Limits == nil {
+		note = " (the defaults)"
+	}
+	fmt.Fprintf(w, "Limits:          %d workloads and %d replicas of running workloads in the cell, %d and %d in a namespace whose quota sets none%s\n",
+		l.Workloads, l.Replicas, l.NamespaceWorkloads, l.NamespaceReplicas, note)
 	if len(cfg.TimeWindows) == 0 {
 		fmt.Fprintln(w, "Time windows:    none")
 		return nil

@@ -40,6 +40,7 @@ type serverFlags struct {
 	keyringFile     string
 	joinToken       string
 	acl             bool
+	allowAnonymous  bool
 	tls             tlsFlags
 	http            httpLimitFlags
 	autoQuarantine  bool
@@ -84,6 +85,8 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 		"the cell's join token, which agents register new nodes with (default $STRATA_JOIN_TOKEN; empty: the cell keeps its own, or its first leader makes one); give every server the same one, and a new one to rotate it. Every server writes the cell's token to <data-dir>/join-token")
 	f.tls.register(cmd, "the server")
 	cmd.Flags().BoolVar(&f.acl, "acl", false, "turn ACLs on: every request but the status endpoints needs a token (strata acl bootstrap; docs/security.md); give every server the same setting")
+	cmd.Flags().BoolVar(&f.allowAnonymous, "insecure-allow-anonymous", os.Getenv("STRATA_INSECURE_ALLOW_ANONYMOUS") == "1",
+		"without --acl, let callers who prove nothing use the API: anyone who reaches --http-addr can list, run and stop anything (tests only; default $STRATA_INSECURE_ALLOW_ANONYMOUS=1). Without it a server needs --acl, or TLS, whose users then need a client certificate of the cell")
 	f.http.register(cmd, "http-", "the API")
 	cmd.Flags().BoolVar(&f.autoQuarantine, "auto-quarantine", true, "let the leader quarantine nodes whose allocations fail far more often than the cell's, or whose heartbeats flap (docs/nodes.md)")
 	cmd.Flags().BoolVar(&f.gc.Off, "gc-off", false, "keep finished allocations, evaluations and deployments for ever (docs/gc.md)")
@@ -94,11 +97,17 @@ func (f *serverFlags) register(cmd *cobra.Command, defaultDataDir string) {
 
 func (f *serverFlags) config(logger *slog.Logger) (server.Config, error) {
 	files, err := f.tls.files()
+	if err == nil && files == nil && !f.acl && !f.allowAnonymous {
+		// Secure by default (issue 18, defect 11): a server that would
+		// authenticate nobody starts only when told so.
+		err = failf("--insecure-plaintext without --acl authenticates nobody: anyone who reaches %s could list, run and stop anything. "+
+			"Turn ACLs on (--acl), or use TLS, whose users then need a client certificate of the cell; or, for a test, say --insecure-allow-anonymous", f.httpAddr)
+	}
 	return server.Config{TLS: files, DataDir: f.dataDir, HTTPAddr: f.httpAddr, RaftAddr: f.raftAddr, RaftAdvertise: f.raftAdvertise,
 		BootstrapExpect: f.bootstrapExpect, Join: f.join, RaftMultiplier: f.raftMultiplier,
 		HeartbeatTTL: f.heartbeatTTL, HeartbeatInterval: f.heartbeats.interval, MaxHeartbeatsPerSecond: f.heartbeats.maxPerSecond,
 		Workers: f.workers, Logger: logger, HTTP: f.http.c, KeyringFile: f.keyringFile, JoinToken: f.joinToken, ACL: f.acl,
-		AutoQuarantine: quarantine.Policy{Off: !f.autoQuarantine}, GC: f.gc}, err
+		AllowAnonymous: f.allowAnonymous, AutoQuarantine: quarantine.Policy{Off: !f.autoQuarantine}, GC: f.gc}, err
 }
 
 type agentFlags struct {
@@ -497,6 +506,9 @@ Then, in another terminal:
 				fmt.Fprintf(g.stdout, "TLS: the dev cell's CA and certificates are in %s; the CLI finds them when run from this directory (else: export STRATA_CACERT=%s STRATA_CLIENT_CERT=%s STRATA_CLIENT_KEY=%s)\n",
 					devTLSDir(root), cli.CA, cli.Cert, cli.Key)
 			}
+			if !sc.ACL && sc.AllowAnonymous {
+				fmt.Fprintf(g.stdout, "ANONYMOUS: this dev cell lets anyone who reaches %s list, run and stop anything (fine on a laptop); start it with --acl for tokens, or --insecure-allow-anonymous=false to require its CLI certificate\n", srv.Addr())
+			}
 			fmt.Fprintf(g.stdout, "strata dev cell: API on %s, data in %s\n", srv.Addr(), root)
 			fmt.Fprintf(g.stdout, "web UI: %s/ui/ (docs/ui.md)\n", srv.Addr())
 			fmt.Fprintf(g.stdout, "try: strata run -f examples/hello.yaml --wait\n")
@@ -504,6 +516,14 @@ Then, in another terminal:
 		},
 	}
 	sf.register(cmd, "strata-data")
+	// A dev cell stays convenient (the browser's UI, curl) and says so at
+	// start; --acl, or --insecure-allow-anonymous=false (its CLI
+	// certificate), for the secure way.
+	sf.allowAnonymous = os.Getenv("STRATA_INSECURE_ALLOW_ANONYMOUS") != "0"
+	anon := cmd.Flags().Lookup("insecure-allow-anonymous")
+	anon.DefValue = "true"
+	anon.Usage = "without --acl, let callers who prove nothing use the dev cell's API (a browser's UI, curl): anyone who reaches --http-addr can do anything. " +
+		"false: users need the dev cell's CLI certificate (the CLI finds it in this directory)"
 	af.register(cmd, "", false)
 	addConfigFlag(cmd, "the dev cell's")
 	return cmd

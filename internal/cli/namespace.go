@@ -168,7 +168,8 @@ func newNamespaceDeleteCmd(g *globals) *cobra.Command {
 // when unbounded), in the units a workload's resources use.
 var namespaceColumns = []column[*api.NamespaceStatus]{
 	{header: "NAMESPACE", cell: func(n *api.NamespaceStatus) string { return n.Name }},
-	{header: "WORKLOADS", cell: func(n *api.NamespaceStatus) string { return strconv.Itoa(n.Workloads) }},
+	{header: "WORKLOADS", cell: func(n *api.NamespaceStatus) string { return usedOf(int64(n.Workloads), quotaOf(n).Workloads, count) }},
+	{header: "REPLICAS", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Replicas, quotaOf(n).Replicas, count) }},
 	{header: "CPU", cell: func(n *api.NamespaceStatus) string { return usedOf(n.Usage.CPUMilli, quotaOf(n).CPUMilli, cpuStr) }},
 	{header: "MEMORY", cell: func(n *api.NamespaceStatus) string {
 		return usedOf(n.Usage.MemoryBytes, quotaOf(n).MemoryBytes, bytesStr)

@@ -200,3 +200,46 @@ func TestScrapeCertificate(t *testing.T) {
 		t.Fatal("a CLI certificate read an agent's /metrics")
 	}
 }
+
+// TestServerAuthenticatesSomebodyByDefault reproduces issue 18's defect
+// 11 at the command line: a server that would authenticate nobody —
+// plaintext without ACLs — starts only when told so loudly; TLS without
+// ACLs starts, its users then needing a client certificate (the
+// certificate matrix, internal/server); a dev cell stays convenient.
+func TestServerAuthenticatesSomebodyByDefault(t *testing.T) {
+	t.Setenv("STRATA_INSECURE_ALLOW_ANONYMOUS", "")
+	dir := t.TempDir()
+	if err := pki.EnsureDev(dir); err != nil {
+		t.Fatal(err)
+	}
+	f := pki.CertFiles(dir, pki.RoleServer)
+	withTLS := []string{"--tls-ca", f.CA, "--tls-cert", f.Cert, "--tls-key", f.Key}
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		refused   bool
+		anonymous bool
+	}{
+		{"plaintext without ACLs", []string{"--insecure-plaintext"}, true, false},
+		{"plaintext without ACLs, anonymous on purpose", []string{"--insecure-plaintext", "--insecure-allow-anonymous"}, false, true},
+		{"plaintext with ACLs", []string{"--insecure-plaintext", "--acl"}, false, false},
+		{"TLS without ACLs: client certificates", withTLS, false, false},
+		{"TLS without ACLs, anonymous on purpose", append(withTLS, "--insecure-allow-anonymous"), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sf, err := serverFlagsFrom(tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := sf.config(nil)
+			switch {
+			case tc.refused && (err == nil || !strings.Contains(err.Error(), "--acl") || !strings.Contains(err.Error(), "--insecure-allow-anonymous")):
+				t.Fatalf("%v: %v, want refused naming --acl and --insecure-allow-anonymous", tc.args, err)
+			case !tc.refused && err != nil:
+				t.Fatalf("%v: %v", tc.args, err)
+			case cfg.AllowAnonymous != tc.anonymous:
+				t.Fatalf("%v: anonymous %v, want %v", tc.args, cfg.AllowAnonymous, tc.anonymous)
+			}
+		})
+	}
+}

@@ -68,7 +68,7 @@ func healthEvents(old *api.Allocation, u *api.AllocUpdate) []api.Event {
 	var out []api.Event
 	where := fmt.Sprintf("%s[%d] on %s", old.Group, old.Index, old.NodeName)
 	ev := func(typ, msg string) api.Event {
-		return api.Event{Type: typ, Workload: old.Workload, NodeID: old.NodeID, AllocID: old.ID, Message: msg}
+		return api.Event{Type: typ, Namespace: api.NamespaceOf(old.Namespace), Workload: old.Workload, NodeID: old.NodeID, AllocID: old.ID, Message: msg}
 	}
 	before := map[string]string{}
 	if old.Health != nil {

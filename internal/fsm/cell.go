@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -41,6 +42,10 @@ func describeConfig(c *api.CellConfig) string {
 	msg := "cell configuration set: default policy " + policy
 	if names := c.WindowNames(); len(names) > 0 {
 		msg += ", time windows " + strings.Join(names, ", ")
+	}
+	if c.Limits != nil {
+		l := c.Limits.Effective()
+		msg += fmt.Sprintf(", limits of %d workloads and %d replicas (%d and %d per namespace)", l.Workloads, l.Replicas, l.NamespaceWorkloads, l.NamespaceReplicas)
 	}
 	return msg
 }

@@ -124,7 +124,7 @@ func migrateEvents(snap *state.Snapshot, c *Migrate) []api.Event {
 	if a == nil {
 		return nil
 	}
-	ev := api.Event{Time: c.Time, Type: api.EventAllocMigration, Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID}
+	ev := api.Event{Time: c.Time, Type: api.EventAllocMigration, Namespace: api.NamespaceOf(a.Namespace), Workload: a.Workload, NodeID: a.NodeID, AllocID: a.ID}
 	m := a.Migration
 	switch {
 	case c.Op == MigrationOpBegin && c.Migration != nil && !m.Active() && !c.Migration.Active():

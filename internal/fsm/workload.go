@@ -20,6 +20,10 @@ type UpsertWorkload struct {
 	// workload's ModifyIndex is still this (0: no workload of that name);
 	// otherwise nothing is written (strata run --check-index).
 	CheckIndex *uint64 `json:"checkIndex,omitempty"`
+	// Limits, when set, are the bounds the registration is held to
+	// (state.CheckWorkloadLimits), resolved by the leader: nothing is
+	// written past one. Entries from before bounds carry none.
+	Limits *state.WorkloadLimits `json:"limits,omitempty"`
 }
 
 // StopWorkload marks a workload stopped, or purges it.
@@ -50,6 +54,11 @@ var ErrWorkloadChanged = errors.New("the workload changed since the plan")
 func applyUpsertWorkload(w *state.WriteTxn, c *UpsertWorkload) (any, error) {
 	if err := checkWorkloadIndex(w.Snapshot(), c); err != nil {
 		return nil, err
+	}
+	if c.Limits != nil {
+		if err := w.Snapshot().CheckWorkloadLimits(c.Workload, *c.Limits); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.RegisterWorkload(c.Workload, c.Deployment, c.Workload.SubmitTime); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httpapi/route"
+	"github.com/strata-dev/strata/internal/pki"
 	"github.com/strata-dev/strata/internal/spec"
 	"github.com/strata-dev/strata/internal/state"
 )
@@ -59,7 +60,15 @@ type caller struct {
 	Accessor string // token accessor id
 	Name     string // token name
 	Node     string // an agent's node id, once its credentials were checked
+	// CertRole and CertName are the role and common name of the client
+	// certificate the caller presented, once verified (client_cert.go).
+	CertRole pki.Role
+	CertName string
 }
+
+// proven reports whether the caller proved who it is: a valid token, a
+// node's secret, or a certificate of the cell's CA.
+func (c *caller) proven() bool { return c.Accessor != "" || c.Node != "" || c.CertRole != "" }
 
 type callerKey struct{}
 
@@ -136,21 +145,23 @@ func allows(snap *state.Snapshot, t *state.ACLToken, rule route.Rule, ns string)
 // naming what is missing otherwise. It records the caller's token (ACLs
 // on or off: the audit log names it).
 func (s *API) authorize(r *http.Request, rt route.Route) error {
+	if err := s.certOf(r); err != nil {
+		return err
+	}
 	snap := s.state().Snapshot()
 	tok, err := resolveToken(snap, requestToken(r), s.cfg.Now())
 	if tok != nil {
 		c := callerOf(r.Context())
 		c.Accessor, c.Name = tok.AccessorID, tok.Name
 	}
-	if rt.Rule.Scope == route.ScopeNode {
+	switch rt.Rule.Scope {
+	case route.ScopeNode:
 		return s.authenticate(r, snap, rt) // ACLs on or off
+	case route.ScopeOpen, route.ScopeNodeJoin: // a registration's handler checks it
+		return nil
 	}
 	if !s.cfg.ACL {
-		return nil
-	}
-	switch rt.Rule.Scope {
-	case route.ScopeOpen, route.ScopeNodeJoin:
-		return nil
+		return s.requireUserCert(r, rt)
 	}
 	if err != nil {
 		return err
@@ -166,6 +177,17 @@ func (s *API) authorize(r *http.Request, rt route.Route) error {
 		return aclError("acl-denied", "token %s (%s) lacks %s (policies: %s)", tok.AccessorID, tok.Name, describe(rt.Rule, ns), policyList(tok))
 	}
 	return nil
+}
+
+// may reports whether r's caller holds rule (in namespace ns for a
+// namespace rule), for a handler that serves each caller what it may
+// read: ACLs off, everyone does.
+func (s *API) may(r *http.Request, snap *state.Snapshot, rule route.Rule, ns string) bool {
+	if !s.cfg.ACL {
+		return true
+	}
+	tok, err := resolveToken(snap, requestToken(r), s.cfg.Now())
+	return err == nil && tok != nil && allows(snap, tok, rule, ns)
 }
 
 // aclNamespace is the namespace the ACLs check a request in: the path's

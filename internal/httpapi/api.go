@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"net"
@@ -33,6 +34,14 @@ type Config struct {
 	// logs are fetched from agents with (nil: plaintext).
 	TLS      bool
 	AgentTLS *tls.Config
+	// VerifyClient checks a client's certificate chain as the API's
+	// listener does: the API runs it again on a chain a follower carried
+	// (client_cert.go).
+	VerifyClient func(chain []*x509.Certificate) error
+	// AllowAnonymous lets callers who prove nothing use the users' routes
+	// of a TLS cell without ACLs, where client certificates authenticate
+	// them otherwise. The server says so loudly.
+	AllowAnonymous bool
 	// HTTP are the API's timeouts; blocking queries and streams extend
 	// them per request.
 	HTTP httplimit.Config

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,8 @@ import (
 // is its route.Audit: the agents' heartbeats nothing, their status
 // reports only when refused. A queue that overflows, or entries queued
 // when leadership is lost, are dropped and counted in the server's log.
+// Refusals of callers who proved no identity are aggregated and bounded
+// apart (audit_refusals.go).
 
 const (
 	auditFlush   = 100 * time.Millisecond
@@ -45,6 +48,9 @@ type AuditLog struct {
 	logger   *slog.Logger
 	queue    chan *api.AuditEntry
 	dropped  atomic.Int64 // entries the full queue refused
+	// unproven aggregates refusals of callers who proved no identity
+	// (audit_refusals.go): they never take a place in queue.
+	unproven refusals
 }
 
 // NewAuditLog is an audit log committed through p.
@@ -73,6 +79,8 @@ func (s *API) audited(w http.ResponseWriter, r *http.Request, rt route.Route, ne
 		e.Who = "token " + c.Accessor + " (" + c.Name + ")"
 	case c.Node != "":
 		e.Who = "node " + c.Node
+	case c.CertRole != "":
+		e.Who = "certificate " + c.CertName + " (" + string(c.CertRole) + ")"
 	default:
 		e.Who = "anonymous"
 		if id := r.Header.Get(api.HeaderNodeID); id != "" {
@@ -83,6 +91,10 @@ func (s *API) audited(w http.ResponseWriter, r *http.Request, rt route.Route, ne
 		e.Result = rec.Header().Get(route.ErrorCodeHeader)
 		if e.Result == "" {
 			e.Result = http.StatusText(status)
+		}
+		if !c.proven() {
+			s.audit.unproven.add(e)
+			return
 		}
 	}
 	select {
@@ -113,6 +125,8 @@ func clientAddr(r *http.Request) string {
 func (l *AuditLog) Flush(ctx context.Context) {
 	tick := time.NewTicker(auditFlush)
 	defer tick.Stop()
+	window := time.NewTicker(refusalWindow)
+	defer window.Stop()
 	var batch []*api.AuditEntry
 	flush := func() {
 		if len(batch) == 0 {
@@ -129,8 +143,12 @@ func (l *AuditLog) Flush(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			batch = append(batch, l.unproven.take()...)
 			flush()
 			return
+		case <-window.C:
+			batch = append(batch, l.unproven.take()...)
+			flush()
 		case e := <-l.queue:
 			batch = append(batch, e)
 			if len(batch) >= auditBatch {
@@ -160,7 +178,7 @@ func (s *API) handleAudit(w http.ResponseWriter, r *http.Request) error {
 	return s.serveBlocking(w, r, func(snap *state.Snapshot, ws memdb.WatchSet) (any, uint64, error) {
 		out := []*api.AuditEntry{}
 		for _, e := range snap.Audit(ws) {
-			if e.Time.Before(since) {
+			if last := e.Time; last.Before(since) && (e.Until.IsZero() || e.Until.Before(since)) {
 				continue
 			}
 			if who != "" && e.Accessor != who && e.TokenName != who && e.Node != who {
@@ -168,6 +186,9 @@ func (s *API) handleAudit(w http.ResponseWriter, r *http.Request) error {
 			}
 			out = append(out, e)
 		}
+		// In the order the requests came: aggregated refusals are
+		// committed at the end of their window, under their first time.
+		slices.SortStableFunc(out, func(a, b *api.AuditEntry) int { return a.Time.Compare(b.Time) })
 		return out, snap.TableIndex(ws, state.TableAudit), nil
 	})
 }

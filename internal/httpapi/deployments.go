@@ -52,9 +52,12 @@ func (s *API) handleRevertWorkload(w http.ResponseWriter, r *http.Request) error
 	wl := trigger.CopyWorkload(v.Workload)
 	wl.SubmitTime, wl.Stopped = s.cfg.Now(), false
 	cmd := s.make.Registration(wl, cur, api.TriggerWorkloadRegister)
+	if err := withinLimits(snap, cmd); err != nil {
+		return err
+	}
 	idx, answer, err := s.proposer.Propose(cmd)
 	if err != nil {
-		return err
+		return limitError(err)
 	}
 	if a, ok := answer.(fsm.Registered); ok {
 		wl.Version = a.Version

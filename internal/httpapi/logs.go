@@ -56,6 +56,11 @@ func (s *API) handleAllocLogs(w http.ResponseWriter, r *http.Request) error {
 	if n == nil || n.HTTPAddr == "" {
 		return &route.Error{Status: http.StatusBadGateway, Code: "agent-unreachable", Msg: fmt.Sprintf("node %s of allocation %s has no agent address", a.NodeID, a.ID)}
 	}
+	if err := s.checkAgentScheme(n.HTTPAddr); err != nil {
+		// Registered so by an older server: never dialled in the clear.
+		return &route.Error{Status: http.StatusBadGateway, Code: "agent-unreachable",
+			Msg: fmt.Sprintf("node %s of allocation %s registered the plaintext address %s in a TLS cell: its agent must register again over TLS", n.Name, a.ID, n.HTTPAddr)}
+	}
 	key := snap.NodeKey(n.ID)
 	if key == nil {
 		return &route.Error{Status: http.StatusBadGateway, Code: "agent-unreachable",

@@ -27,7 +27,8 @@ func namespaceStatus(snap *state.Snapshot, name string) *api.NamespaceStatus {
 		st.Namespace = *n
 	}
 	st.Usage = snap.NamespaceUsage(name)
-	st.Workloads = len(snap.WorkloadsIn(nil, name))
+	workloads, replicas := snap.WorkloadTally(name)
+	st.Workloads, st.Replicas = int(workloads), replicas
 	return st
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/nodeauth"
-	"github.com/strata-dev/strata/internal/replica"
 	"github.com/strata-dev/strata/internal/state"
 )
 
@@ -29,7 +28,8 @@ import (
 //     existed) is answered "node unknown": its agent registers again, with
 //     the join token, and so gets its key.
 //   - With TLS, an agent's call must also come with a certificate of role
-//     agent (requireAgentCert).
+//     agent (requireAgentCert, client_cert.go), whichever server received
+//     it.
 
 // codeNodeAuth is the code of an agent call that did not prove its node.
 const codeNodeAuth = "node-auth"
@@ -146,29 +146,4 @@ func registrationError(id string, err error) error {
 		return nodeIDTaken(id)
 	}
 	return err
-}
-
-// requireAgentCert refuses an agent's call that did not come with a
-// certificate of role agent, when the API runs TLS.
-//
-// A request a follower forwarded is taken at its word: the follower's
-// listener saw the agent's certificate, but the forwarded request does not
-// carry what it saw (replica/routing.go says where a verified identity
-// would ride).
-func (s *API) requireAgentCert(r *http.Request) error {
-	if !s.cfg.TLS {
-		return nil
-	}
-	if replica.ForwardedByServer(r) {
-		return nil
-	}
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-		return nodeAuthError("an agent's call needs the agent's certificate (mutual TLS): none was presented")
-	}
-	for _, ou := range r.TLS.PeerCertificates[0].Subject.OrganizationalUnit {
-		if ou == api.TLSRoleAgent {
-			return nil
-		}
-	}
-	return nodeAuthError("an agent's call needs a certificate of role agent, got %v", r.TLS.PeerCertificates[0].Subject.OrganizationalUnit)
 }

@@ -61,6 +61,9 @@ func (s *API) handleRegisterNode(w http.ResponseWriter, r *http.Request) error {
 	if err := validateNode(&n); err != nil {
 		return err
 	}
+	if err := s.checkAgentScheme(n.HTTPAddr); err != nil {
+		return err
+	}
 	snap := s.state().Snapshot()
 	key, err := s.registrationKey(r, snap, &n)
 	if err != nil {

@@ -178,7 +178,7 @@ func diffWorkloads(old, cur *api.Workload) []api.DiffEntry {
 			continue
 		}
 		destructive := scheduler.NeedsReplacement(before, g)
-		out = append(out, diffFields(path+".", before, g, func(field string) bool {
+		out = append(out, diffFields(path+".", secretsShown(before, nil), secretsShown(g, before), func(field string) bool {
 			return destructive && field != "replicas" && field != "update" && field != "disruption" && field != "shutdownDelay"
 		})...)
 	}
@@ -188,6 +188,24 @@ func diffWorkloads(old, cur *api.Workload) []api.DiffEntry {
 		}
 	}
 	return out
+}
+
+// secretsShown is g as a diff may show it: each secret's value and
+// ciphertext replaced by a mark, "(changed)" where its sealed value
+// differs from the same secret's in old (nil: the stored version itself),
+// so that a diff says a secret changed and never what it holds.
+func secretsShown(g, old *api.TaskGroup) *api.TaskGroup {
+	shown, _ := g.MapSecrets(func(t *api.Task, sec *api.Secret) error {
+		mark := "(secret)"
+		if old != nil {
+			if prev := findSecretIn(old, t.Name, sec.Name); prev == nil || prev.Sealed != sec.Sealed {
+				mark = "(changed)"
+			}
+		}
+		sec.Value, sec.Sealed = mark, ""
+		return nil
+	})
+	return shown
 }
 
 // diffFields compares two values field by field through their JSON form.

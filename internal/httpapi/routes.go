@@ -106,7 +106,7 @@ func (s *API) routes() route.Group {
 		// Served ahead of the readiness gate: a server that is not ready
 		// yet is what an operator wants to watch. A scrape sends its token
 		// as "Authorization: Bearer", as Prometheus does.
-		{Pattern: "GET /metrics", Rule: route.CellRead, Local: true, Handle: s.handleMetrics},
+		{Pattern: "GET /metrics", Rule: route.CellRead, Local: true, Scrape: true, Handle: s.handleMetrics},
 		// The 404 of unknown paths.
 		{Pattern: "/", Rule: route.Open, Handle: handleNoRoute},
 	}

@@ -51,17 +51,22 @@ func findSecret(wl *api.Workload, group, task, name string) *api.Secret {
 		return nil
 	}
 	for _, g := range wl.Groups {
-		if g.Name != group {
+		if g.Name == group {
+			return findSecretIn(g, task, name)
+		}
+	}
+	return nil
+}
+
+// findSecretIn is secret name of task in group g, or nil.
+func findSecretIn(g *api.TaskGroup, task, name string) *api.Secret {
+	for _, t := range g.Tasks {
+		if t.Name != task {
 			continue
 		}
-		for _, t := range g.Tasks {
-			if t.Name != task {
-				continue
-			}
-			for _, sec := range t.Secrets {
-				if sec.Name == name {
-					return sec
-				}
+		for _, sec := range t.Secrets {
+			if sec.Name == name {
+				return sec
 			}
 		}
 	}

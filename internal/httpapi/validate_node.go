@@ -100,6 +100,19 @@ func checkAgentAddr(addr string) string {
 	return ""
 }
 
+// checkAgentScheme refuses an agent address the server would dial in
+// the clear while the cell runs TLS: logs are fetched from it, and other
+// agents send it migration images, each expecting mutual TLS; over
+// plaintext anyone on the path reads them, and the server's request
+// becomes a blind request to whatever listens there.
+func (s *API) checkAgentScheme(addr string) error {
+	if !s.cfg.TLS || addr == "" || strings.HasPrefix(addr, "https://") {
+		return nil
+	}
+	return route.FieldError("plaintext-agent-address", "httpAddr",
+		"%s is plaintext, but this cell runs TLS: an agent of a TLS cell serves its API over TLS and registers an https:// address (give the agent --tls-ca, --tls-cert and --tls-key)", addr)
+}
+
 func validateNUMA(f *fieldErrors, numa []api.NUMANode) {
 	if len(numa) > maxNUMANodes {
 		f.add("numa", "%d NUMA nodes, more than %d", len(numa), maxNUMANodes)

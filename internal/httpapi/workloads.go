@@ -21,9 +21,6 @@ func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	if err := s.sealSecrets(wl, snap.Workload(ns, wl.Name)); err != nil {
-		return err
-	}
 	q := route.NewQuery(r)
 	checkIndex, checked := q.One("checkIndex")
 	index := q.Uint("checkIndex")
@@ -36,8 +33,12 @@ func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) err
 	if checked && checkIndex != "" {
 		cmd.CheckIndex = &index
 	}
+	if err := withinLimits(snap, cmd); err != nil {
+		return err
+	}
 	eval := cmd.Eval
 	idx, answer, err := s.proposer.Propose(cmd)
+	err = limitError(err)
 	if errors.Is(err, fsm.ErrWorkloadChanged) {
 		return &route.Error{Status: http.StatusConflict, Code: "workload-changed", Msg: err.Error() + "; plan again",
 			Fields: []api.FieldError{{Path: "checkIndex", Message: "the workload changed since this index"}}}
@@ -60,8 +61,11 @@ func (s *API) handleRegisterWorkload(w http.ResponseWriter, r *http.Request) err
 }
 
 // submission reads a submitted Workload document (YAML or JSON) as `strata
-// validate` does, puts it in the request's namespace and admits it there,
-// against the state it returns.
+// validate` does, puts it in the request's namespace, admits it there and
+// seals its secrets, against the state it returns: what a run would
+// register and a plan compares with the stored version (a plan that
+// compared plaintext with the stored ciphertext called every workload
+// with secrets changed).
 func (s *API) submission(w http.ResponseWriter, r *http.Request) (wl *api.Workload, snap *state.Snapshot, ns string, err error) {
 	body, err := route.ReadBody(w, r)
 	if err != nil {
@@ -72,6 +76,9 @@ func (s *API) submission(w http.ResponseWriter, r *http.Request) (wl *api.Worklo
 	}
 	snap = s.state().Snapshot()
 	if ns, err = intoRequestNamespace(r, snap, wl); err != nil {
+		return nil, nil, "", err
+	}
+	if err := s.sealSecrets(wl, snap.Workload(ns, wl.Name)); err != nil {
 		return nil, nil, "", err
 	}
 	return wl, snap, ns, nil

@@ -3,6 +3,8 @@ package replica
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +12,15 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/strata-dev/strata/api"
 	"github.com/strata-dev/strata/internal/backoff"
 	"github.com/strata-dev/strata/internal/httpapi/route"
 	"github.com/strata-dev/strata/internal/httplimit"
@@ -43,23 +48,30 @@ import (
 //
 // Writes need no verification: raft commits them only through a leader.
 //
-// A forwarded request carries the client's own credentials (token, node
-// secret) in its headers, and the leader checks them as if the client had
-// called it. What the follower's TLS listener verified — an agent's
-// certificate — is not carried: the leader takes a request that came over
-// the server port with the forwarding header at its word
-// (ForwardedByServer; httpapi's requireAgentCert skips the certificate
-// check for it), though the follower checked nothing before forwarding.
-// The seam for carrying a verified identity is forward's Rewrite: the
-// follower verifies what its listener saw and sets it on pr.Out under a
-// header the leader trusts only from the server port, and
-// ForwardedByServer's readers take that instead of the hop's word.
+// Every decision about who calls holds whichever server receives the
+// request (issue 18, defect 1: a follower forwarded an agent's call that
+// had no certificate, the leader took the hop's word that the follower
+// had checked one, and a rogue node registered through a follower and
+// read another tenant's secrets). A forwarded request carries the
+// client's own credentials (token, node secret) in its headers, and the
+// leader checks them as if the client had called it. What the follower's
+// listener verified — the client's certificate chain — rides in
+// clientCertHeader, which the follower always sets afresh (a client's own
+// is dropped), and which the leader believes only on a request that came
+// over the server port's mutual TLS from a server's certificate
+// (ClientChain); the API checks the chain again before using it. There is
+// no "forwarded, so checked" flag: a forwarded agent call without a
+// certificate is refused by the leader as it is at the leader's door.
 
 // Headers of the routing layer.
 const (
 	// forwardedHeader marks a request a follower forwarded (its value is the
 	// follower's id).
-	forwardedHeader   = "X-Strata-Forwarded-By"
+	forwardedHeader = "X-Strata-Forwarded-By"
+	// clientCertHeader carries, on a forwarded request, the certificate
+	// chain the client presented to the follower's listener: each
+	// certificate's DER in standard base64, leaf first, comma-separated.
+	clientCertHeader  = "X-Strata-Client-Certificate"
 	knownLeaderHeader = "X-Strata-Known-Leader"
 	leaderHeader      = "X-Strata-Leader"
 	// lastContactHeader is how long ago, in milliseconds, this server last
@@ -290,7 +302,12 @@ func (r *Replica) forward(w http.ResponseWriter, req *http.Request, rt route.Rou
 			pr.SetURL(&url.URL{Scheme: "http", Host: string(addr)})
 			pr.SetXForwarded()
 			pr.Out.Header.Set(forwardedHeader, r.cfg.ID)
-			// The seam for a verified identity (see the top of this file).
+			// What this server's listener verified, and nothing a client
+			// sent under that name (see the top of this file).
+			pr.Out.Header.Del(clientCertHeader)
+			if pr.In.TLS != nil && len(pr.In.TLS.PeerCertificates) > 0 {
+				pr.Out.Header.Set(clientCertHeader, encodeChain(pr.In.TLS.PeerCertificates))
+			}
 		},
 		Transport:     r.peerHTTP.Transport,
 		FlushInterval: -1, // stream: followed logs, long blocking answers
@@ -358,4 +375,59 @@ func viaServerPort(next http.Handler) http.Handler {
 func ForwardedByServer(r *http.Request) bool {
 	via, _ := r.Context().Value(serverPortKey{}).(bool)
 	return via && r.Header.Get(forwardedHeader) != ""
+}
+
+// ClientChain is the certificate chain r's client presented, leaf first,
+// and whether a follower carried it (its receiver then verifies it again:
+// internal/httpapi does). A request received from its client: the chain
+// of its own connection, which the listener verified. A request a
+// follower forwarded: the chain the follower's listener verified, believed
+// only when it came over the server port's mutual TLS from a server's
+// certificate; over a plaintext server port (a cell without TLS) nobody
+// can vouch for it, and it is nil. Nil: no certificate.
+func ClientChain(r *http.Request) (chain []*x509.Certificate, forwarded bool) {
+	via, _ := r.Context().Value(serverPortKey{}).(bool)
+	if !via {
+		if r.TLS == nil {
+			return nil, false
+		}
+		return r.TLS.PeerCertificates, false
+	}
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 ||
+		!slices.Contains(r.TLS.PeerCertificates[0].Subject.OrganizationalUnit, api.TLSRoleServer) {
+		return nil, true
+	}
+	chain, err := decodeChain(r.Header.Get(clientCertHeader))
+	if err != nil {
+		return nil, true
+	}
+	return chain, true
+}
+
+// encodeChain and decodeChain are clientCertHeader's form.
+func encodeChain(chain []*x509.Certificate) string {
+	parts := make([]string, len(chain))
+	for i, c := range chain {
+		parts[i] = base64.StdEncoding.EncodeToString(c.Raw)
+	}
+	return strings.Join(parts, ",")
+}
+
+func decodeChain(v string) ([]*x509.Certificate, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var chain []*x509.Certificate
+	for _, part := range strings.Split(v, ",") {
+		der, err := base64.StdEncoding.DecodeString(part)
+		if err != nil {
+			return nil, err
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, c)
+	}
+	return chain, nil
 }

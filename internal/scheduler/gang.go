@@ -45,9 +45,9 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 	if need <= 0 {
 		return p.placeGroup(g, intents)
 	}
-	if need > len(intents) {
-		f := p.cell.failure(g, len(intents))
-		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, len(intents))
+	if need > intents.len() {
+		f := p.cell.failure(g, intents.len())
+		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, intents.len())
 		return f, false
 	}
 
@@ -77,7 +77,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 			switch {
 			case k >= need && len(levels) == 0:
 				if k, ok := p.keep(t, k, g, intents, need, cell, p.cell.order, true); ok {
-					return p.placeRest(g, intents[k:])
+					return p.placeRest(g, intents.from(k))
 				}
 				cellDone = true
 				continue
@@ -85,7 +85,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 				// The reasons are taken with the cell as full as the gang
 				// could make it: on the empty cell every node might accept
 				// one member.
-				f = p.cell.failure(g, len(intents))
+				f = p.cell.failure(g, intents.len())
 				holds[len(levels)] = max(holds[len(levels)], k)
 				cellDone = true
 			}
@@ -104,7 +104,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 				}
 				k, ok := p.tryDomain(g, intents, need, gs.withRoom(d.nodes), d.full, preempt)
 				if ok {
-					return p.placeRest(g, intents[k:])
+					return p.placeRest(g, intents.from(k))
 				}
 				holds[l] = max(holds[l], k)
 			}
@@ -118,7 +118,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 		// the gang.
 		k, ok := p.tryDomain(g, intents, need, cell, p.cell.order, preempt)
 		if ok {
-			return p.placeRest(g, intents[k:])
+			return p.placeRest(g, intents.from(k))
 		}
 		holds[len(levels)] = max(holds[len(levels)], k)
 	}
@@ -128,7 +128,7 @@ func (p *placer) placeGang(g *group, gi groupIntents) (api.GroupFailure, bool) {
 
 // attempt places as many of intents as fit on the nodes of order, as a
 // trial the caller commits or rolls back.
-func (p *placer) attempt(g *group, intents []placeIntent, order []int32, preempt bool) (int, *trial) {
+func (p *placer) attempt(g *group, intents intentList, order []int32, preempt bool) (int, *trial) {
 	t := p.begin(g)
 	return p.placeIn(g, intents, order, preempt), t
 }
@@ -136,7 +136,7 @@ func (p *placer) attempt(g *group, intents []placeIntent, order []int32, preempt
 // tryDomain places as many of intents as fit on the nodes of order, a
 // domain (full, in seeded order) cut down to its nodes with room, and
 // keeps them if they are at least need; otherwise it rolls the trial back.
-func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
+func (p *placer) tryDomain(g *group, intents intentList, need int, order, full []int32, preempt bool) (int, bool) {
 	k, t := p.attempt(g, intents, order, preempt)
 	if k < need {
 		t.rollback()
@@ -150,7 +150,7 @@ func (p *placer) tryDomain(g *group, intents []placeIntent, need int, order, ful
 // very same members (the nodes left out never fit, gangview.go), and the
 // group's statistics then count every node the walk examined, as the
 // explanation of the plan should.
-func (p *placer) keep(t *trial, k int, g *group, intents []placeIntent, need int, order, full []int32, preempt bool) (int, bool) {
+func (p *placer) keep(t *trial, k int, g *group, intents intentList, need int, order, full []int32, preempt bool) (int, bool) {
 	if len(order) == len(full) {
 		t.commit()
 		return k, true
@@ -166,8 +166,8 @@ func (p *placer) keep(t *trial, k int, g *group, intents []placeIntent, need int
 }
 
 // placeRest places the members beyond the gang's size anywhere.
-func (p *placer) placeRest(g *group, rest []placeIntent) (api.GroupFailure, bool) {
-	if len(rest) == 0 {
+func (p *placer) placeRest(g *group, rest intentList) (api.GroupFailure, bool) {
+	if rest.len() == 0 {
 		return api.GroupFailure{}, true
 	}
 	return p.placeGroup(g, rest)

@@ -18,9 +18,9 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 	if need <= 0 {
 		return p.placeGroup(g, intents)
 	}
-	if need > len(intents) {
-		f := p.cell.failure(g, len(intents))
-		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, len(intents))
+	if need > intents.len() {
+		f := p.cell.failure(g, intents.len())
+		f.Summary = fmt.Sprintf("gang of %d cannot be completed: %d running, only %d more may be placed", size, gi.kept, intents.len())
 		return f, false
 	}
 	levels := gangLevels(g.tg.Gang.Topology)
@@ -55,14 +55,14 @@ func placeGangExhaustive(p *placer, g *group, gi groupIntents) (api.GroupFailure
 			for _, d := range p.gangs().domains(key) {
 				k, ok := try(d, preempt, nil)
 				if ok {
-					return p.placeRest(g, intents[k:])
+					return p.placeRest(g, intents.from(k))
 				}
 				holds[l] = max(holds[l], k)
 			}
 		}
-		k, ok := try(p.cell.order, preempt, func() { f = p.cell.failure(g, len(intents)) })
+		k, ok := try(p.cell.order, preempt, func() { f = p.cell.failure(g, intents.len()) })
 		if ok {
-			return p.placeRest(g, intents[k:])
+			return p.placeRest(g, intents.from(k))
 		}
 		holds[len(levels)] = max(holds[len(levels)], k)
 	}

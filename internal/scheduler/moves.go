@@ -90,11 +90,10 @@ func (m *mover) pastDeadline(rec *reconciliation, a *api.Allocation) bool {
 // deadline stops what is left on its node, and new moves start within the
 // budget. It returns, per replica index, the allocation a move starting
 // now replaces; those stay live until their replacement runs.
-func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[int]string {
-	budget := disruption.Group{Desired: len(slots), MaxUnavailable: disruption.MaxUnavailable(g)}
+func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots *slotTable) map[int]string {
+	budget := disruption.Group{Desired: slots.replicas, MaxUnavailable: disruption.MaxUnavailable(g)}
 	var candidates []int
-	for idx := range slots {
-		s := &slots[idx]
+	for idx, s := range slots.inOrder() { // an index without allocations has nothing to move
 		if m.awaitsStop(rec, g, s) {
 			s.holds = true // its replacement waits until the old copy has stopped
 			budget.Moving++
@@ -137,7 +136,7 @@ func (m *mover) plan(rec *reconciliation, g *api.TaskGroup, slots []slot) map[in
 	}
 	out := make(map[int]string, n)
 	for _, idx := range candidates[:n] {
-		s := &slots[idx]
+		s := slots.at[idx]
 		if g.AtMostOnce {
 			rec.stop(s.keep, reasonMovedAway, false)
 			s.keep, s.holds = nil, true

@@ -21,18 +21,18 @@ type placer struct {
 // placeGroup places one allocation per intent, in order, anywhere in the
 // cell. When the cell has no room left it returns the group's failure, with
 // the reasons of every node, and false.
-func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, bool) {
+func (p *placer) placeGroup(g *group, intents intentList) (api.GroupFailure, bool) {
 	before := len(p.cell.changes)
 	k, set := p.placeWindow(g, intents, p.cell.order, true)
 	switch {
-	case k == len(intents):
+	case k == intents.len():
 		return api.GroupFailure{}, true
 	case len(p.cell.changes) == before && set.rejectedAll():
 		// Nothing changed the cell since the window judged every node, and
 		// it judged them all unfit: the failure is what it counted.
-		return p.cell.failureOf(g, len(intents)-k, set.stats.reasons()), false
+		return p.cell.failureOf(g, intents.len()-k, set.stats.reasons()), false
 	}
-	return p.cell.failure(g, len(intents)-k), false
+	return p.cell.failure(g, intents.len()-k), false
 }
 
 // placeIn places intents in order on the nodes of order (the cell's seeded
@@ -44,18 +44,18 @@ func (p *placer) placeGroup(g *group, intents []placeIntent) (api.GroupFailure, 
 // allocations of other workloads, one node at a time, choosing the
 // cheapest victims (preempt.go). Evicting only when nothing fits as is
 // keeps preemption a last resort.
-func (p *placer) placeIn(g *group, intents []placeIntent, order []int32, preempt bool) int {
+func (p *placer) placeIn(g *group, intents intentList, order []int32, preempt bool) int {
 	k, _ := p.placeWindow(g, intents, order, preempt)
 	return k
 }
 
 // placeWindow is placeIn that also returns the window it placed from.
-func (p *placer) placeWindow(g *group, intents []placeIntent, order []int32, preempt bool) (int, *feasibleSet) {
+func (p *placer) placeWindow(g *group, intents intentList, order []int32, preempt bool) (int, *feasibleSet) {
 	set := openWindow(g, p.cell, p.sample, order)
 	opened := len(p.cell.changes)
 	defer func() { g.stats.merge(&set.stats) }()
 	var pre *preemptor
-	for k, intent := range intents {
+	for k, intent := range intents.all() {
 		if overQuota(g, p.cell) {
 			return k, set // candidates were judged before the quota filled up
 		}
@@ -86,7 +86,7 @@ func (p *placer) placeWindow(g *group, intents []placeIntent, order []int32, pre
 			return k, set
 		}
 	}
-	return len(intents), set
+	return intents.len(), set
 }
 
 // noteChoice records the score components of the group's first chosen

@@ -44,15 +44,10 @@ type stopIntent struct {
 	lost   bool
 }
 
-type placeIntent struct {
-	index    int
-	previous string // PreviousAlloc of the new allocation
-}
-
 type groupIntents struct {
 	group *api.TaskGroup
-	place []placeIntent // ascending index
-	kept  int           // live allocations that stay: a gang's running members
+	place intentList // ascending index (intents.go)
+	kept  int        // live allocations that stay: a gang's running members
 }
 
 // reconciliation is what the workload needs: stops first, then placements
@@ -142,10 +137,10 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 	}
 
 	groupIndex := make(map[string]int, len(w.Groups))
-	slots := make([][]slot, len(w.Groups))
+	slots := make([]*slotTable, len(w.Groups))
 	for i, g := range w.Groups {
 		groupIndex[g.Name] = i
-		slots[i] = make([]slot, max(g.Replicas, 0))
+		slots[i] = newSlotTable(g.Replicas)
 	}
 	byID := make(map[string]*api.Allocation, len(allocs))
 	replacedBy := make(map[string]bool)
@@ -159,10 +154,10 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 
 	for _, a := range allocs {
 		gi, known := groupIndex[a.Group]
-		inRange := known && a.Index >= 0 && a.Index < len(slots[gi])
+		inRange := known && a.Index >= 0 && a.Index < slots[gi].replicas
 		if !live(a) {
 			if inRange && !replacedBy[a.ID] {
-				s := &slots[gi][a.Index]
+				s := slots[gi].get(a.Index)
 				if s.dead == nil || a.CreateIndex > s.dead.CreateIndex {
 					s.dead = a
 				}
@@ -177,7 +172,7 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 			rec.stop(a, reasonScaledDown, false)
 			continue
 		}
-		g, s := w.Groups[gi], &slots[gi][a.Index]
+		g, s := w.Groups[gi], slots[gi].get(a.Index)
 		switch {
 		case !view.nodeUp(a.NodeID):
 			if until, holds, ok := unknownUntil(g, view.node(a.NodeID), view.now); ok {
@@ -219,16 +214,18 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 	mv := newMover(w, allocs, view)
 	for gi, g := range w.Groups {
 		moving := mv.plan(&rec, g, slots[gi])
-		var place []placeIntent
+		var place intentList
 		kept := 0
 		rolled := roll.group(g, slots[gi], &rec)
-		for idx := range slots[gi] {
-			s := &slots[gi][idx]
+		next := 0 // the indices below next are decided
+		for idx, s := range slots[gi].inOrder() {
+			place.addFresh(next, idx-next) // no allocation: a new replica each
+			next = idx + 1
 			if s.keep != nil || s.holds {
 				kept++
 			}
 			if prev, ok := moving[idx]; ok {
-				place = append(place, placeIntent{index: idx, previous: prev})
+				place.add(placeIntent{index: idx, previous: prev})
 				continue
 			}
 			if s.outdated != nil {
@@ -236,15 +233,16 @@ func reconcile(w *api.Workload, allocs []*api.Allocation, view clusterView, d *a
 					continue
 				}
 				if s.keep == nil && s.dead == nil {
-					place = append(place, placeIntent{index: idx, previous: s.outdated.ID})
+					place.add(placeIntent{index: idx, previous: s.outdated.ID})
 					continue
 				}
 			}
 			if intent, ok := s.intent(idx, g, w.Version, byID, view.now, &rec); ok {
-				place = append(place, intent)
+				place.add(intent)
 			}
 		}
-		if len(place) > 0 {
+		place.addFresh(next, slots[gi].replicas-next)
+		if place.len() > 0 {
 			rec.groups = append(rec.groups, groupIntents{group: g, place: place, kept: kept})
 		}
 	}

@@ -42,7 +42,7 @@ func newRolling(w *api.Workload, d *api.Deployment, allocs []*api.Allocation, no
 // group decides the rolling update of g over its slots: old allocations
 // whose replacement is healthy are stopped (into rec), and the returned
 // set says which outdated slots may get a replacement now.
-func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map[int]bool {
+func (r *rolling) group(g *api.TaskGroup, slots *slotTable, rec *reconciliation) map[int]bool {
 	p := g.UpdatePolicyOf()
 	if g.Gang != nil {
 		// A gang is placed all-or-nothing, so its new version is too: every
@@ -52,8 +52,7 @@ func (r *rolling) group(g *api.TaskGroup, slots []slot, rec *reconciliation) map
 	}
 	in := rollout.Group{Policy: p, Replicas: g.Replicas, MaxUnavailable: disruption.MaxUnavailable(g), StopFirst: g.AtMostOnce}
 	var where []int
-	for idx := range slots {
-		s := &slots[idx]
+	for idx, s := range slots.inOrder() { // an index without allocations has nothing to roll
 		if s.outdated == nil {
 			switch {
 			case in.StopFirst:

@@ -132,20 +132,20 @@ func scheduleWith(st State, eval *api.Evaluation, opts Options, strat strategies
 		g.selects, g.coarseDomains = selectionFor(g, strat.selection), strat.coarseDomains
 		place := p.placeGroup
 		if g.tg.Gang != nil {
-			place = func(g *group, _ []placeIntent) (api.GroupFailure, bool) {
+			place = func(g *group, _ intentList) (api.GroupFailure, bool) {
 				if strat.placeGang != nil {
 					return strat.placeGang(p, g, gi)
 				}
 				return p.placeGang(g, gi)
 			}
 		}
-		placed := len(gi.place)
+		placed := gi.place.len()
 		if f, ok := place(g, gi.place); !ok {
 			plan.Failures = append(plan.Failures, f)
 			placed -= f.Missing
 		}
-		if len(gi.place) > 0 {
-			plan.Explanations = append(plan.Explanations, g.explanation(len(gi.place), placed))
+		if gi.place.len() > 0 {
+			plan.Explanations = append(plan.Explanations, g.explanation(gi.place.len(), placed))
 		}
 	}
 	plan.Place = c.placements()

@@ -336,7 +336,7 @@ func TestFailureCountedByTheWalkIsTheRecount(t *testing.T) {
 		g.relate(c, w)
 		p := &placer{cell: c, w: w, ids: newIDGen(1, 2, 3), sample: Options{FeasibleSample: rapid.SampledFrom([]int{0, 1, -1}).Draw(t, "sample")}.sampleSize(c.size())}
 		before := len(c.changes)
-		k, set := p.placeWindow(g, []placeIntent{{index: 0}}, c.order, true)
+		k, set := p.placeWindow(g, intentsOf(placeIntent{index: 0}), c.order, true)
 		if k == 1 || len(c.changes) != before || !set.rejectedAll() {
 			t.Skip("the shortcut does not apply")
 		}

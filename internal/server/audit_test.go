@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,4 +101,89 @@ func TestAuditLogIsBounded(t *testing.T) {
 	if err != nil || len(restored.Snapshot().Audit(nil)) != state.MaxAudit {
 		t.Fatalf("restored audit log: %v", err)
 	}
+}
+
+// TestRefusedAnonymousRequestsKeepTheAuditTrail reproduces issue 18's
+// defect 8: 10,100 refused anonymous POSTs in 2.6 s pushed every real
+// entry out of the 10,000-entry audit log, so anyone could erase it.
+// Refusals of callers who proved no identity are aggregated (one entry
+// per source, request and result in a window, with a count), bounded
+// apart from the rest and rate-limited: the authenticated history stays,
+// and the refusals are still all counted.
+func TestRefusedAnonymousRequestsKeepTheAuditTrail(t *testing.T) {
+	s, management, _ := aclServer(t)
+	admin := api.NewClient(s.Addr())
+	admin.Token = management
+	deployer := tokenWith(t, s, management, &api.ACLPolicy{Name: "deployer", Namespaces: map[string][]string{"default": {api.CapSubmit}}}, "")
+	for i := range 3 {
+		if got := send(t, s, deployer.SecretID, "POST", "/v1/workloads", fmt.Sprintf(oneReplica, fmt.Sprintf("w%d", i))); got.status != http.StatusOK {
+			t.Fatalf("register: %+v", got)
+		}
+	}
+	const flood = state.MaxAudit + 100
+	var wg sync.WaitGroup
+	next := make(chan int)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				path := "/v1/workloads"
+				if i%2 == 1 {
+					path = fmt.Sprintf("/v1/nodes/n%d/drain", i) // a path of its own each time
+				}
+				resp, err := client.Post(s.Addr()+path, "application/yaml", strings.NewReader("x"))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	for i := range flood {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	// Every refusal is counted; every authenticated write is still there.
+	var log []*api.AuditEntry
+	waitFor(t, 20*time.Second, "the flood's refusals counted", func() error {
+		var err error
+		if log, err = admin.Audit(context.Background(), time.Time{}, ""); err != nil {
+			return err
+		}
+		refused := 0
+		for _, e := range log {
+			if e.Who == "anonymous" && e.Status != http.StatusOK {
+				refused += max(e.Count, 1)
+			}
+		}
+		if refused < flood {
+			return fmt.Errorf("%d refusals counted of %d", refused, flood)
+		}
+		return nil
+	})
+	mine, unproven := 0, 0
+	for _, e := range log {
+		switch {
+		case e.Accessor == deployer.AccessorID:
+			mine++
+		case e.Who == "anonymous" && e.Status != http.StatusOK:
+			unproven++
+			if !e.Unproven {
+				t.Errorf("an anonymous refusal kept with the authenticated history: %+v", e)
+			}
+		}
+	}
+	if mine != 3 {
+		t.Errorf("%d of the deployer's 3 writes left in the audit log after %d anonymous refusals", mine, flood)
+	}
+	if unproven > state.MaxAuditUnproven {
+		t.Errorf("%d entries for anonymous refusals, more than their bound %d", unproven, state.MaxAuditUnproven)
+	}
+	t.Logf("%d anonymous refusals kept as %d entries", flood, unproven)
 }

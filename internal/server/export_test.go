@@ -1,6 +1,17 @@
 package server
 
-import "context"
+import (
+	"context"
+
+	"github.com/strata-dev/strata/internal/httpapi/route"
+)
+
+// Routes is the server's route table, for the matrices that call every
+// route (the follower matrices run in package server_test).
+func (s *Server) Routes() route.Group { return s.api.Table() }
+
+// RouteCalls is one harmless request per route pattern (acl_test.go).
+var RouteCalls = routeCalls
 
 // propose commits one command through the server's raft, as the API and
 // the leader's loops do.

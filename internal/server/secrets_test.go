@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -162,5 +163,63 @@ func TestResubmitKeepsSealedValueUnlessChanged(t *testing.T) {
 	}
 	if third[0] != first[0] || third[1] == first[1] {
 		t.Errorf("after changing one secret: %v, from %v", third, first)
+	}
+}
+
+// TestPlanOfAnUnchangedWorkloadWithSecrets reproduces issue 18's defect
+// 12: `strata plan` of the stored document reported the workload's
+// secrets as a destructive update (the plan compared the submitted
+// plaintext with the stored ciphertext), though running it changes
+// nothing. A plan must see the spec a run would register; a changed
+// secret is a destructive change that shows neither value nor ciphertext.
+func TestPlanOfAnUnchangedWorkloadWithSecrets(t *testing.T) {
+	s := quietServer(t)
+	addNode(t, s, "node-1")
+	doc := fmt.Sprintf(secretWorkload, "env-s3cret", "file-s3cret")
+	register(t, s, doc)
+	waitFor(t, 10*time.Second, "the allocation", func() error {
+		if as := s.State().Snapshot().AllocsByWorkload("", "w"); len(as) != 1 {
+			return fmt.Errorf("%d allocations", len(as))
+		}
+		return nil
+	})
+	cl := api.NewClient(s.Addr())
+	plan := func(doc string) (*api.PlanResponse, string) {
+		t.Helper()
+		resp, err := http.Post(s.Addr()+"/v1/workloads/plan", "application/yaml", strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("plan: %d %s", resp.StatusCode, body)
+		}
+		p, err := cl.PlanWorkload(context.Background(), []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, string(body)
+	}
+	sealed := s.State().Snapshot().Workload("", "w").Groups[0].Tasks[0].Secrets[0].Sealed
+
+	same, body := plan(doc)
+	if len(same.Diff) != 0 || len(same.Stops) != 0 || same.Groups[0].Place != 0 || same.Groups[0].InPlace != 1 {
+		t.Errorf("plan of the stored document: diff %+v, %d stops, groups %+v; want no change", same.Diff, len(same.Stops), same.Groups)
+	}
+	changed, body2 := plan(fmt.Sprintf(secretWorkload, "env-s3cret", "file-s3cret-new"))
+	destructive := false
+	for _, d := range changed.Diff {
+		destructive = destructive || d.Destructive
+	}
+	if !destructive || changed.Groups[0].Place != 1 {
+		t.Errorf("plan with a changed secret: diff %+v, groups %+v; want a destructive change that replaces the allocation", changed.Diff, changed.Groups)
+	}
+	for _, b := range []string{body, body2} {
+		for _, f := range []string{"env-s3cret", "file-s3cret", sealed, `"sealed"`} {
+			if strings.Contains(b, f) {
+				t.Errorf("a plan's answer shows %q: %.600s", f, b)
+			}
+		}
 	}
 }

@@ -92,6 +92,11 @@ type Config struct {
 	// policies grant what it does (docs/security.md). Give every server of
 	// a cell the same setting.
 	ACL bool
+	// AllowAnonymous lets callers who prove nothing use the API when ACLs
+	// are off: without it, a TLS server's users' routes need a client
+	// certificate of the cell (tls.go). A server that lets anonymous
+	// callers in — this, or plaintext without ACLs — says so at start.
+	AllowAnonymous bool
 	// TLS, when set, is the server's certificate, key and the cell's CA:
 	// the API serves HTTPS, the server port is mutual TLS between servers,
 	// and logs are fetched from agents over mutual TLS (tls.go). Nil:
@@ -201,6 +206,9 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.logger.Warn("PLAINTEXT: this server's API and server port are not encrypted and do not authenticate their peers; use TLS (--tls-ca, --tls-cert, --tls-key) outside a test")
 	}
+	if !cfg.ACL && (cfg.TLS == nil || cfg.AllowAnonymous) {
+		s.logger.Warn("ANONYMOUS: ACLs are off and callers need no client certificate: anyone who reaches the API can list, run and stop anything; use --acl, or TLS with client certificates, outside a test")
+	}
 
 	// The state machine and the way into it: commands are proposed
 	// through the replica, once it is open (log).
@@ -242,9 +250,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	log.r = s.replica
 	ac := httpapi.Config{ACL: cfg.ACL, HTTP: cfg.HTTP, Keyring: keys, Metrics: s.metrics, Gatherer: s.metrics, Audit: audit,
-		Now: cfg.Now, Logger: s.logger}
+		AllowAnonymous: cfg.AllowAnonymous, Now: cfg.Now, Logger: s.logger}
 	if s.tls != nil {
-		ac.TLS, ac.AgentTLS = true, s.tls.agent
+		ac.TLS, ac.AgentTLS, ac.VerifyClient = true, s.tls.agent, s.tls.verifyClient
 	}
 	if s.api, err = httpapi.New(ac, s.fsm, s.proposer, maker, s.replica, s.leader, s.replica.Routes()); err != nil {
 		s.replica.Close()

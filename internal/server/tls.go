@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 
 	"github.com/strata-dev/strata/internal/pki"
@@ -10,8 +11,12 @@ import (
 // TLS of a server (docs/security.md), when Config.TLS is set:
 //
 //   - the API serves HTTPS; a client may present a certificate of the
-//     cell's CA (a CLI user may use a token instead), and the agents'
-//     endpoints require one of role agent (httpapi);
+//     cell's CA, and the agents' endpoints require one of role agent;
+//     without ACLs the users' endpoints require one of role cli (or
+//     server), unless Config.AllowAnonymous — with ACLs a token decides
+//     (httpapi, client_cert.go). The status endpoints take anyone, so
+//     the handshake only asks for a certificate, and the API answers a
+//     call that lacks one with a 403 that says what to give;
 //   - the server port (raft, formation, forwarded requests) is mutual
 //     TLS between certificates of role server, on both sides (replica);
 //   - logs are fetched from agents over mutual TLS: the server presents
@@ -47,4 +52,11 @@ func newServerTLS(f *pki.Files) (*serverTLS, error) {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// verifyClient checks a client's certificate chain as the API's listener
+// does (the cell's CA, a client role): the API runs it on a chain a
+// follower forwarded.
+func (t *serverTLS) verifyClient(chain []*x509.Certificate) error {
+	return t.api.VerifyConnection(tls.ConnectionState{PeerCertificates: chain})
 }

@@ -77,6 +77,8 @@ func (d *decoder) cellConfig(root *yaml.Node) *api.CellConfig {
 					c.TimeWindows = append(c.TimeWindows, w)
 				}
 			})
+		case "limits":
+			c.Limits = d.cellLimits(p, v)
 		default:
 			return false
 		}
@@ -133,4 +135,37 @@ func (d *decoder) timeWindow(path string, n *yaml.Node) (api.TimeWindow, bool) {
 		d.fail(path+"."+fe.Path, n, "%s", fe.Message)
 	}
 	return w, len(d.errs.List) == errsBefore
+}
+
+// cellLimits decodes the cell's bounds (api.CellLimits): positive
+// integers, an absent one its default.
+func (d *decoder) cellLimits(path string, n *yaml.Node) *api.CellLimits {
+	if !d.requireMapping(path, n) {
+		return nil
+	}
+	l := &api.CellLimits{}
+	d.fields(path, n, cellLimitKeys, func(key, p string, v *yaml.Node) bool {
+		var field *int64
+		switch key {
+		case "workloads":
+			field = &l.Workloads
+		case "replicas":
+			field = &l.Replicas
+		case "namespaceWorkloads":
+			field = &l.NamespaceWorkloads
+		case "namespaceReplicas":
+			field = &l.NamespaceReplicas
+		default:
+			return false
+		}
+		if i, ok := d.integer(p, v); ok {
+			if i <= 0 {
+				d.fail(p, v, "must be positive (leave it out for the default), got %d", i)
+			} else {
+				*field = i
+			}
+		}
+		return true
+	})
+	return l
 }

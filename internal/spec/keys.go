@@ -37,6 +37,7 @@ var (
 	peerKeys      = []string{"workload", "weight"}
 	dataRuleKeys  = append([]string{"dataset"}, modeKeys...)
 
-	cellConfigKeys = []string{"apiVersion", "kind", "schedulingPolicy", "timeWindows"}
+	cellConfigKeys = []string{"apiVersion", "kind", "schedulingPolicy", "timeWindows", "limits"}
+	cellLimitKeys  = []string{"workloads", "replicas", "namespaceWorkloads", "namespaceReplicas"}
 	timeWindowKeys = []string{"name", "days", "start", "end", "timeZone"}
 )

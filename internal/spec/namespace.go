@@ -13,7 +13,7 @@ import (
 //
 //	name: team-a
 //	description: the web team
-//	quota: {cpu: 16, memory: 64Gi, gpu: 2, devices: 4, allocations: 50, maxPriority: 999}
+//	quota: {cpu: 16, memory: 64Gi, gpu: 2, devices: 4, allocations: 50, maxPriority: 999, workloads: 100, replicas: 5000}
 //	allowRootTasks: false
 //
 // A quota's sizes take the units a workload's resources do (cpu in cores
@@ -28,7 +28,7 @@ func ParseNamespace(data []byte) (*api.Namespace, error) {
 
 var (
 	namespaceKeys = []string{"name", "description", "quota", "allowRootTasks", "createIndex", "modifyIndex"}
-	quotaKeys     = []string{"cpu", "memory", "gpu", "cpuMilli", "memoryBytes", "gpuMilli", "devices", "allocations", "maxPriority"}
+	quotaKeys     = []string{"cpu", "memory", "gpu", "cpuMilli", "memoryBytes", "gpuMilli", "devices", "allocations", "maxPriority", "workloads", "replicas"}
 )
 
 func (d *decoder) namespace(root *yaml.Node) *api.Namespace {
@@ -88,6 +88,10 @@ func (d *decoder) quota(path string, n *yaml.Node) *api.Quota {
 			q.Devices = d.quotaInt(p, v)
 		case "allocations":
 			q.Allocations = d.quotaInt(p, v)
+		case "workloads":
+			q.Workloads = d.quotaInt(p, v)
+		case "replicas":
+			q.Replicas = d.quotaInt(p, v)
 		case "maxPriority":
 			if i := d.quotaInt(p, v); i != nil {
 				if *i > math.MaxInt32 {

@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseNamespace(t *testing.T) {
-	ns, err := ParseNamespace([]byte("name: team-a\ndescription: web\nquota: {cpu: 16, memory: 64Gi, gpu: 0.5, devices: 4, allocations: 50, maxPriority: 999}\nallowRootTasks: true\n"))
+	ns, err := ParseNamespace([]byte("name: team-a\ndescription: web\nquota: {cpu: 16, memory: 64Gi, gpu: 0.5, devices: 4, allocations: 50, maxPriority: 999, workloads: 10, replicas: 500}\nallowRootTasks: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := ns.Quota
 	if ns.Name != "team-a" || ns.Description != "web" || !ns.AllowRootTasks || *q.CPUMilli != 16000 || *q.MemoryBytes != 64<<30 ||
-		*q.GPUMilli != 500 || *q.Devices != 4 || *q.Allocations != 50 || *q.MaxPriority != 999 {
+		*q.GPUMilli != 500 || *q.Devices != 4 || *q.Allocations != 50 || *q.MaxPriority != 999 || *q.Workloads != 10 || *q.Replicas != 500 {
 		t.Fatalf("decoded %+v quota %+v", ns, q)
 	}
 	// The API's own names, as -o json prints them, apply again.

@@ -127,6 +127,9 @@ func Restore(d *Dump) (*Store, error) {
 			return nil, err
 		}
 	}
+	if err := restoreTallies(txn, d.Workloads); err != nil {
+		return nil, err
+	}
 	if err := restoreSecurity(txn, d); err != nil {
 		return nil, err
 	}

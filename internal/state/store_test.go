@@ -220,3 +220,50 @@ func TestIndexIsTheRaftIndexWithManyEvents(t *testing.T) {
 		t.Fatalf("Index() = %d after 50 events at index 3, want 3", got)
 	}
 }
+
+// TestUnprovenAuditEntriesHaveTheirOwnBound: unproven refusals, however
+// many, push out only older unproven refusals; the rest of the log keeps
+// its own bound. A restored store counts both classes again.
+func TestUnprovenAuditEntriesHaveTheirOwnBound(t *testing.T) {
+	st := New()
+	write := func(idx uint64, entries []*api.AuditEntry) {
+		t.Helper()
+		if err := st.Write(idx, func(w *WriteTxn) error { return w.AppendAudit(entries) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, []*api.AuditEntry{{Who: "token a"}, {Who: "token b"}})
+	for i := range 3 {
+		flood := make([]*api.AuditEntry, MaxAudit)
+		for j := range flood {
+			flood[j] = &api.AuditEntry{Who: "anonymous", Unproven: true, Path: fmt.Sprint(i, "-", j)}
+		}
+		write(uint64(2+i), flood)
+	}
+	count := func(s *Store) (proven, unproven int, last string) {
+		for _, e := range s.Snapshot().Audit(nil) {
+			if e.Unproven {
+				unproven++
+				last = e.Path
+			} else {
+				proven++
+			}
+		}
+		return
+	}
+	if p, u, last := count(st); p != 2 || u != MaxAuditUnproven || last != fmt.Sprint(2, "-", MaxAudit-1) {
+		t.Fatalf("%d authenticated entries (want 2), %d unproven (want the newest %d, last %q)", p, u, MaxAuditUnproven, last)
+	}
+	restored, err := Restore(st.Snapshot().Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restored.Write(10, func(w *WriteTxn) error {
+		return w.AppendAudit([]*api.AuditEntry{{Who: "token c"}, {Who: "anonymous", Unproven: true}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if p, u, _ := count(restored); p != 3 || u != MaxAuditUnproven {
+		t.Fatalf("after a restore: %d authenticated, %d unproven entries; want 3 and %d", p, u, MaxAuditUnproven)
+	}
+}

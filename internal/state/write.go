@@ -86,6 +86,9 @@ func (w *WriteTxn) UpsertWorkload(wl *api.Workload) error {
 		wl.CreateIndex = w.index
 	}
 	wl.ModifyIndex = w.index
+	if err := w.retally(old, wl); err != nil {
+		return err
+	}
 	return w.insert(tableWorkloads, wl)
 }
 
@@ -97,6 +100,9 @@ func (w *WriteTxn) StopWorkload(ns, name string) error {
 	}
 	wl := *old
 	wl.Stopped, wl.ModifyIndex = true, w.index
+	if err := w.retally(old, &wl); err != nil {
+		return err
+	}
 	return w.insert(tableWorkloads, &wl)
 }
 
@@ -113,6 +119,9 @@ func (w *WriteTxn) DeleteWorkload(ns, name string) error {
 		return err
 	}
 	if err := w.txn.Delete(tableWorkloads, old); err != nil {
+		return err
+	}
+	if err := w.retally(old, nil); err != nil {
 		return err
 	}
 	if err := w.collectWorkloadEvals(ns, name); err != nil {

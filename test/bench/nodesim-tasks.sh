@@ -15,9 +15,10 @@ total=$((workloads * replicas))
 bin=${STRATA:-strata}
 dir=$(mktemp -d /tmp/nodesim-tasks.XXXXXX)
 ulimit -n "$(ulimit -Hn)"
-# A loopback benchmark cell: plaintext, and one join token for servers and
-# the simulated nodes (docs/security.md).
-export STRATA_INSECURE_PLAINTEXT=1
+# A loopback benchmark cell: plaintext without ACLs (anonymous callers
+# allowed), and one join token for servers and the simulated nodes
+# (docs/security.md).
+export STRATA_INSECURE_PLAINTEXT=1 STRATA_INSECURE_ALLOW_ANONYMOUS=1
 STRATA_JOIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export STRATA_JOIN_TOKEN
 pids=()

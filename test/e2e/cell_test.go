@@ -99,6 +99,9 @@ type cell struct {
 	// data dir. plaintext is for a test about plaintext only.
 	tlsDir    string
 	plaintext bool
+	// anonymous: the server lets callers without a client certificate in
+	// (newAnonymousCell).
+	anonymous bool
 	// bin, when set, is the strata binary daemons are started from instead
 	// of the one built from this tree (upgrade_e2e_test.go).
 	bin string
@@ -195,7 +198,9 @@ func (c *cell) credentialEnv() []string {
 	}
 	env = append(env, "STRATA_JOIN_TOKEN="+c.joinToken)
 	if c.plaintext {
-		return append(env, "STRATA_INSECURE_PLAINTEXT=1")
+		// Plaintext and without ACLs: a server refuses that unless told to
+		// let anonymous callers in.
+		return append(env, "STRATA_INSECURE_PLAINTEXT=1", "STRATA_INSECURE_ALLOW_ANONYMOUS=1")
 	}
 	f := pki.CertFiles(c.tlsDir, pki.RoleCLI)
 	return append(env, "STRATA_CACERT="+f.CA, "STRATA_CLIENT_CERT="+f.Cert, "STRATA_CLIENT_KEY="+f.Key)
@@ -208,6 +213,9 @@ func (c *cell) daemonEnv(command string) []string {
 	role := map[string]pki.Role{"server": pki.RoleServer, "agent": pki.RoleAgent}[command]
 	if c.plaintext || role == "" {
 		return env
+	}
+	if c.anonymous && role == pki.RoleServer {
+		env = append(env, "STRATA_INSECURE_ALLOW_ANONYMOUS=1")
 	}
 	f := pki.CertFiles(c.tlsDir, role)
 	return append(env, "STRATA_TLS_CA="+f.CA, "STRATA_TLS_CERT="+f.Cert, "STRATA_TLS_KEY="+f.Key)
@@ -225,7 +233,19 @@ func freeAddr(t *testing.T) string {
 
 func newCell(t *testing.T, ttl time.Duration) *cell {
 	t.Helper()
-	c := &cell{t: t, dir: t.TempDir(), ttl: ttl, agents: map[string]*proc{}}
+	return newCellOf(t, &cell{t: t, dir: t.TempDir(), ttl: ttl, agents: map[string]*proc{}})
+}
+
+// newAnonymousCell is newCell whose server lets callers without a client
+// certificate use the API (--insecure-allow-anonymous): a browser's UI,
+// which presents none.
+func newAnonymousCell(t *testing.T, ttl time.Duration) *cell {
+	t.Helper()
+	return newCellOf(t, &cell{t: t, dir: t.TempDir(), ttl: ttl, agents: map[string]*proc{}, anonymous: true})
+}
+
+func newCellOf(t *testing.T, c *cell) *cell {
+	t.Helper()
 	c.tlsDir = newTLSDir(t, c.dir)
 	c.httpAddr = freeAddr(t)
 	c.addr = c.url(c.httpAddr)

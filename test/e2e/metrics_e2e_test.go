@@ -97,21 +97,23 @@ func TestPrometheusScrapesACell(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "strata.rules.yml"), rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A TLS cell, as deployed: Prometheus trusts the cell's CA and shows
-	// the agents a server certificate (their API serves servers only).
-	srv := pki.CertFiles(c.tlsDir, pki.RoleServer)
+	// A TLS cell, as deployed: Prometheus trusts the cell's CA, shows the
+	// servers its scrape certificate (without ACLs the certificate is what
+	// lets a caller in, and a scraper's reads /metrics) and the agents a
+	// server certificate.
+	srv, scrape := pki.CertFiles(c.tlsDir, pki.RoleServer), pki.CertFiles(c.tlsDir, pki.RoleScrape)
 	config := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [strata.rules.yml]
 scrape_configs:
   - job_name: strata-server
     scheme: https
-    tls_config: {ca_file: %q}
+    tls_config: {ca_file: %q, cert_file: %q, key_file: %q}
     static_configs: [{targets: [%q]}]
   - job_name: strata-agent
     scheme: https
     tls_config: {ca_file: %q, cert_file: %q, key_file: %q}
     static_configs: [{targets: [%q]}]
-`, srv.CA, strings.TrimPrefix(c.addr, "https://"), srv.CA, srv.Cert, srv.Key, strings.TrimPrefix(agent, "https://"))
+`, scrape.CA, scrape.Cert, scrape.Key, strings.TrimPrefix(c.addr, "https://"), srv.CA, srv.Cert, srv.Key, strings.TrimPrefix(agent, "https://"))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,9 @@ func (n *Net) Env() []string {
 	}
 	env = append(env, "STRATA_JOIN_TOKEN="+n.joinToken)
 	if n.plaintext {
-		return append(env, "STRATA_INSECURE_PLAINTEXT=1")
+		// Plaintext and without ACLs: a server refuses that unless told to
+		// let anonymous callers in.
+		return append(env, "STRATA_INSECURE_PLAINTEXT=1", "STRATA_INSECURE_ALLOW_ANONYMOUS=1")
 	}
 	f := n.TLSFiles(pki.RoleCLI)
 	return append(env, "STRATA_CACERT="+f.CA, "STRATA_CLIENT_CERT="+f.Cert, "STRATA_CLIENT_KEY="+f.Key)

@@ -38,6 +38,9 @@ type Route struct {
 	// Upload is how long the request's body may take to arrive (a
 	// snapshot file); 0: the API's read timeout.
 	Upload time.Duration
+	// Scrape lets a metrics scraper's certificate call the route where
+	// certificates authenticate callers (TLS without ACLs): /metrics.
+	Scrape bool
 	// Handle serves it.
 	Handle Handler
 }

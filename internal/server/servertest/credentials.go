@@ -3,6 +3,7 @@ package servertest
 import (
 	"crypto/tls"
 	"net/http"
+	"path/filepath"
 	"testing"
 
 	"github.com/strata-dev/strata/api"
@@ -65,6 +66,25 @@ func (c *Cell) httpClient() *http.Client {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 	}
 	return http.DefaultClient
+}
+
+// HTTPClientAs is a plain HTTP client that speaks the cell's TLS and
+// presents a certificate of role (none for ""), made by the cell's CA: the
+// certificate matrices call every route as each role.
+func (c *Cell) HTTPClientAs(role pki.Role) *http.Client {
+	f := c.Configs[0].TLS
+	if f == nil {
+		c.t.Fatal("servertest: HTTPClientAs needs a TLS cell (WithTLS)")
+	}
+	as := pki.CertFiles(filepath.Dir(f.CA), role)
+	if role == "" {
+		as.Cert, as.Key = "", ""
+	}
+	cfg, err := api.ClientTLS(as.CA, as.Cert, as.Key, api.TLSRoleServer)
+	if err != nil {
+		c.t.Fatalf("servertest TLS as %q: %v", role, err)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: 8}}
 }
 
 // WithTLS makes every server of a cell use TLS credentials of one CA in
